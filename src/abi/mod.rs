@@ -13,9 +13,11 @@
 //! - a struct or union whose name starts with `__anon_` is emitted inline,
 //!   anonymously, at the one place that uses it;
 //! - an array of length 0 is a C flexible array member;
+//! - a struct whose only field is `_opaque` is an incomplete type in C
+//!   (declared, never defined);
 //! - integer constants become `#define`s, with a `ULL` suffix on `u64` ones.
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
-#![allow(clippy::upper_case_acronyms)]
+#![allow(clippy::upper_case_acronyms, clippy::type_complexity)]
 
 /// Declares a named C enum: a C integer type alias and one constant per
 /// enumerator. Rust never gets a Rust `enum` for a C enum, so an out-of-range
@@ -41,22 +43,22 @@ macro_rules! c_anon_enum {
 }
 
 pub use core::ffi::{c_char, c_double, c_float, c_int, c_long, c_uint, c_ulong, c_void};
-pub use libc::{iovec, pthread_cond_t, pthread_mutex_t, size_t, sockaddr, ssize_t};
+pub use libc::{iovec, pollfd, pthread_cond_t, pthread_mutex_t, size_t, sockaddr, ssize_t};
 
-pub mod errno;
-pub mod fabric;
-pub mod eq;
+pub mod atomic;
+pub mod cm;
+pub mod collective;
 pub mod domain;
 pub mod endpoint;
-pub mod cm;
-pub mod tagged;
-pub mod rma;
-pub mod atomic;
-pub mod trigger;
-pub mod collective;
-pub mod prov;
-pub mod log;
+pub mod eq;
+pub mod errno;
 pub mod ext;
+pub mod fabric;
+pub mod log;
+pub mod prov;
+pub mod rma;
+pub mod tagged;
+pub mod trigger;
 
 pub use atomic::*;
 pub use cm::*;

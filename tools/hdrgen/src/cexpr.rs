@@ -34,9 +34,8 @@ pub fn define_value(e: &syn::Expr, ty: &syn::Type, kinds: &Kinds) -> Result<Stri
     }
     let v = expr(e, suffix, kinds)?;
     // A lone literal or name needs no parentheses; anything else does.
-    if v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        Ok(v)
-    } else if v.starts_with('(') && v.ends_with(')') && balanced_outer(&v) {
+    let bare = v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if bare || (v.starts_with('(') && v.ends_with(')') && balanced_outer(&v)) {
         Ok(v)
     } else {
         Ok(format!("({v})"))
@@ -150,8 +149,18 @@ pub fn expr(e: &syn::Expr, suffix: Suffix, kinds: &Kinds) -> Result<String, Stri
             format!("(({t}) {})", expr(&c.expr, Suffix::None, kinds)?)
         }
         syn::Expr::Path(p) => {
-            let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-            match segs.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            match segs
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
                 ["u64", "MAX"] => "UINT64_MAX".into(),
                 ["u32", "MAX"] => "UINT32_MAX".into(),
                 ["usize", "MAX"] | ["size_t", "MAX"] => "SIZE_MAX".into(),

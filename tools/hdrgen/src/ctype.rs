@@ -174,7 +174,11 @@ impl Kinds {
     pub fn decl(&self, ty: &syn::Type, name: &str, quals: &str) -> Result<String, String> {
         match ty {
             syn::Type::Ptr(p) => {
-                let inner_const = if p.const_token.is_some() { "const " } else { "" };
+                let inner_const = if p.const_token.is_some() {
+                    "const "
+                } else {
+                    ""
+                };
                 let d = if quals.is_empty() {
                     format!("*{name}")
                 } else {
@@ -213,12 +217,12 @@ impl Kinds {
                 })
             }
             syn::Type::BareFn(f) => {
-                let params = self.params(f.inputs.iter().map(|a| {
-                    (
-                        a.name.as_ref().map(|(i, _)| i.to_string()),
-                        &a.ty,
-                    )
-                }), f.variadic.is_some())?;
+                let params = self.params(
+                    f.inputs
+                        .iter()
+                        .map(|a| (a.name.as_ref().map(|(i, _)| i.to_string()), &a.ty)),
+                    f.variadic.is_some(),
+                )?;
                 let d = format!("(*{name})({params})");
                 self.ret(&f.output, &d)
             }
@@ -245,6 +249,7 @@ impl Kinds {
         for (name, ty) in params {
             let name = name.unwrap_or_default();
             let name = if name == "_" { String::new() } else { name };
+            let name = name.strip_prefix("r#").map(str::to_string).unwrap_or(name);
             v.push(self.decl(ty, &name, "")?.trim_end().to_string());
         }
         if variadic {

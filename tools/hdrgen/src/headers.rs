@@ -34,7 +34,12 @@ pub const HEADERS: &[HeaderSpec] = &[
         module: "eq",
         header: "fi_eq.h",
         guard: "FI_EQ_H",
-        includes: &["<poll.h>", "<pthread.h>", "<rdma/fabric.h>", "<rdma/fi_errno.h>"],
+        includes: &[
+            "<poll.h>",
+            "<pthread.h>",
+            "<rdma/fabric.h>",
+            "<rdma/fi_errno.h>",
+        ],
     },
     HeaderSpec {
         module: "domain",

@@ -229,6 +229,16 @@ fn render_item(item: &syn::Item, kinds: &Kinds, out: &mut String) -> Result<(), 
             if s.ident.to_string().starts_with("__anon_") {
                 return Ok(());
             }
+            // A struct whose only field is `_opaque` is incomplete in C:
+            // the forward declaration at the top is all C gets.
+            if s.fields
+                .iter()
+                .next()
+                .and_then(|f| f.ident.as_ref())
+                .is_some_and(|i| i == "_opaque")
+            {
+                return Ok(());
+            }
             out.push_str(&comment(&docs(&s.attrs), ""));
             let _ = writeln!(out, "struct {} {{", s.ident);
             out.push_str(&kinds.fields(&s.fields, "\t")?);
@@ -268,10 +278,9 @@ fn render_item(item: &syn::Item, kinds: &Kinds, out: &mut String) -> Result<(), 
                 }
                 for v in &e.variants {
                     out.push_str(&comment(&docs(&v.attrs), "\t"));
-                    let (_, expr) = v
-                        .discriminant
-                        .as_ref()
-                        .ok_or_else(|| format!("{}: enumerator {} needs a value", e.ident, v.ident))?;
+                    let (_, expr) = v.discriminant.as_ref().ok_or_else(|| {
+                        format!("{}: enumerator {} needs a value", e.ident, v.ident)
+                    })?;
                     let value = cexpr::expr(expr, cexpr::Suffix::None, kinds)?;
                     let _ = writeln!(out, "\t{} = {},", v.ident, value);
                 }

@@ -1,0 +1,90 @@
+# oxifabric: the commands people type. CI runs `make check` (see .ci/run).
+#
+#   make                 build build/lib/libfabric.so.1 (and the .so links)
+#   make demo            build, then show it working with Debian's fi_info
+#   make check           install test dependencies if missing, run every test
+#   make headers         regenerate include/rdma/*.h from src/abi/
+#   make install PREFIX=/usr/local
+#   make bench           (not yet: see the issue tracker)
+
+SHELL := /bin/bash
+PREFIX ?= /usr/local
+CARGO ?= cargo
+CC ?= gcc
+SOVERSION := 1.20.0
+LIBDIR := build/lib
+LIB := $(LIBDIR)/libfabric.so.$(SOVERSION)
+STATICLIB := target/release/liboxifabric_capi.a
+EXPORTS := $(shell sed -n 's/^\t\t\(fi_[a-z_]*\);/\1/p' capi/libfabric.map)
+
+# Debian packages the build and the tests use.
+DEPS := gcc g++ make pkg-config libfabric-dev libfabric-bin python3-clang libclang-dev \
+	valgrind openmpi-bin libopenmpi-dev iproute2
+
+.PHONY: all demo check deps headers install clean test-rust test-c lint
+
+all: $(LIB)
+
+$(STATICLIB): FORCE
+	$(CARGO) build --release -p oxifabric-capi
+
+FORCE:
+
+$(LIB): $(STATICLIB) capi/c/shim.c capi/libfabric.map $(wildcard include/rdma/*.h include/rdma/providers/*.h)
+	@mkdir -p $(LIBDIR) build/bin
+	$(CC) -O2 -g -fPIC -shared -Wall -Wextra -Werror -Iinclude \
+		-Wl,-soname,libfabric.so.1 -Wl,--version-script=capi/libfabric.map \
+		-Wl,--gc-sections -Wl,-z,defs -Wl,-z,now \
+		$(addprefix -Wl$(comma)-u$(comma),$(EXPORTS)) \
+		-o $@.tmp capi/c/shim.c $(STATICLIB) -lpthread -ldl -lm -lgcc_s -lc
+	mv $@.tmp $@
+	ln -sf libfabric.so.$(SOVERSION) $(LIBDIR)/libfabric.so.1
+	ln -sf libfabric.so.1 $(LIBDIR)/libfabric.so
+
+comma := ,
+
+deps:
+	@missing=""; for p in $(DEPS); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		(apt-get update -qq || true) && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+headers:
+	$(CARGO) run -q -p hdrgen -- .
+
+demo: deps all
+	@echo "== Debian's fi_info running on oxifabric ($(LIB))"
+	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info --version
+	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info -l
+	-LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info
+	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info -e | head -20
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
+
+test-rust:
+	$(CARGO) test --workspace
+
+test-c: all
+	tests/run-c-tests.sh
+
+check: deps lint test-rust all
+	$(CARGO) run -q -p hdrgen -- --check .
+	tests/run-c-tests.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/rdma/providers
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libfabric.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libfabric.so.1
+	ln -sf libfabric.so.1 $(DESTDIR)$(PREFIX)/lib/libfabric.so
+	install -m 0644 include/rdma/*.h $(DESTDIR)$(PREFIX)/include/rdma/
+	install -m 0644 include/rdma/providers/*.h $(DESTDIR)$(PREFIX)/include/rdma/providers/
+	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@version@|1.17.0|g' pkgconfig/libfabric.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libfabric.pc
+
+clean:
+	rm -rf build
+	$(CARGO) clean

@@ -1,0 +1,196 @@
+//! `fid_cntr`: thunks onto the engine's counter.
+
+use crate::boundary::guard;
+use crate::domain::domain_handle;
+use crate::handles::*;
+use core::ffi::{c_int, c_void};
+use oxifabric::abi::*;
+use oxifabric::core_warn;
+use oxifabric::object::{BindRef, Handle};
+use oxifabric::service::cntr::Counter;
+use std::sync::Arc;
+
+/// The Rust side of a counter.
+pub struct CntrObj {
+    pub cntr: Arc<Counter>,
+    _domain: BindRef,
+}
+
+pub type CntrHandle = Handle<fid_cntr, CntrObj>;
+
+static CNTR_FI_OPS: fi_ops = fi_ops {
+    size: core::mem::size_of::<fi_ops>(),
+    close: Some(cntr_close),
+    bind: Some(crate::nosys::bind),
+    control: Some(cntr_control),
+    ops_open: Some(crate::nosys::ops_open),
+    tostr: Some(crate::nosys::tostr),
+    ops_set: Some(crate::nosys::ops_set),
+};
+
+static CNTR_OPS: fi_ops_cntr = fi_ops_cntr {
+    size: core::mem::size_of::<fi_ops_cntr>(),
+    read: Some(cntr_read),
+    readerr: Some(cntr_readerr),
+    add: Some(cntr_add),
+    set: Some(cntr_set),
+    wait: Some(cntr_wait),
+    adderr: Some(cntr_adderr),
+    seterr: Some(cntr_seterr),
+};
+
+pub unsafe extern "C" fn domain_cntr_open(
+    domain: *mut fid_domain,
+    attr: *mut fi_cntr_attr,
+    cntr: *mut *mut fid_cntr,
+    context: *mut c_void,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(d) = domain_handle(domain) else {
+            return bad_fid("fi_cntr_open");
+        };
+        if cntr.is_null() {
+            return -FI_EINVAL;
+        }
+        // A NULL attr means defaults.
+        let (events, wait_obj, flags) = match attr.as_ref() {
+            Some(a) => (a.events, a.wait_obj, a.flags),
+            None => (FI_CNTR_EVENTS_COMP, FI_WAIT_UNSPEC, 0),
+        };
+        if flags != 0 {
+            core_warn!(FI_LOG_CNTR, "fi_cntr_open: unsupported flags {flags:#x}");
+            return -FI_EBADFLAGS;
+        }
+        let c = match Counter::new(events, wait_obj) {
+            Ok(c) => Arc::new(c),
+            Err(e) => {
+                core_warn!(
+                    FI_LOG_CNTR,
+                    "fi_cntr_open: unsupported events {events} or wait_obj {wait_obj}"
+                );
+                return e.code();
+            }
+        };
+        if let Some(p) = d.inner.ops.progress() {
+            c.add_source(Arc::downgrade(&p));
+        }
+        let cf = fid_cntr {
+            fid: fid {
+                fclass: FI_CLASS_CNTR as usize,
+                context,
+                ops: &CNTR_FI_OPS as *const _ as *mut _,
+            },
+            ops: &CNTR_OPS as *const _ as *mut _,
+        };
+        *cntr = CntrHandle::boxed(
+            cf,
+            FI_CLASS_CNTR,
+            CntrObj {
+                cntr: c,
+                _domain: BindRef::new(&d.binds),
+            },
+        );
+        0
+    })
+}
+
+/// Recovers a counter handle.
+pub unsafe fn cntr_handle<'a>(f: *const fid) -> Option<&'a CntrHandle> {
+    CntrHandle::from_fid(f, FI_CLASS_CNTR)
+}
+
+unsafe extern "C" fn cntr_close(f: *mut fid) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = cntr_handle(f) else {
+            return bad_fid("fi_close(cntr)");
+        };
+        if h.busy() {
+            core_warn!(
+                FI_LOG_CNTR,
+                "fi_close: counter is still bound to an endpoint"
+            );
+            return -FI_EBUSY;
+        }
+        CntrHandle::free(h);
+        0
+    })
+}
+
+unsafe extern "C" fn cntr_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = cntr_handle(f) else {
+            return bad_fid("fi_control(cntr)");
+        };
+        match command {
+            FI_GETWAIT if !arg.is_null() => match h.inner.cntr.wait_obj {
+                FI_WAIT_FD | FI_WAIT_UNSPEC => {
+                    *(arg as *mut c_int) = h.inner.cntr.wait_fd();
+                    0
+                }
+                _ => -FI_ENODATA,
+            },
+            FI_GETWAIT => -FI_EINVAL,
+            _ => -FI_ENOSYS,
+        }
+    })
+}
+
+macro_rules! with_cntr {
+    ($c:expr, $what:expr, $default:expr, |$h:ident| $body:expr) => {
+        guard($default, || match cntr_handle($c as *const fid) {
+            Some($h) => $body,
+            None => {
+                bad_fid($what);
+                $default
+            }
+        })
+    };
+}
+
+unsafe extern "C" fn cntr_read(c: *mut fid_cntr) -> u64 {
+    with_cntr!(c, "fi_cntr_read", 0, |h| h.inner.cntr.read())
+}
+unsafe extern "C" fn cntr_readerr(c: *mut fid_cntr) -> u64 {
+    with_cntr!(c, "fi_cntr_readerr", 0, |h| h.inner.cntr.readerr())
+}
+unsafe extern "C" fn cntr_add(c: *mut fid_cntr, value: u64) -> c_int {
+    with_cntr!(c, "fi_cntr_add", -FI_EINVAL, |h| {
+        h.inner.cntr.add(value);
+        0
+    })
+}
+unsafe extern "C" fn cntr_set(c: *mut fid_cntr, value: u64) -> c_int {
+    with_cntr!(c, "fi_cntr_set", -FI_EINVAL, |h| {
+        h.inner.cntr.set(value);
+        0
+    })
+}
+unsafe extern "C" fn cntr_adderr(c: *mut fid_cntr, value: u64) -> c_int {
+    with_cntr!(c, "fi_cntr_adderr", -FI_EINVAL, |h| {
+        h.inner.cntr.adderr(value);
+        0
+    })
+}
+unsafe extern "C" fn cntr_seterr(c: *mut fid_cntr, value: u64) -> c_int {
+    with_cntr!(c, "fi_cntr_seterr", -FI_EINVAL, |h| {
+        h.inner.cntr.seterr(value);
+        0
+    })
+}
+unsafe extern "C" fn cntr_wait(c: *mut fid_cntr, threshold: u64, timeout: c_int) -> c_int {
+    with_cntr!(c, "fi_cntr_wait", -FI_EINVAL, |h| {
+        if h.inner.cntr.wait_obj == FI_WAIT_NONE {
+            core_warn!(
+                FI_LOG_CNTR,
+                "fi_cntr_wait: the counter was opened with FI_WAIT_NONE"
+            );
+            return -FI_EINVAL;
+        }
+        rc(h.inner.cntr.wait(threshold, timeout))
+    })
+}
+
+/// `fi_trywait` for one fid, if it is a counter.
+pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
+    cntr_handle(f).map(|_| 0)
+}

@@ -1,0 +1,382 @@
+//! `fid_cq`: thunks onto the engine's completion queue, writing entries in
+//! the application's `fi_cq_format` and error entries in the layout its API
+//! version knows.
+
+use crate::boundary::guard;
+use crate::domain::domain_handle;
+use crate::handles::*;
+use core::ffi::{c_char, c_int, c_void};
+use oxifabric::abi::*;
+use oxifabric::core_warn;
+use oxifabric::object::{BindRef, Handle};
+use oxifabric::service::cq::{Completion, CompletionQueue, CqAttr};
+use std::sync::{Arc, Mutex};
+
+/// The Rust side of a completion queue.
+pub struct CqObj {
+    pub cq: Arc<CompletionQueue>,
+    api_version: u32,
+    /// Keeps the last error's data alive for callers that let the provider
+    /// own it (API < 1.5 or `err_data_size == 0`).
+    err_data: Mutex<Vec<u8>>,
+    _domain: BindRef,
+}
+
+pub type CqHandle = Handle<fid_cq, CqObj>;
+
+static CQ_FI_OPS: fi_ops = fi_ops {
+    size: core::mem::size_of::<fi_ops>(),
+    close: Some(cq_close),
+    bind: Some(crate::nosys::bind),
+    control: Some(cq_control),
+    ops_open: Some(crate::nosys::ops_open),
+    tostr: Some(crate::nosys::tostr),
+    ops_set: Some(crate::nosys::ops_set),
+};
+
+static CQ_OPS: fi_ops_cq = fi_ops_cq {
+    size: core::mem::size_of::<fi_ops_cq>(),
+    read: Some(cq_read),
+    readfrom: Some(cq_readfrom),
+    readerr: Some(cq_readerr),
+    sread: Some(cq_sread),
+    sreadfrom: Some(cq_sreadfrom),
+    signal: Some(cq_signal),
+    strerror: Some(cq_strerror),
+};
+
+pub unsafe extern "C" fn domain_cq_open(
+    domain: *mut fid_domain,
+    attr: *mut fi_cq_attr,
+    cq: *mut *mut fid_cq,
+    context: *mut c_void,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(d) = domain_handle(domain) else {
+            return bad_fid("fi_cq_open");
+        };
+        let (Some(a), false) = (attr.as_ref(), cq.is_null()) else {
+            core_warn!(FI_LOG_CQ, "fi_cq_open: attr or cq is NULL");
+            return -FI_EINVAL;
+        };
+        if a.flags & !FI_AFFINITY != 0 {
+            core_warn!(FI_LOG_CQ, "fi_cq_open: unsupported flags {:#x}", a.flags);
+            return -FI_EBADFLAGS;
+        }
+        let q = match CompletionQueue::new(CqAttr {
+            size: a.size,
+            format: a.format,
+            wait_obj: a.wait_obj,
+            wait_cond: a.wait_cond,
+        }) {
+            Ok(q) => Arc::new(q),
+            Err(e) => {
+                core_warn!(
+                    FI_LOG_CQ,
+                    "fi_cq_open: unsupported attributes (format {}, wait_obj {}, wait_cond {})",
+                    a.format,
+                    a.wait_obj,
+                    a.wait_cond
+                );
+                return e.code();
+            }
+        };
+        if let Some(p) = d.inner.ops.progress() {
+            q.add_source(Arc::downgrade(&p));
+        }
+        let c = fid_cq {
+            fid: fid {
+                fclass: FI_CLASS_CQ as usize,
+                context,
+                ops: &CQ_FI_OPS as *const _ as *mut _,
+            },
+            ops: &CQ_OPS as *const _ as *mut _,
+        };
+        let obj = CqObj {
+            cq: q,
+            api_version: d.inner.api_version,
+            err_data: Mutex::new(Vec::new()),
+            _domain: BindRef::new(&d.binds),
+        };
+        *cq = CqHandle::boxed(c, FI_CLASS_CQ, obj);
+        0
+    })
+}
+
+/// Recovers a CQ handle.
+pub unsafe fn cq_handle<'a>(f: *const fid) -> Option<&'a CqHandle> {
+    CqHandle::from_fid(f, FI_CLASS_CQ)
+}
+
+unsafe extern "C" fn cq_close(f: *mut fid) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = cq_handle(f) else {
+            return bad_fid("fi_close(cq)");
+        };
+        if h.busy() {
+            core_warn!(FI_LOG_CQ, "fi_close: CQ is still bound to an endpoint");
+            return -FI_EBUSY;
+        }
+        CqHandle::free(h);
+        0
+    })
+}
+
+unsafe extern "C" fn cq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = cq_handle(f) else {
+            return bad_fid("fi_control(cq)");
+        };
+        match command {
+            FI_GETWAIT => {
+                if arg.is_null() {
+                    return -FI_EINVAL;
+                }
+                match h.inner.cq.wait_obj {
+                    FI_WAIT_FD | FI_WAIT_UNSPEC => {
+                        *(arg as *mut c_int) = h.inner.cq.wait_fd();
+                        0
+                    }
+                    _ => -FI_ENODATA,
+                }
+            }
+            FI_GETWAITOBJ => {
+                if arg.is_null() {
+                    return -FI_EINVAL;
+                }
+                *(arg as *mut fi_wait_obj) = if h.inner.cq.wait_obj == FI_WAIT_UNSPEC {
+                    FI_WAIT_FD
+                } else {
+                    h.inner.cq.wait_obj
+                };
+                0
+            }
+            _ => -FI_ENOSYS,
+        }
+    })
+}
+
+/// Size of one entry of a format.
+fn entry_size(format: fi_cq_format) -> usize {
+    match format {
+        FI_CQ_FORMAT_MSG => core::mem::size_of::<fi_cq_msg_entry>(),
+        FI_CQ_FORMAT_DATA => core::mem::size_of::<fi_cq_data_entry>(),
+        FI_CQ_FORMAT_TAGGED => core::mem::size_of::<fi_cq_tagged_entry>(),
+        _ => core::mem::size_of::<fi_cq_entry>(),
+    }
+}
+
+/// Writes completion `c` as entry `i` of the application's array.
+unsafe fn write_entry(buf: *mut c_void, format: fi_cq_format, i: usize, c: &Completion) {
+    let p = (buf as *mut u8).add(i * entry_size(format));
+    match format {
+        FI_CQ_FORMAT_MSG => (p as *mut fi_cq_msg_entry).write_unaligned(fi_cq_msg_entry {
+            op_context: c.op_context as *mut c_void,
+            flags: c.flags,
+            len: c.len,
+        }),
+        FI_CQ_FORMAT_DATA => (p as *mut fi_cq_data_entry).write_unaligned(fi_cq_data_entry {
+            op_context: c.op_context as *mut c_void,
+            flags: c.flags,
+            len: c.len,
+            buf: c.buf as *mut c_void,
+            data: c.data,
+        }),
+        FI_CQ_FORMAT_TAGGED => (p as *mut fi_cq_tagged_entry).write_unaligned(fi_cq_tagged_entry {
+            op_context: c.op_context as *mut c_void,
+            flags: c.flags,
+            len: c.len,
+            buf: c.buf as *mut c_void,
+            data: c.data,
+            tag: c.tag,
+        }),
+        _ => (p as *mut fi_cq_entry).write_unaligned(fi_cq_entry {
+            op_context: c.op_context as *mut c_void,
+        }),
+    }
+}
+
+unsafe fn read_common(
+    cq: *mut fid_cq,
+    buf: *mut c_void,
+    count: usize,
+    src: *mut fi_addr_t,
+    block: Option<(*const c_void, c_int)>,
+) -> isize {
+    let Some(h) = cq_handle(cq as *const fid) else {
+        return bad_fid("fi_cq_read") as isize;
+    };
+    if buf.is_null() && count > 0 {
+        core_warn!(FI_LOG_CQ, "fi_cq_read: buf is NULL");
+        return -FI_EINVAL as isize;
+    }
+    let q = &h.inner.cq;
+    let format = q.format;
+    let out = |i: usize, c: &Completion| {
+        write_entry(buf, format, i, c);
+        if !src.is_null() {
+            *src.add(i) = c.src;
+        }
+    };
+    let r = match block {
+        None => q.read(count, out),
+        Some((cond, timeout)) => {
+            if q.wait_obj == FI_WAIT_NONE {
+                core_warn!(
+                    FI_LOG_CQ,
+                    "fi_cq_sread: the CQ was opened with FI_WAIT_NONE"
+                );
+                return -FI_EINVAL as isize;
+            }
+            let threshold = if cond.is_null() {
+                1
+            } else {
+                *(cond as *const usize)
+            };
+            q.sread(count, threshold, timeout, out)
+        }
+    };
+    rcs(r)
+}
+
+unsafe extern "C" fn cq_read(cq: *mut fid_cq, buf: *mut c_void, count: usize) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        read_common(cq, buf, count, core::ptr::null_mut(), None)
+    })
+}
+
+unsafe extern "C" fn cq_readfrom(
+    cq: *mut fid_cq,
+    buf: *mut c_void,
+    count: usize,
+    src: *mut fi_addr_t,
+) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        read_common(cq, buf, count, src, None)
+    })
+}
+
+unsafe extern "C" fn cq_sread(
+    cq: *mut fid_cq,
+    buf: *mut c_void,
+    count: usize,
+    cond: *const c_void,
+    timeout: c_int,
+) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        read_common(cq, buf, count, core::ptr::null_mut(), Some((cond, timeout)))
+    })
+}
+
+unsafe extern "C" fn cq_sreadfrom(
+    cq: *mut fid_cq,
+    buf: *mut c_void,
+    count: usize,
+    src: *mut fi_addr_t,
+    cond: *const c_void,
+    timeout: c_int,
+) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        read_common(cq, buf, count, src, Some((cond, timeout)))
+    })
+}
+
+/// `FI_VERSION(1, 5)`: `fi_cq_err_entry` gained `err_data_size`.
+const V1_5: u32 = (1 << 16) | 5;
+
+unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        let Some(h) = cq_handle(cq as *const fid) else {
+            return bad_fid("fi_cq_readerr") as isize;
+        };
+        if buf.is_null() {
+            core_warn!(FI_LOG_CQ, "fi_cq_readerr: buf is NULL");
+            return -FI_EINVAL as isize;
+        }
+        if flags != 0 {
+            core_warn!(FI_LOG_CQ, "fi_cq_readerr: unsupported flags {flags:#x}");
+            return -FI_EBADFLAGS as isize;
+        }
+        let e = match h.inner.cq.readerr() {
+            Ok(e) => e,
+            Err(e) => return e.code() as isize,
+        };
+        let new_layout = h.inner.api_version >= V1_5;
+        // What the application asked for: its own buffer for err_data.
+        let user_data = if new_layout {
+            ((*buf).err_data, (*buf).err_data_size)
+        } else {
+            (core::ptr::null_mut(), 0)
+        };
+        let mut entry = fi_cq_err_entry {
+            op_context: e.comp.op_context as *mut c_void,
+            flags: e.comp.flags,
+            len: e.comp.len,
+            buf: e.comp.buf as *mut c_void,
+            data: e.comp.data,
+            tag: e.comp.tag,
+            olen: e.olen,
+            err: e.err,
+            prov_errno: e.prov_errno,
+            err_data: core::ptr::null_mut(),
+            err_data_size: 0,
+        };
+        if !e.err_data.is_empty() {
+            if !user_data.0.is_null() && user_data.1 > 0 {
+                let n = user_data.1.min(e.err_data.len());
+                core::ptr::copy_nonoverlapping(e.err_data.as_ptr(), user_data.0 as *mut u8, n);
+                entry.err_data = user_data.0;
+                entry.err_data_size = n;
+            } else {
+                let mut keep = h.inner.err_data.lock().unwrap_or_else(|p| p.into_inner());
+                *keep = e.err_data.clone();
+                entry.err_data = keep.as_mut_ptr() as *mut c_void;
+                entry.err_data_size = keep.len();
+            }
+        }
+        // Old applications have the smaller struct without err_data_size.
+        let n = if new_layout {
+            core::mem::size_of::<fi_cq_err_entry>()
+        } else {
+            core::mem::offset_of!(fi_cq_err_entry, err_data_size)
+        };
+        core::ptr::copy_nonoverlapping(&entry as *const _ as *const u8, buf as *mut u8, n);
+        1
+    })
+}
+
+unsafe extern "C" fn cq_signal(cq: *mut fid_cq) -> c_int {
+    guard(-FI_EOTHER, || match cq_handle(cq as *const fid) {
+        Some(h) => {
+            h.inner.cq.interrupt();
+            0
+        }
+        None => bad_fid("fi_cq_signal"),
+    })
+}
+
+unsafe extern "C" fn cq_strerror(
+    _cq: *mut fid_cq,
+    prov_errno: c_int,
+    _err_data: *const c_void,
+    buf: *mut c_char,
+    len: usize,
+) -> *const c_char {
+    guard(core::ptr::null(), || {
+        let s = oxifabric::strerror::strerror(prov_errno);
+        if buf.is_null() || len == 0 {
+            return s.as_ptr();
+        }
+        let b = s.to_bytes();
+        let n = b.len().min(len - 1);
+        core::ptr::copy_nonoverlapping(b.as_ptr(), buf as *mut u8, n);
+        *buf.add(n) = 0;
+        buf
+    })
+}
+
+/// `fi_trywait` for one fid, if it is a CQ: 0 when the caller may block.
+pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
+    let h = cq_handle(f)?;
+    Some(rc(h.inner.cq.trywait()))
+}

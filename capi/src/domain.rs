@@ -1,0 +1,222 @@
+//! `fid_domain`: its vtables and the thunks behind them.
+
+use crate::boundary::guard;
+use crate::fabric::{fabric_handle, info_arg};
+use crate::handles::*;
+use core::ffi::{c_int, c_void};
+use oxifabric::abi::*;
+use oxifabric::core_warn;
+use oxifabric::info::Info;
+use oxifabric::object::{BindRef, Handle};
+use oxifabric::ops::DomainOps;
+use std::sync::Arc;
+
+/// The Rust side of a domain.
+pub struct DomainObj {
+    pub ops: Arc<dyn DomainOps>,
+    /// The entry it was opened with (endpoints default to its attributes).
+    pub info: Info,
+    pub api_version: u32,
+    _fabric: BindRef,
+}
+
+pub type DomainHandle = Handle<fid_domain, DomainObj>;
+
+static DOMAIN_FI_OPS: fi_ops = fi_ops {
+    size: core::mem::size_of::<fi_ops>(),
+    close: Some(domain_close),
+    bind: Some(crate::nosys::bind),
+    control: Some(crate::nosys::control),
+    ops_open: Some(crate::nosys::ops_open),
+    tostr: Some(crate::nosys::tostr),
+    ops_set: Some(crate::nosys::ops_set),
+};
+
+static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
+    size: core::mem::size_of::<fi_ops_domain>(),
+    av_open: Some(crate::av::domain_av_open),
+    cq_open: Some(crate::cq::domain_cq_open),
+    endpoint: Some(crate::ep::domain_endpoint),
+    scalable_ep: Some(domain_scalable_ep),
+    cntr_open: Some(crate::cntr::domain_cntr_open),
+    poll_open: Some(domain_poll_open),
+    stx_ctx: Some(domain_stx_ctx),
+    srx_ctx: Some(domain_srx_ctx),
+    query_atomic: Some(domain_query_atomic),
+    query_collective: Some(domain_query_collective),
+    endpoint2: Some(crate::ep::domain_endpoint2),
+};
+
+static DOMAIN_MR_OPS: fi_ops_mr = fi_ops_mr {
+    size: core::mem::size_of::<fi_ops_mr>(),
+    reg: Some(mr_reg),
+    regv: Some(mr_regv),
+    regattr: Some(mr_regattr),
+};
+
+pub unsafe extern "C" fn fabric_domain(
+    fabric: *mut fid_fabric,
+    info: *mut fi_info,
+    dom: *mut *mut fid_domain,
+    context: *mut c_void,
+) -> c_int {
+    fabric_domain2(fabric, info, dom, 0, context)
+}
+
+pub unsafe extern "C" fn fabric_domain2(
+    fabric: *mut fid_fabric,
+    info: *mut fi_info,
+    dom: *mut *mut fid_domain,
+    flags: u64,
+    context: *mut c_void,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(fh) = fabric_handle(fabric) else {
+            return bad_fid("fi_domain");
+        };
+        if dom.is_null() {
+            core_warn!(
+                FI_LOG_DOMAIN,
+                "fi_domain: domain (the result pointer) is NULL"
+            );
+            return -FI_EINVAL;
+        }
+        if flags != 0 {
+            core_warn!(FI_LOG_DOMAIN, "fi_domain2: unsupported flags {flags:#x}");
+            return -FI_EBADFLAGS;
+        }
+        let Some(info) = info_arg(info) else {
+            core_warn!(FI_LOG_DOMAIN, "fi_domain: info is NULL");
+            return -FI_EINVAL;
+        };
+        match fh.inner.ops.domain(&info) {
+            Ok(ops) => {
+                let c = fid_domain {
+                    fid: fid {
+                        fclass: FI_CLASS_DOMAIN as usize,
+                        context,
+                        ops: &DOMAIN_FI_OPS as *const _ as *mut _,
+                    },
+                    ops: &DOMAIN_OPS as *const _ as *mut _,
+                    mr: &DOMAIN_MR_OPS as *const _ as *mut _,
+                };
+                let obj = DomainObj {
+                    ops,
+                    info,
+                    api_version: (*fabric).api_version,
+                    _fabric: BindRef::new(&fh.binds),
+                };
+                *dom = DomainHandle::boxed(c, FI_CLASS_DOMAIN, obj);
+                0
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// Recovers a domain handle.
+pub unsafe fn domain_handle<'a>(d: *mut fid_domain) -> Option<&'a DomainHandle> {
+    DomainHandle::from_fid(d as *mut fid, FI_CLASS_DOMAIN)
+}
+
+unsafe extern "C" fn domain_close(f: *mut fid) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = DomainHandle::from_fid(f, FI_CLASS_DOMAIN) else {
+            return bad_fid("fi_close(domain)");
+        };
+        if h.busy() {
+            core_warn!(
+                FI_LOG_DOMAIN,
+                "fi_close: domain still has open endpoints, queues, counters or AVs"
+            );
+            return -FI_EBUSY;
+        }
+        DomainHandle::free(h);
+        0
+    })
+}
+
+unsafe extern "C" fn domain_scalable_ep(
+    _d: *mut fid_domain,
+    _info: *mut fi_info,
+    _sep: *mut *mut fid_ep,
+    _context: *mut c_void,
+) -> c_int {
+    -FI_ENOSYS
+}
+unsafe extern "C" fn domain_poll_open(
+    _d: *mut fid_domain,
+    _attr: *mut fi_poll_attr,
+    _pollset: *mut *mut fid_poll,
+) -> c_int {
+    -FI_ENOSYS
+}
+unsafe extern "C" fn domain_stx_ctx(
+    _d: *mut fid_domain,
+    _attr: *mut fi_tx_attr,
+    _stx: *mut *mut fid_stx,
+    _context: *mut c_void,
+) -> c_int {
+    -FI_ENOSYS
+}
+unsafe extern "C" fn domain_srx_ctx(
+    _d: *mut fid_domain,
+    _attr: *mut fi_rx_attr,
+    _rx_ep: *mut *mut fid_ep,
+    _context: *mut c_void,
+) -> c_int {
+    -FI_ENOSYS
+}
+unsafe extern "C" fn domain_query_atomic(
+    _d: *mut fid_domain,
+    _datatype: fi_datatype,
+    _op: fi_op,
+    _attr: *mut fi_atomic_attr,
+    _flags: u64,
+) -> c_int {
+    -FI_ENOSYS
+}
+unsafe extern "C" fn domain_query_collective(
+    _d: *mut fid_domain,
+    _coll: fi_collective_op,
+    _attr: *mut fi_collective_attr,
+    _flags: u64,
+) -> c_int {
+    -FI_ENOSYS
+}
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn mr_reg(
+    _fid: *mut fid,
+    _buf: *const c_void,
+    _len: usize,
+    _access: u64,
+    _offset: u64,
+    _requested_key: u64,
+    _flags: u64,
+    _mr: *mut *mut fid_mr,
+    _context: *mut c_void,
+) -> c_int {
+    -FI_ENOSYS
+}
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn mr_regv(
+    _fid: *mut fid,
+    _iov: *const iovec,
+    _count: usize,
+    _access: u64,
+    _offset: u64,
+    _requested_key: u64,
+    _flags: u64,
+    _mr: *mut *mut fid_mr,
+    _context: *mut c_void,
+) -> c_int {
+    -FI_ENOSYS
+}
+unsafe extern "C" fn mr_regattr(
+    _fid: *mut fid,
+    _attr: *const fi_mr_attr,
+    _flags: u64,
+    _mr: *mut *mut fid_mr,
+) -> c_int {
+    -FI_ENOSYS
+}

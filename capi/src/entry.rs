@@ -1,0 +1,487 @@
+//! Every exported `fi_*` function, each a few lines onto the engine.
+//!
+//! Symbol versions are assigned by `capi/libfabric.map`: the functions here
+//! carry the default (`@@`) versions; the compat versions are C forwarders in
+//! `c/shim.c` that call the `oxi_*` functions at the end of this file.
+
+use crate::boundary::{guard, opt_str, prov_name};
+use crate::providers::PROVIDERS;
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ptr;
+use oxifabric::abi::*;
+use oxifabric::compat::{self, Layout};
+use oxifabric::error::Error;
+use oxifabric::info::{self, Info};
+use oxifabric::provider::{self, Request};
+use oxifabric::{core_info, core_warn, param};
+
+/// `fi_version`: the API version this library implements (1.17).
+#[no_mangle]
+pub extern "C" fn fi_version() -> u32 {
+    oxifabric::FI_VERSION_CURRENT
+}
+
+/// Shared body of every `fi_getinfo` version: `hints` is read with layout `l`.
+unsafe fn getinfo_layout(
+    version: u32,
+    node: *const c_char,
+    service: *const c_char,
+    flags: u64,
+    hints: *const fi_info,
+    out: *mut *mut fi_info,
+    l: &Layout,
+) -> c_int {
+    if out.is_null() {
+        core_warn!(FI_LOG_CORE, "fi_getinfo: info (the result pointer) is NULL");
+        return -FI_EINVAL;
+    }
+    let (Ok(node), Ok(service)) = (opt_str(node), opt_str(service)) else {
+        core_warn!(
+            FI_LOG_CORE,
+            "fi_getinfo: node or service is not valid UTF-8"
+        );
+        return -FI_EINVAL;
+    };
+    let hints: Option<Info> = compat::read_info(hints, l);
+    let req = Request {
+        version,
+        node,
+        service,
+        flags,
+        hints: hints.as_ref(),
+    };
+    match oxifabric::getinfo::getinfo(PROVIDERS, &req) {
+        Ok(list) => match info::list_to_c(&list) {
+            Some(head) => {
+                *out = head;
+                0
+            }
+            None => -FI_ENOMEM,
+        },
+        Err(e) => e.code(),
+    }
+}
+
+/// `fi_getinfo@@FABRIC_1.3`.
+#[no_mangle]
+pub unsafe extern "C" fn fi_getinfo(
+    version: u32,
+    node: *const c_char,
+    service: *const c_char,
+    flags: u64,
+    hints: *const fi_info,
+    info: *mut *mut fi_info,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        getinfo_layout(version, node, service, flags, hints, info, &compat::ABI_1_3)
+    })
+}
+
+/// `fi_freeinfo@@FABRIC_1.3`: frees a whole list (NULL is fine).
+#[no_mangle]
+pub unsafe extern "C" fn fi_freeinfo(info: *mut fi_info) {
+    guard((), || info::free_c(info))
+}
+
+/// `fi_dupinfo@@FABRIC_1.3`: deep copy of one entry; NULL gives a zeroed,
+/// fully allocated entry (what `fi_allocinfo` relies on).
+#[no_mangle]
+pub unsafe extern "C" fn fi_dupinfo(info: *const fi_info) -> *mut fi_info {
+    guard(ptr::null_mut(), || info::dup_c(info))
+}
+
+/// Shared body of `fi_fabric` for any attribute layout.
+unsafe fn fabric_common(
+    attr: Option<fi_fabric_attr>,
+    fabric: *mut *mut fid_fabric,
+    context: *mut c_void,
+) -> c_int {
+    let Some(attr) = attr else {
+        core_warn!(FI_LOG_FABRIC, "fi_fabric: attr is NULL");
+        return -FI_EINVAL;
+    };
+    if fabric.is_null() {
+        core_warn!(
+            FI_LOG_FABRIC,
+            "fi_fabric: fabric (the result pointer) is NULL"
+        );
+        return -FI_EINVAL;
+    }
+    let Some(fattr) = Info::from_c(&fi_info {
+        fabric_attr: &attr as *const _ as *mut _,
+        ..core::mem::zeroed()
+    })
+    .map(|i| i.fabric) else {
+        return -FI_EINVAL;
+    };
+    let Some(name) = fattr.prov_name.as_deref() else {
+        core_warn!(FI_LOG_FABRIC, "fi_fabric: attr->prov_name is NULL");
+        return -FI_EINVAL;
+    };
+    let Some(prov) = provider::find(PROVIDERS, name) else {
+        core_warn!(FI_LOG_FABRIC, "fi_fabric: no provider named {name}");
+        return -FI_ENODEV;
+    };
+    match prov.fabric(&fattr) {
+        Ok(ops) => {
+            *fabric = crate::fabric::new_fabric(ops, fattr.api_version, context);
+            0
+        }
+        Err(e) => e.code(),
+    }
+}
+
+/// `fi_fabric@@FABRIC_1.1`.
+#[no_mangle]
+pub unsafe extern "C" fn fi_fabric(
+    attr: *mut fi_fabric_attr,
+    fabric: *mut *mut fid_fabric,
+    context: *mut c_void,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        fabric_common(attr.as_ref().copied(), fabric, context)
+    })
+}
+
+/// `fi_open@@FABRIC_1.5`: opens a named library-wide object. None is
+/// implemented yet (`mr_cache` and `logging` included), so every valid call
+/// gets `-FI_ENOSYS`, which callers such as Open MPI treat as "not offered".
+#[no_mangle]
+pub unsafe extern "C" fn fi_open(
+    version: u32,
+    name: *const c_char,
+    attr: *mut c_void,
+    attr_len: usize,
+    flags: u64,
+    fid: *mut *mut fid,
+    context: *mut c_void,
+) -> c_int {
+    let _ = (attr, attr_len, context);
+    guard(-FI_EOTHER, || {
+        if name.is_null() || fid.is_null() {
+            core_warn!(FI_LOG_CORE, "fi_open: name or fid is NULL");
+            return -FI_EINVAL;
+        }
+        if version > oxifabric::FI_VERSION_CURRENT {
+            core_warn!(
+                FI_LOG_CORE,
+                "fi_open: API version {version:#x} is newer than this library"
+            );
+            return -FI_ENOSYS;
+        }
+        if flags != 0 {
+            core_warn!(FI_LOG_CORE, "fi_open: unsupported flags {flags:#x}");
+            return -FI_EBADFLAGS;
+        }
+        let n = CStr::from_ptr(name).to_string_lossy();
+        core_info!(FI_LOG_CORE, "fi_open: no library object named {n}");
+        -FI_ENOSYS
+    })
+}
+
+/// `fi_strerror`: upstream's text for any error number, positive or negative.
+#[no_mangle]
+pub extern "C" fn fi_strerror(errnum: c_int) -> *const c_char {
+    guard(c"Unspecified error".as_ptr(), || {
+        oxifabric::strerror::strerror(errnum).as_ptr()
+    })
+}
+
+thread_local! {
+    /// `fi_tostr`'s result buffer: one per thread, so the text stays valid
+    /// until the same thread calls `fi_tostr` again.
+    static TOSTR_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `fi_tostr`: text for a libfabric value, in a per-thread buffer.
+#[no_mangle]
+pub unsafe extern "C" fn fi_tostr(data: *const c_void, datatype: fi_type) -> *mut c_char {
+    guard(ptr::null_mut(), || {
+        let Some(s) = oxifabric::tostr::tostr(data, datatype as c_int) else {
+            return ptr::null_mut();
+        };
+        TOSTR_BUF.with(|b| {
+            let mut b = b.borrow_mut();
+            b.clear();
+            b.extend_from_slice(s.as_bytes());
+            b.push(0);
+            b.as_mut_ptr() as *mut c_char
+        })
+    })
+}
+
+/// `fi_tostr_r@@FABRIC_1.4`: text for a value into the caller's buffer,
+/// truncated to `len - 1` bytes and NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn fi_tostr_r(
+    buf: *mut c_char,
+    len: usize,
+    data: *const c_void,
+    datatype: fi_type,
+) -> *mut c_char {
+    guard(ptr::null_mut(), || {
+        if buf.is_null() || len == 0 {
+            core_warn!(FI_LOG_CORE, "fi_tostr_r: buffer is NULL or has length 0");
+            return ptr::null_mut();
+        }
+        let Some(s) = oxifabric::tostr::tostr(data, datatype as c_int) else {
+            return ptr::null_mut();
+        };
+        let n = s.len().min(len - 1);
+        ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, n);
+        *buf.add(n) = 0;
+        buf
+    })
+}
+
+/// `fi_getparams`: every defined parameter with its current value, as a
+/// NULL-name-terminated array for `fi_freeparams`.
+#[no_mangle]
+pub unsafe extern "C" fn fi_getparams(params: *mut *mut fi_param, count: *mut c_int) -> c_int {
+    guard(-FI_EOTHER, || {
+        if params.is_null() || count.is_null() {
+            core_warn!(FI_LOG_CORE, "fi_getparams: params or count is NULL");
+            return -FI_EINVAL;
+        }
+        let all = param::all();
+        let arr = libc::calloc(all.len() + 1, core::mem::size_of::<fi_param>()) as *mut fi_param;
+        if arr.is_null() {
+            return -FI_ENOMEM;
+        }
+        for (i, p) in all.iter().enumerate() {
+            let e = &mut *arr.add(i);
+            e.name = info::c_string(&Some(p.env.clone()));
+            e.r#type = p.ty;
+            e.help_string = info::c_string(&Some(p.help.clone()));
+            e.value = info::c_string(&std::env::var(&p.env).ok());
+        }
+        *params = arr;
+        *count = all.len() as c_int;
+        0
+    })
+}
+
+/// `fi_freeparams`: frees what `fi_getparams` returned (NULL is fine).
+#[no_mangle]
+pub unsafe extern "C" fn fi_freeparams(params: *mut fi_param) {
+    guard((), || {
+        if params.is_null() {
+            return;
+        }
+        let mut p = params;
+        while !(*p).name.is_null() {
+            libc::free((*p).name as *mut c_void);
+            libc::free((*p).help_string as *mut c_void);
+            libc::free((*p).value as *mut c_void);
+            p = p.add(1);
+        }
+        libc::free(params as *mut c_void);
+    })
+}
+
+/// `fi_param_get`: reads `FI_<PROV>_<NAME>` as the parameter's type.
+/// `-FI_ENOENT` for an undefined parameter, `-FI_ENODATA` when unset.
+#[no_mangle]
+pub unsafe extern "C" fn fi_param_get(
+    provider: *mut fi_provider,
+    param_name: *const c_char,
+    value: *mut c_void,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        if param_name.is_null() || value.is_null() {
+            core_warn!(FI_LOG_CORE, "fi_param_get: param_name or value is NULL");
+            return -FI_EINVAL;
+        }
+        let prov = prov_name(provider);
+        let name = CStr::from_ptr(param_name).to_string_lossy();
+        match param::get(&prov, &name) {
+            Ok(param::Value::Str(_)) => {
+                // Hand out the environment's own string, as upstream does,
+                // so the caller never has to free it.
+                let env = std::ffi::CString::new(param::env_name(&prov, &name)).unwrap_or_default();
+                *(value as *mut *mut c_char) = libc::getenv(env.as_ptr());
+                0
+            }
+            Ok(param::Value::Int(v)) => {
+                *(value as *mut c_int) = v;
+                0
+            }
+            Ok(param::Value::Bool(b)) => {
+                *(value as *mut c_int) = b as c_int;
+                0
+            }
+            Ok(param::Value::Size(v)) => {
+                *(value as *mut usize) = v;
+                0
+            }
+            Err(Error::NoEnt) => {
+                core_warn!(FI_LOG_CORE, "fi_param_get: {prov} has no parameter {name}");
+                -FI_ENOENT
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// Called by `fi_param_define` in `c/shim.c` once the help text is formatted.
+#[no_mangle]
+pub unsafe extern "C" fn oxi_param_define(
+    provider: *const fi_provider,
+    param_name: *const c_char,
+    ty: fi_param_type,
+    help: *const c_char,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        if param_name.is_null() {
+            core_warn!(FI_LOG_CORE, "fi_param_define: param_name is NULL");
+            return -FI_EINVAL;
+        }
+        let prov = prov_name(provider);
+        let name = CStr::from_ptr(param_name).to_string_lossy();
+        let help = if help.is_null() {
+            String::new()
+        } else {
+            CStr::from_ptr(help).to_string_lossy().into_owned()
+        };
+        match param::define(&prov, &name, ty, &help) {
+            Ok(()) => 0,
+            Err(e) => {
+                core_warn!(
+                    FI_LOG_CORE,
+                    "fi_param_define: invalid definition of {name} (type {ty})"
+                );
+                e.code()
+            }
+        }
+    })
+}
+
+/// `fi_log_enabled`: whether a message would be printed.
+#[no_mangle]
+pub unsafe extern "C" fn fi_log_enabled(
+    prov: *const fi_provider,
+    level: fi_log_level,
+    subsys: fi_log_subsys,
+) -> c_int {
+    guard(0, || {
+        oxifabric::log::enabled(&prov_name(prov), level, subsys) as c_int
+    })
+}
+
+/// `fi_log_ready@@FABRIC_1.6`: like `fi_log_enabled`, rate limited through
+/// the caller's `showtime` (milliseconds) by `FI_LOG_INTERVAL`.
+#[no_mangle]
+pub unsafe extern "C" fn fi_log_ready(
+    prov: *const fi_provider,
+    level: fi_log_level,
+    subsys: fi_log_subsys,
+    showtime: *mut u64,
+) -> c_int {
+    guard(0, || {
+        let name = prov_name(prov);
+        match showtime.as_mut() {
+            Some(t) => oxifabric::log::ready(&name, level, subsys, t) as c_int,
+            None => oxifabric::log::enabled(&name, level, subsys) as c_int,
+        }
+    })
+}
+
+/// Called by `fi_log` in `c/shim.c` with the message already formatted.
+#[no_mangle]
+pub unsafe extern "C" fn oxi_log_message(
+    prov: *const fi_provider,
+    level: fi_log_level,
+    subsys: fi_log_subsys,
+    func: *const c_char,
+    line: c_int,
+    msg: *const c_char,
+) {
+    guard((), || {
+        let func = if func.is_null() {
+            "?".into()
+        } else {
+            CStr::from_ptr(func).to_string_lossy()
+        };
+        let msg = if msg.is_null() {
+            "".into()
+        } else {
+            CStr::from_ptr(msg).to_string_lossy()
+        };
+        oxifabric::log::emit(&prov_name(prov), level, subsys, &func, line as i64, &msg);
+    })
+}
+
+/// The layout an old ABI node number stands for (10 = 1.0, 11 = 1.1, ...).
+fn layout_of(abi: c_int) -> Option<&'static Layout> {
+    match abi {
+        10 => Some(&compat::ABI_1_0),
+        11 => Some(&compat::ABI_1_1),
+        12 => Some(&compat::ABI_1_2),
+        13 => Some(&compat::ABI_1_3),
+        _ => None,
+    }
+}
+
+/// `fi_getinfo@FABRIC_1.0/1.1/1.2`, through `c/shim.c`.
+#[no_mangle]
+pub unsafe extern "C" fn oxi_getinfo_compat(
+    abi: c_int,
+    version: u32,
+    node: *const c_char,
+    service: *const c_char,
+    flags: u64,
+    hints: *const fi_info,
+    info: *mut *mut fi_info,
+) -> c_int {
+    guard(-FI_EOTHER, || match layout_of(abi) {
+        Some(l) => getinfo_layout(version, node, service, flags, hints, info, l),
+        None => -FI_EINVAL,
+    })
+}
+
+/// `fi_dupinfo@FABRIC_1.0/1.1/1.2`, through `c/shim.c`: reads the old layout,
+/// answers with a current-layout copy (a superset of the old one).
+#[no_mangle]
+pub unsafe extern "C" fn oxi_dupinfo_compat(abi: c_int, info: *const fi_info) -> *mut fi_info {
+    guard(ptr::null_mut(), || {
+        let Some(l) = layout_of(abi) else {
+            return ptr::null_mut();
+        };
+        match compat::read_info(info, l) {
+            None => info::alloc_c(),
+            Some(mut i) => {
+                if l.info < core::mem::size_of::<fi_info>() {
+                    i.nic = 0;
+                }
+                let p = i.to_c();
+                if !p.is_null() && i.nic != 0 {
+                    // Same NIC handling as the current version.
+                    let d = info::dup_c(info);
+                    if !d.is_null() {
+                        (*p).nic = (*d).nic;
+                        (*d).nic = ptr::null_mut();
+                        info::free_c(d);
+                    }
+                }
+                p
+            }
+        }
+    })
+}
+
+/// `fi_fabric@FABRIC_1.0`, through `c/shim.c`: the 1.0 attribute has no
+/// `api_version`, so the fabric reports API 1.0.
+#[no_mangle]
+pub unsafe extern "C" fn oxi_fabric_1_0(
+    attr: *const fi_fabric_attr,
+    fabric: *mut *mut fid_fabric,
+    context: *mut c_void,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        let a = compat::read_fabric_attr(attr, &compat::ABI_1_0).map(|mut a| {
+            a.api_version = 1 << 16;
+            a
+        });
+        fabric_common(a, fabric, context)
+    })
+}

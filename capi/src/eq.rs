@@ -1,0 +1,355 @@
+//! `fid_eq`: thunks onto the engine's event queue.
+
+use crate::boundary::guard;
+use crate::handles::*;
+use core::ffi::{c_char, c_int, c_void};
+use oxifabric::abi::*;
+use oxifabric::core_warn;
+use oxifabric::error::Error;
+use oxifabric::object::{BindRef, Handle};
+use oxifabric::service::eq::{Event, EventData, EventQueue};
+use std::sync::{Arc, Mutex};
+
+/// The Rust side of an event queue.
+pub struct EqObj {
+    pub eq: Arc<EventQueue>,
+    api_version: u32,
+    err_data: Mutex<Vec<u8>>,
+    _fabric: BindRef,
+}
+
+pub type EqHandle = Handle<fid_eq, EqObj>;
+
+static EQ_FI_OPS: fi_ops = fi_ops {
+    size: core::mem::size_of::<fi_ops>(),
+    close: Some(eq_close),
+    bind: Some(crate::nosys::bind),
+    control: Some(eq_control),
+    ops_open: Some(crate::nosys::ops_open),
+    tostr: Some(crate::nosys::tostr),
+    ops_set: Some(crate::nosys::ops_set),
+};
+
+static EQ_OPS: fi_ops_eq = fi_ops_eq {
+    size: core::mem::size_of::<fi_ops_eq>(),
+    read: Some(eq_read),
+    readerr: Some(eq_readerr),
+    write: Some(eq_write),
+    sread: Some(eq_sread),
+    strerror: Some(eq_strerror),
+};
+
+/// Wraps an engine event queue in a C handle.
+pub fn new_eq(
+    eq: Arc<EventQueue>,
+    api_version: u32,
+    fabric: BindRef,
+    context: *mut c_void,
+) -> *mut fid_eq {
+    let c = fid_eq {
+        fid: fid {
+            fclass: FI_CLASS_EQ as usize,
+            context,
+            ops: &EQ_FI_OPS as *const _ as *mut _,
+        },
+        ops: &EQ_OPS as *const _ as *mut _,
+    };
+    EqHandle::boxed(
+        c,
+        FI_CLASS_EQ,
+        EqObj {
+            eq,
+            api_version,
+            err_data: Mutex::new(Vec::new()),
+            _fabric: fabric,
+        },
+    )
+}
+
+/// Recovers an EQ handle.
+pub unsafe fn eq_handle<'a>(f: *const fid) -> Option<&'a EqHandle> {
+    EqHandle::from_fid(f, FI_CLASS_EQ)
+}
+
+unsafe extern "C" fn eq_close(f: *mut fid) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = eq_handle(f) else {
+            return bad_fid("fi_close(eq)");
+        };
+        if h.busy() {
+            core_warn!(
+                FI_LOG_EQ,
+                "fi_close: EQ is still bound to an endpoint or AV"
+            );
+            return -FI_EBUSY;
+        }
+        EqHandle::free(h);
+        0
+    })
+}
+
+unsafe extern "C" fn eq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = eq_handle(f) else {
+            return bad_fid("fi_control(eq)");
+        };
+        match command {
+            FI_GETWAIT => {
+                if arg.is_null() {
+                    return -FI_EINVAL;
+                }
+                match h.inner.eq.wait_obj {
+                    FI_WAIT_FD | FI_WAIT_UNSPEC => {
+                        *(arg as *mut c_int) = h.inner.eq.wait_fd();
+                        0
+                    }
+                    _ => -FI_ENODATA,
+                }
+            }
+            FI_GETWAITOBJ => {
+                if arg.is_null() {
+                    return -FI_EINVAL;
+                }
+                *(arg as *mut fi_wait_obj) = if h.inner.eq.wait_obj == FI_WAIT_UNSPEC {
+                    FI_WAIT_FD
+                } else {
+                    h.inner.eq.wait_obj
+                };
+                0
+            }
+            _ => -FI_ENOSYS,
+        }
+    })
+}
+
+/// Copies an event's payload into the application's buffer; the number of
+/// bytes, or `-FI_ETOOSMALL`.
+unsafe fn copy_event(ev: &Event, buf: *mut c_void, len: usize) -> isize {
+    match &ev.data {
+        EventData::Entry { fid, context, data } => {
+            let n = core::mem::size_of::<fi_eq_entry>();
+            if buf.is_null() || len < n {
+                return -FI_ETOOSMALL as isize;
+            }
+            (buf as *mut fi_eq_entry).write_unaligned(fi_eq_entry {
+                fid: *fid as *mut fid,
+                context: *context as *mut c_void,
+                data: *data,
+            });
+            n as isize
+        }
+        EventData::Cm { fid, info, data } => {
+            let head = core::mem::size_of::<fi_eq_cm_entry>();
+            let n = head + data.len();
+            if buf.is_null() || len < head {
+                return -FI_ETOOSMALL as isize;
+            }
+            let info_ptr = match info {
+                Some(i) => {
+                    let p = i.to_c();
+                    if p.is_null() {
+                        return -FI_ENOMEM as isize;
+                    }
+                    p
+                }
+                None => core::ptr::null_mut(),
+            };
+            let e = buf as *mut fi_eq_cm_entry;
+            core::ptr::addr_of_mut!((*e).fid).write_unaligned(*fid as *mut fid);
+            core::ptr::addr_of_mut!((*e).info).write_unaligned(info_ptr);
+            let room = (len - head).min(data.len());
+            core::ptr::copy_nonoverlapping(data.as_ptr(), (buf as *mut u8).add(head), room);
+            (head + room).min(n) as isize
+        }
+        EventData::Raw(bytes) => {
+            if buf.is_null() && !bytes.is_empty() {
+                return -FI_ETOOSMALL as isize;
+            }
+            let n = bytes.len().min(len);
+            core::ptr::copy_nonoverlapping(bytes.as_ptr(), buf as *mut u8, n);
+            n as isize
+        }
+    }
+}
+
+unsafe fn read_common(
+    eq: *mut fid_eq,
+    event: *mut u32,
+    buf: *mut c_void,
+    len: usize,
+    timeout: Option<c_int>,
+    flags: u64,
+) -> isize {
+    let Some(h) = eq_handle(eq as *const fid) else {
+        return bad_fid("fi_eq_read") as isize;
+    };
+    if event.is_null() {
+        core_warn!(FI_LOG_EQ, "fi_eq_read: event is NULL");
+        return -FI_EINVAL as isize;
+    }
+    if flags & !FI_PEEK != 0 {
+        core_warn!(FI_LOG_EQ, "fi_eq_read: unsupported flags {flags:#x}");
+        return -FI_EBADFLAGS as isize;
+    }
+    let peek = flags & FI_PEEK != 0;
+    let r = match timeout {
+        None => h.inner.eq.read(peek),
+        Some(t) => {
+            if h.inner.eq.wait_obj == FI_WAIT_NONE {
+                core_warn!(
+                    FI_LOG_EQ,
+                    "fi_eq_sread: the EQ was opened with FI_WAIT_NONE"
+                );
+                return -FI_EINVAL as isize;
+            }
+            h.inner.eq.sread(peek, t)
+        }
+    };
+    match r {
+        Ok(ev) => {
+            *event = ev.event;
+            copy_event(&ev, buf, len)
+        }
+        Err(e) => e.code() as isize,
+    }
+}
+
+unsafe extern "C" fn eq_read(
+    eq: *mut fid_eq,
+    event: *mut u32,
+    buf: *mut c_void,
+    len: usize,
+    flags: u64,
+) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        read_common(eq, event, buf, len, None, flags)
+    })
+}
+
+unsafe extern "C" fn eq_sread(
+    eq: *mut fid_eq,
+    event: *mut u32,
+    buf: *mut c_void,
+    len: usize,
+    timeout: c_int,
+    flags: u64,
+) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        read_common(eq, event, buf, len, Some(timeout), flags)
+    })
+}
+
+const V1_5: u32 = (1 << 16) | 5;
+
+unsafe extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        let Some(h) = eq_handle(eq as *const fid) else {
+            return bad_fid("fi_eq_readerr") as isize;
+        };
+        if buf.is_null() {
+            return -FI_EINVAL as isize;
+        }
+        if flags & !FI_PEEK != 0 {
+            return -FI_EBADFLAGS as isize;
+        }
+        let e = match h.inner.eq.readerr(flags & FI_PEEK != 0) {
+            Ok(e) => e,
+            Err(e) => return e.code() as isize,
+        };
+        let new_layout = h.inner.api_version >= V1_5;
+        let user = if new_layout {
+            ((*buf).err_data, (*buf).err_data_size)
+        } else {
+            (core::ptr::null_mut(), 0)
+        };
+        let mut entry = fi_eq_err_entry {
+            fid: e.fid as *mut fid,
+            context: e.context as *mut c_void,
+            data: e.data,
+            err: e.err,
+            prov_errno: e.prov_errno,
+            err_data: core::ptr::null_mut(),
+            err_data_size: 0,
+        };
+        if !e.err_data.is_empty() {
+            if !user.0.is_null() && user.1 > 0 {
+                let n = user.1.min(e.err_data.len());
+                core::ptr::copy_nonoverlapping(e.err_data.as_ptr(), user.0 as *mut u8, n);
+                entry.err_data = user.0;
+                entry.err_data_size = n;
+            } else {
+                let mut keep = h.inner.err_data.lock().unwrap_or_else(|p| p.into_inner());
+                *keep = e.err_data.clone();
+                entry.err_data = keep.as_mut_ptr() as *mut c_void;
+                entry.err_data_size = keep.len();
+            }
+        }
+        let n = if new_layout {
+            core::mem::size_of::<fi_eq_err_entry>()
+        } else {
+            core::mem::offset_of!(fi_eq_err_entry, err_data_size)
+        };
+        core::ptr::copy_nonoverlapping(&entry as *const _ as *const u8, buf as *mut u8, n);
+        n as isize
+    })
+}
+
+unsafe extern "C" fn eq_write(
+    eq: *mut fid_eq,
+    event: u32,
+    buf: *const c_void,
+    len: usize,
+    flags: u64,
+) -> isize {
+    guard(-FI_EOTHER as isize, || {
+        let Some(h) = eq_handle(eq as *const fid) else {
+            return bad_fid("fi_eq_write") as isize;
+        };
+        if buf.is_null() && len > 0 {
+            return -FI_EINVAL as isize;
+        }
+        let bytes = if len == 0 {
+            Vec::new()
+        } else {
+            core::slice::from_raw_parts(buf as *const u8, len).to_vec()
+        };
+        if flags != 0 {
+            core_warn!(FI_LOG_EQ, "fi_eq_write: unsupported flags {flags:#x}");
+            return -FI_EBADFLAGS as isize;
+        }
+        match h.inner.eq.push(Event {
+            event,
+            data: EventData::Raw(bytes),
+        }) {
+            Ok(()) => len as isize,
+            Err(Error::Again) => -FI_EAGAIN as isize,
+            Err(e) => e.code() as isize,
+        }
+    })
+}
+
+unsafe extern "C" fn eq_strerror(
+    _eq: *mut fid_eq,
+    prov_errno: c_int,
+    _err_data: *const c_void,
+    buf: *mut c_char,
+    len: usize,
+) -> *const c_char {
+    guard(core::ptr::null(), || {
+        let s = oxifabric::strerror::strerror(prov_errno);
+        if buf.is_null() || len == 0 {
+            return s.as_ptr();
+        }
+        let b = s.to_bytes();
+        let n = b.len().min(len - 1);
+        core::ptr::copy_nonoverlapping(b.as_ptr(), buf as *mut u8, n);
+        *buf.add(n) = 0;
+        buf
+    })
+}
+
+/// `fi_trywait` for one fid, if it is an EQ.
+pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
+    let h = eq_handle(f)?;
+    Some(if h.inner.eq.is_empty() { 0 } else { -FI_EAGAIN })
+}

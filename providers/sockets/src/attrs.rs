@@ -1,0 +1,287 @@
+//! What the provider advertises: one `fi_info` entry per endpoint type and
+//! local interface address, narrowed by node, service and `FI_SOURCE`.
+
+use crate::iface::{self, Iface};
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::{DomainAttr, EpAttr, FabricAttr, Info, RxAttr, TxAttr};
+use oxifabric::provider::Request;
+use std::net::{IpAddr, SocketAddr};
+
+/// Capabilities of reliable endpoints (MSG, RDM).
+pub const RELIABLE_CAPS: u64 = FI_MSG
+    | FI_TAGGED
+    | FI_SEND
+    | FI_RECV
+    | FI_DIRECTED_RECV
+    | FI_SOURCE
+    | FI_MULTI_RECV
+    | FI_LOCAL_COMM
+    | FI_REMOTE_COMM;
+/// Capabilities of datagram endpoints.
+pub const DGRAM_CAPS: u64 =
+    FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+const TX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_SEND;
+const RX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV;
+/// Operation flags supported on sends (the entry's default is what the
+/// hints ask for, see `getinfo::alter`).
+const TX_OP_FLAGS: u64 =
+    FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+/// Operation flags supported on receives.
+const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
+
+/// Largest payload the provider buffers per inject.
+pub const INJECT_SIZE: usize = 4096;
+/// Outstanding operations per direction.
+pub const QUEUE_SIZE: usize = 1024;
+/// iovec entries per operation.
+pub const IOV_LIMIT: usize = 8;
+/// Largest datagram payload (UDP payload limit minus our header).
+pub const DGRAM_MAX_MSG: usize = 65507 - crate::wire::HEADER_LEN;
+/// Largest message on reliable endpoints.
+pub const MAX_MSG: usize = isize::MAX as usize;
+/// CM private data limit.
+pub const CM_DATA_SIZE: usize = 256;
+/// Generic tag format: every other bit, as upstream's providers advertise.
+pub const TAG_FORMAT: u64 = 0xaaaa_aaaa_aaaa_aaaa;
+
+/// The provider's version as `fi_info` shows it (117.0).
+pub const PROV_VERSION: u32 = 117 << 16;
+
+/// One entry for an endpoint type on an interface address.
+pub fn entry(
+    ep_type: fi_ep_type,
+    iface: &Iface,
+    src: SocketAddr,
+    dest: Option<SocketAddr>,
+) -> Info {
+    let (caps, max_msg) = if ep_type == FI_EP_DGRAM {
+        (DGRAM_CAPS, DGRAM_MAX_MSG)
+    } else {
+        (RELIABLE_CAPS, MAX_MSG)
+    };
+    Info {
+        caps,
+        mode: 0,
+        addr_format: if src.is_ipv4() {
+            FI_SOCKADDR_IN as u32
+        } else {
+            FI_SOCKADDR_IN6 as u32
+        },
+        src_addr: Some(addr::to_sockaddr(&src)),
+        dest_addr: dest.map(|d| addr::to_sockaddr(&d)),
+        handle: 0,
+        tx: TxAttr {
+            caps: caps & TX_CAPS,
+            mode: 0,
+            op_flags: TX_OP_FLAGS,
+            msg_order: FI_ORDER_SAS,
+            comp_order: FI_ORDER_NONE,
+            inject_size: INJECT_SIZE.min(max_msg),
+            size: QUEUE_SIZE,
+            iov_limit: IOV_LIMIT,
+            rma_iov_limit: 0,
+            tclass: 0,
+        },
+        rx: RxAttr {
+            caps: caps & RX_CAPS,
+            mode: 0,
+            op_flags: RX_OP_FLAGS,
+            msg_order: FI_ORDER_SAS,
+            comp_order: FI_ORDER_NONE,
+            total_buffered_recv: 0,
+            size: QUEUE_SIZE,
+            iov_limit: IOV_LIMIT,
+        },
+        ep: EpAttr {
+            ep_type,
+            protocol: FI_PROTO_SOCK_TCP as u32,
+            protocol_version: crate::wire::VERSION as u32,
+            max_msg_size: max_msg,
+            msg_prefix_size: 0,
+            max_order_raw_size: 0,
+            max_order_war_size: 0,
+            max_order_waw_size: 0,
+            mem_tag_format: if ep_type == FI_EP_DGRAM {
+                0
+            } else {
+                TAG_FORMAT
+            },
+            tx_ctx_cnt: 1,
+            rx_ctx_cnt: 1,
+            auth_key_size: 0,
+            auth_key: None,
+        },
+        domain: DomainAttr {
+            domain: 0,
+            name: Some(iface.name.clone()),
+            threading: FI_THREAD_SAFE,
+            control_progress: FI_PROGRESS_AUTO,
+            data_progress: FI_PROGRESS_AUTO,
+            resource_mgmt: FI_RM_ENABLED,
+            av_type: FI_AV_UNSPEC,
+            mr_mode: 0,
+            mr_key_size: 0,
+            cq_data_size: 8,
+            cq_cnt: 256,
+            ep_cnt: 1024,
+            tx_ctx_cnt: 1024,
+            rx_ctx_cnt: 1024,
+            max_ep_tx_ctx: 1,
+            max_ep_rx_ctx: 1,
+            max_ep_stx_ctx: 0,
+            max_ep_srx_ctx: 0,
+            cntr_cnt: 256,
+            mr_iov_limit: 1,
+            caps: FI_LOCAL_COMM | FI_REMOTE_COMM,
+            mode: 0,
+            auth_key_size: 0,
+            auth_key: None,
+            max_err_data: CM_DATA_SIZE,
+            mr_cnt: 0,
+            tclass: 0,
+        },
+        fabric: FabricAttr {
+            fabric: 0,
+            name: Some(iface.network()),
+            prov_name: None,
+            prov_version: PROV_VERSION,
+            api_version: 0,
+        },
+        nic: 0,
+    }
+}
+
+fn port_of(service: Option<&str>) -> Result<u16> {
+    match service {
+        None => Ok(0),
+        Some(s) => match s.parse::<u16>() {
+            Ok(p) => Ok(p),
+            Err(_) => addr::resolve(None, Some(s), false, true)?
+                .first()
+                .map(|a| a.port())
+                .ok_or(Error::NoData),
+        },
+    }
+}
+
+/// Interfaces that can reach `dest`: loopback for a loopback destination,
+/// otherwise every non-loopback address of the same family (an address of
+/// our own host counts as local).
+fn ifaces_for_dest<'a>(all: &'a [Iface], dest: &SocketAddr) -> Vec<&'a Iface> {
+    let own: Vec<&Iface> = all.iter().filter(|i| i.ip == dest.ip()).collect();
+    if !own.is_empty() {
+        return own;
+    }
+    all.iter()
+        .filter(|i| {
+            i.ip.is_ipv4() == dest.is_ipv4() && i.ip.is_loopback() == dest.ip().is_loopback()
+        })
+        .collect()
+}
+
+/// The candidate entries for a request.
+pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
+    let all = iface::list();
+    let hints = req.hints;
+    let hint_src = hints
+        .and_then(|h| h.src_addr.as_ref())
+        .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+    let hint_dest = hints
+        .and_then(|h| h.dest_addr.as_ref())
+        .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+    let numeric = req.flags & FI_NUMERICHOST != 0;
+
+    // (interface, source address, destination) triples.
+    let mut places: Vec<(Iface, SocketAddr, Option<SocketAddr>)> = Vec::new();
+    if req.node.is_some() && req.flags & FI_SOURCE == 0 {
+        let dests = addr::resolve(req.node, req.service.or(Some("0")), numeric, false)?;
+        for d in dests {
+            for i in ifaces_for_dest(&all, &d) {
+                places.push((i.clone(), SocketAddr::new(i.ip, 0), Some(d)));
+            }
+        }
+    } else if req.node.is_some() || req.service.is_some() {
+        // FI_SOURCE (or only a service): node/service name the local address.
+        let port = port_of(req.service)?;
+        match req.node {
+            Some(n) => {
+                for s in addr::resolve(Some(n), req.service.or(Some("0")), numeric, true)? {
+                    if s.ip().is_unspecified() {
+                        for i in all.iter().filter(|i| i.ip.is_ipv4() == s.is_ipv4()) {
+                            places.push((i.clone(), SocketAddr::new(i.ip, s.port()), hint_dest));
+                        }
+                    } else if let Some(i) = all.iter().find(|i| i.ip == s.ip()) {
+                        places.push((i.clone(), s, hint_dest));
+                    }
+                }
+            }
+            None => {
+                for i in &all {
+                    places.push((i.clone(), SocketAddr::new(i.ip, port), hint_dest));
+                }
+            }
+        }
+    } else {
+        for i in &all {
+            let src = match hint_src {
+                Some(s) if s.ip() == i.ip => s,
+                Some(s) if s.ip().is_unspecified() && s.is_ipv4() == i.ip.is_ipv4() => {
+                    SocketAddr::new(i.ip, s.port())
+                }
+                Some(_) => continue,
+                None => SocketAddr::new(i.ip, 0),
+            };
+            let dest = match hint_dest {
+                Some(d) if d.is_ipv4() != i.ip.is_ipv4() => continue,
+                Some(d)
+                    if d.ip().is_loopback() != i.ip.is_loopback()
+                        && !all.iter().any(|x| x.ip == d.ip()) =>
+                {
+                    continue
+                }
+                d => d,
+            };
+            places.push((i.clone(), src, dest));
+        }
+    }
+    if places.is_empty() {
+        return Err(Error::NoData);
+    }
+
+    let mut out = Vec::new();
+    for ep_type in [FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM] {
+        for (i, src, dest) in &places {
+            let mut e = entry(ep_type, i, *src, *dest);
+            tailor(&mut e, hints);
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+/// Adapts an entry to what the hints ask for where the provider supports
+/// several choices (progress models, threading levels).
+fn tailor(e: &mut Info, hints: Option<&Info>) {
+    let Some(h) = hints else { return };
+    for (mine, want) in [
+        (&mut e.domain.control_progress, h.domain.control_progress),
+        (&mut e.domain.data_progress, h.domain.data_progress),
+    ] {
+        if want == FI_PROGRESS_AUTO || want == FI_PROGRESS_MANUAL {
+            *mine = want;
+        }
+    }
+    if h.domain.resource_mgmt == FI_RM_DISABLED || h.domain.resource_mgmt == FI_RM_ENABLED {
+        e.domain.resource_mgmt = h.domain.resource_mgmt;
+    }
+    if h.domain.av_type == FI_AV_MAP || h.domain.av_type == FI_AV_TABLE {
+        e.domain.av_type = h.domain.av_type;
+    }
+}
+
+/// Whether an address is one of this host's.
+pub fn is_local(ip: &IpAddr) -> bool {
+    ip.is_loopback() || iface::list().iter().any(|i| &i.ip == ip)
+}

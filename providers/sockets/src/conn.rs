@@ -1,0 +1,179 @@
+//! One TCP connection: its receive state machine and its queue of sends.
+//! The endpoint drives it; this file only moves bytes and validates frames.
+
+use crate::rx::Posted;
+use crate::wire::{Header, HEADER_LEN};
+use oxifabric::abi::*;
+use oxifabric::ops::IoBuf;
+use std::collections::VecDeque;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+
+/// Lifecycle of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    /// Non-blocking connect in progress.
+    Connecting,
+    /// Usable.
+    Open,
+}
+
+/// Where the payload of the frame being read goes.
+#[allow(clippy::large_enum_variant)] // one per connection, never moved in bulk
+pub enum Dest {
+    /// Straight into a posted receive.
+    Posted {
+        recv: Posted,
+        region: Vec<IoBuf>,
+        keep: bool,
+    },
+    /// Into a buffer (unexpected message or control payload).
+    Buffer(Vec<u8>),
+}
+
+/// Receive progress of a connection.
+#[allow(clippy::large_enum_variant)] // one per connection
+pub enum RxState {
+    /// Reading the fixed header.
+    Header { buf: [u8; HEADER_LEN], got: usize },
+    /// Reading a payload of `hdr.len` bytes, `got` so far.
+    Payload { hdr: Header, dest: Dest, got: u64 },
+    /// A message header is waiting for room (unexpected memory is full).
+    Paused { hdr: Header },
+}
+
+/// The bytes of one send.
+#[allow(clippy::large_enum_variant)] // the user variant is the fast path
+pub enum TxData {
+    /// The application's buffers (kept valid by it until completion).
+    User {
+        iov: [IoBuf; crate::attrs::IOV_LIMIT],
+        n: usize,
+    },
+    /// Our own copy (inject, control frames).
+    Owned(Vec<u8>),
+}
+
+/// What to report when a send has left.
+#[derive(Debug, Clone, Copy)]
+pub struct TxDone {
+    pub ctx: usize,
+    pub flags: u64,
+    pub tagged: bool,
+    /// Wait for the peer's acknowledgement (`FI_DELIVERY_COMPLETE`).
+    pub ack: Option<u64>,
+}
+
+/// One queued send.
+pub struct TxItem {
+    pub hdr: [u8; HEADER_LEN],
+    pub data: TxData,
+    pub total: usize,
+    /// Bytes of header and payload already written.
+    pub off: usize,
+    pub done: Option<TxDone>,
+}
+
+impl TxItem {
+    /// The not-yet-written pieces, header first.
+    fn pieces(&self) -> ([&[u8]; 1 + crate::attrs::IOV_LIMIT], usize) {
+        let mut out: [&[u8]; 1 + crate::attrs::IOV_LIMIT] = [&[]; 1 + crate::attrs::IOV_LIMIT];
+        let mut k = 0;
+        let mut skip = self.off;
+        if skip < HEADER_LEN {
+            out[k] = &self.hdr[skip..];
+            k += 1;
+            skip = 0;
+        } else {
+            skip -= HEADER_LEN;
+        }
+        match &self.data {
+            TxData::User { iov, n } => {
+                for b in &iov[..*n] {
+                    let s = b.as_slice();
+                    if skip >= s.len() {
+                        skip -= s.len();
+                        continue;
+                    }
+                    out[k] = &s[skip..];
+                    k += 1;
+                    skip = 0;
+                }
+            }
+            TxData::Owned(v) => {
+                if skip < v.len() {
+                    out[k] = &v[skip..];
+                    k += 1;
+                }
+            }
+        }
+        (out, k)
+    }
+
+    /// Whether everything was written.
+    pub fn finished(&self) -> bool {
+        self.off >= self.total
+    }
+
+    /// Replaces the application's buffers by a copy of what is left to
+    /// send, so that the application may reuse them now (inject).
+    pub fn own_rest(&mut self) {
+        if let TxData::User { iov, n } = &self.data {
+            let mut v = Vec::with_capacity(self.total - HEADER_LEN);
+            for b in &iov[..*n] {
+                v.extend_from_slice(b.as_slice());
+            }
+            // The copy covers the whole payload, so `off` keeps its meaning.
+            self.data = TxData::Owned(v);
+        }
+    }
+}
+
+/// A TCP connection of an endpoint.
+pub struct Conn {
+    pub stream: TcpStream,
+    pub state: ConnState,
+    /// The peer's address as it names itself (its listening address for
+    /// RDM, the connected address for MSG).
+    pub peer: Option<SocketAddr>,
+    /// The peer's `fi_addr_t` in our AV, looked up lazily.
+    pub fi_addr: fi_addr_t,
+    pub rx: RxState,
+    pub txq: VecDeque<TxItem>,
+    /// Whether output readiness is being watched.
+    pub watching_out: bool,
+}
+
+impl Conn {
+    /// Wraps a stream.
+    pub fn new(stream: TcpStream, state: ConnState, peer: Option<SocketAddr>) -> Conn {
+        let _ = stream.set_nonblocking(true);
+        let _ = stream.set_nodelay(true);
+        Conn {
+            stream,
+            state,
+            peer,
+            fi_addr: FI_ADDR_NOTAVAIL,
+            rx: RxState::Header {
+                buf: [0; HEADER_LEN],
+                got: 0,
+            },
+            txq: VecDeque::new(),
+            watching_out: false,
+        }
+    }
+
+    /// Writes as much of `item` as the socket takes now.
+    pub fn write_item(&self, item: &mut TxItem) -> std::io::Result<()> {
+        while !item.finished() {
+            let (pieces, k) = item.pieces();
+            match crate::sock::writev(self.stream.as_raw_fd(), &pieces[..k]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => item.off += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}

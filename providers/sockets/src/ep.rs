@@ -1,0 +1,1378 @@
+//! Active endpoints of all three types.
+//!
+//! - `FI_EP_RDM`: a listening socket plus one TCP connection per peer, made
+//!   on the first send; the connecting side introduces itself with a
+//!   `Hello` frame carrying its listening address, so either side can use
+//!   the connection and `FI_SOURCE` can name the sender.
+//! - `FI_EP_MSG`: one TCP connection set up through `fi_connect`/`fi_accept`
+//!   (connection requests arrive at a passive endpoint, `pep.rs`).
+//! - `FI_EP_DGRAM`: one UDP socket; each message is one datagram.
+//!
+//! All state sits behind one mutex per endpoint. Progress takes it with
+//! `try_lock`: whoever holds it is already making progress.
+
+use crate::attrs;
+use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
+use crate::domain::SockDomain;
+use crate::rx::{complete_into, scatter, Placement, RxQueues, Unexpected};
+use crate::sinks::Sinks;
+use crate::sock::{self, Epoll};
+use crate::wire::{Header, Op, HEADER_LEN};
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::Info;
+use oxifabric::ops::{iov_len, Binding, EndpointOps, IoBuf, OptValue, RecvOp, SendOp};
+use oxifabric::prov_log;
+use oxifabric::service::av::AddressVector;
+use oxifabric::service::eq::{EqError, Event, EventData, EventQueue};
+use oxifabric::service::progress::Progress;
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Mutex, Weak};
+
+const TOKEN_LISTENER: u64 = 0;
+const TOKEN_UDP: u64 = 1;
+const TOKEN_CONN: u64 = 2;
+
+/// Largest control payload (addresses, CM private data).
+const MAX_CONTROL: u64 = 1024;
+/// Datagrams held for receives not yet posted.
+const DGRAM_UNEXPECTED: usize = 256;
+
+/// Connection state of an MSG endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MsgState {
+    Idle,
+    Connecting(usize),
+    Connected(usize),
+    Down,
+}
+
+struct EpState {
+    enabled: bool,
+    sinks: Sinks,
+    eq: Option<Arc<EventQueue>>,
+    av: Option<Arc<AddressVector>>,
+    rxq: RxQueues,
+    local: Option<SocketAddr>,
+    listener: Option<TcpListener>,
+    udp: Option<UdpSocket>,
+    conns: Vec<Option<Conn>>,
+    by_peer: HashMap<SocketAddr, usize>,
+    msg: MsgState,
+    next_msg_id: u64,
+    acks: HashMap<u64, (usize, TxDone)>,
+    /// Sends queued in connections, for `-FI_EAGAIN` and `tx_size_left`.
+    tx_queued: usize,
+    fid: usize,
+}
+
+/// A sockets endpoint.
+pub struct SockEp {
+    me: Weak<SockEp>,
+    pub ep_type: fi_ep_type,
+    info: Info,
+    domain: Arc<SockDomain>,
+    epoll: Epoll,
+    st: Mutex<EpState>,
+}
+
+const PROV: &str = "sockets";
+
+impl SockEp {
+    /// Creates an endpoint for an entry of this provider.
+    pub fn new(domain: Arc<SockDomain>, info: &Info) -> Result<Arc<SockEp>> {
+        let ep_type = info.ep.ep_type;
+        if ![FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM].contains(&ep_type) {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "unsupported endpoint type {ep_type}"
+            );
+            return Err(Error::Inval);
+        }
+        let caps = if ep_type == FI_EP_DGRAM {
+            attrs::DGRAM_CAPS
+        } else {
+            attrs::RELIABLE_CAPS
+        };
+        if info.caps & !caps != 0 {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "unsupported caps {:#x}",
+                info.caps & !caps
+            );
+            return Err(Error::Inval);
+        }
+        let epoll = Epoll::new().map_err(|_| Error::Other(FI_EMFILE))?;
+        let ep = Arc::new_cyclic(|me| SockEp {
+            me: me.clone(),
+            ep_type,
+            info: info.clone(),
+            domain,
+            epoll,
+            st: Mutex::new(EpState {
+                enabled: false,
+                sinks: Sinks::default(),
+                eq: None,
+                av: None,
+                rxq: RxQueues::default(),
+                local: None,
+                listener: None,
+                udp: None,
+                conns: Vec::new(),
+                by_peer: HashMap::new(),
+                msg: MsgState::Idle,
+                next_msg_id: 1,
+                acks: HashMap::new(),
+                tx_queued: 0,
+                fid: 0,
+            }),
+        });
+        Ok(ep)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, EpState> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn weak_progress(&self) -> Weak<dyn Progress> {
+        let w: Weak<dyn Progress> = self.me.clone();
+        w
+    }
+
+    /// The address to bind: the entry's source address, else any port on
+    /// the address of the destination's family.
+    fn bind_addr(&self) -> SocketAddr {
+        let src = self
+            .info
+            .src_addr
+            .as_ref()
+            .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        match src {
+            Some(s) => s,
+            None => {
+                let v6 = self.info.addr_format == (FI_SOCKADDR_IN6 as u32);
+                if v6 {
+                    "[::1]:0".parse().unwrap()
+                } else {
+                    "127.0.0.1:0".parse().unwrap()
+                }
+            }
+        }
+    }
+
+    fn add_conn(&self, st: &mut EpState, conn: Conn, out: bool) -> usize {
+        let slot = match st.conns.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                st.conns.push(None);
+                st.conns.len() - 1
+            }
+        };
+        let fd = conn.stream.as_raw_fd();
+        st.conns[slot] = Some(conn);
+        if self.epoll.add(fd, TOKEN_CONN + slot as u64, out).is_ok() {
+            if let Some(c) = st.conns[slot].as_mut() {
+                c.watching_out = out;
+            }
+        }
+        slot
+    }
+
+    fn watch_out(&self, st: &mut EpState, slot: usize) {
+        if let Some(c) = st.conns[slot].as_mut() {
+            let want = !c.txq.is_empty() || c.state == ConnState::Connecting;
+            if want != c.watching_out {
+                let _ = self
+                    .epoll
+                    .modify(c.stream.as_raw_fd(), TOKEN_CONN + slot as u64, want);
+                c.watching_out = want;
+            }
+        }
+    }
+
+    /// Tears a connection down, failing everything that depended on it.
+    fn close_conn(&self, st: &mut EpState, slot: usize, err: c_int, why: &str) {
+        let Some(mut c) = st.conns.get_mut(slot).and_then(Option::take) else {
+            return;
+        };
+        prov_log!(
+            PROV,
+            FI_LOG_WARN,
+            FI_LOG_EP_DATA,
+            "connection to {:?} closed: {why}",
+            c.peer
+        );
+        self.epoll.remove(c.stream.as_raw_fd());
+        let _ = c.stream.shutdown(std::net::Shutdown::Both);
+        for item in c.txq.drain(..) {
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            if let Some(d) = item.done {
+                st.sinks.tx_err(d.ctx, d.tagged, err);
+            }
+        }
+        let dead: Vec<u64> = st
+            .acks
+            .iter()
+            .filter(|(_, (s, _))| *s == slot)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in dead {
+            if let Some((_, d)) = st.acks.remove(&k) {
+                st.sinks.tx_err(d.ctx, d.tagged, err);
+            }
+        }
+        if let RxState::Payload {
+            hdr,
+            dest: Dest::Posted { recv, .. },
+            ..
+        } = &c.rx
+        {
+            if hdr.op == Op::Msg {
+                st.sinks.rx_err(recv, err, 0, 0, hdr.tag().is_some());
+            }
+        }
+        st.by_peer.retain(|_, s| *s != slot);
+        match st.msg {
+            MsgState::Connected(s) if s == slot => {
+                st.msg = MsgState::Down;
+                if let Some(eq) = &st.eq {
+                    let _ = eq.push(Event {
+                        event: FI_SHUTDOWN as u32,
+                        data: EventData::Entry {
+                            fid: st.fid,
+                            context: 0,
+                            data: 0,
+                        },
+                    });
+                }
+                let sinks = st.sinks.clone();
+                st.rxq.fail_all(FI_ECONNRESET, &sinks);
+            }
+            MsgState::Connecting(s) if s == slot => {
+                st.msg = MsgState::Down;
+                if let Some(eq) = &st.eq {
+                    eq.push_err(EqError {
+                        fid: st.fid,
+                        err,
+                        ..Default::default()
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Queues (or sends at once) one frame on a connection.
+    fn submit(&self, st: &mut EpState, slot: usize, mut item: TxItem) -> Result<()> {
+        let inject = matches!(item.data, TxData::Owned(_));
+        let Some(c) = st.conns[slot].as_mut() else {
+            return Err(Error::Other(FI_ENOTCONN));
+        };
+        if c.txq.is_empty() && c.state == ConnState::Open {
+            if let Err(e) = c.write_item(&mut item) {
+                let msg = e.to_string();
+                self.close_conn(st, slot, FI_ECONNRESET, &msg);
+                if let Some(d) = item.done {
+                    st.sinks.tx_err(d.ctx, d.tagged, FI_ECONNRESET);
+                }
+                return Ok(());
+            }
+            if item.finished() {
+                self.item_sent(st, slot, item);
+                return Ok(());
+            }
+        }
+        let _ = inject;
+        if let Some(d) = item.done {
+            if d.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
+                || d.flags & oxifabric::ops::OP_NO_COMPLETION != 0
+            {
+                item.own_rest();
+            }
+        } else {
+            item.own_rest();
+        }
+        st.tx_queued += 1;
+        if let Some(c) = st.conns[slot].as_mut() {
+            c.txq.push_back(item);
+        }
+        self.watch_out(st, slot);
+        Ok(())
+    }
+
+    /// A frame left completely: report it, or wait for its acknowledgement.
+    fn item_sent(&self, st: &mut EpState, slot: usize, item: TxItem) {
+        if let Some(d) = item.done {
+            match d.ack {
+                Some(id) => {
+                    st.acks.insert(id, (slot, d));
+                }
+                None => st.sinks.tx_done(d.ctx, d.flags, d.tagged),
+            }
+        }
+    }
+
+    fn flush(&self, st: &mut EpState, slot: usize) {
+        loop {
+            let Some(c) = st.conns[slot].as_mut() else {
+                return;
+            };
+            let Some(mut item) = c.txq.pop_front() else {
+                break;
+            };
+            if let Err(e) = c.write_item(&mut item) {
+                c.txq.push_front(item);
+                let msg = e.to_string();
+                self.close_conn(st, slot, FI_ECONNRESET, &msg);
+                return;
+            }
+            if item.finished() {
+                st.tx_queued = st.tx_queued.saturating_sub(1);
+                self.item_sent(st, slot, item);
+            } else {
+                c.txq.push_front(item);
+                break;
+            }
+        }
+        self.watch_out(st, slot);
+    }
+
+    fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
+        let mut h = Header::control(op, msg_id);
+        h.len = payload.len() as u64;
+        TxItem {
+            hdr: h.encode(),
+            total: HEADER_LEN + payload.len(),
+            data: TxData::Owned(payload),
+            off: 0,
+            done: None,
+        }
+    }
+
+    /// The connection to use for an RDM destination, connecting if needed.
+    fn rdm_slot(&self, st: &mut EpState, dest: fi_addr_t) -> Result<usize> {
+        let av = st.av.as_ref().ok_or(Error::Other(FI_ENOAV))?;
+        let Some(sa) = av.sockaddr(dest) else {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "destination {dest:#x} is not in the AV"
+            );
+            return Err(Error::Inval);
+        };
+        if let Some(&s) = st.by_peer.get(&sa) {
+            if st.conns.get(s).is_some_and(Option::is_some) {
+                return Ok(s);
+            }
+        }
+        let stream = sock::connect_nonblocking(&sa).map_err(|e| {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "connect to {sa} failed: {e}"
+            );
+            Error::Other(FI_ECONNREFUSED)
+        })?;
+        let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
+        conn.fi_addr = dest;
+        let me = st.local.map(|l| addr::to_sockaddr(&l)).unwrap_or_default();
+        conn.txq.push_back(Self::control_item(Op::Hello, me, 0));
+        st.tx_queued += 1;
+        let slot = self.add_conn(st, conn, true);
+        st.by_peer.insert(sa, slot);
+        Ok(slot)
+    }
+
+    fn src_of(st: &mut EpState, slot: usize) -> fi_addr_t {
+        let Some(c) = st.conns[slot].as_mut() else {
+            return FI_ADDR_NOTAVAIL;
+        };
+        if c.fi_addr == FI_ADDR_NOTAVAIL {
+            if let (Some(av), Some(p)) = (&st.av, c.peer) {
+                c.fi_addr = av.reverse(&p);
+            }
+        }
+        c.fi_addr
+    }
+
+    /// Decides where a message's payload goes once its header is read.
+    fn on_header(&self, st: &mut EpState, slot: usize, hdr: Header) -> Option<RxState> {
+        match hdr.op {
+            Op::Msg => {
+                let src = if self.ep_type == FI_EP_MSG {
+                    FI_ADDR_NOTAVAIL
+                } else {
+                    Self::src_of(st, slot)
+                };
+                let len = hdr.len as usize;
+                prov_log!(
+                    PROV,
+                    FI_LOG_DEBUG,
+                    FI_LOG_EP_DATA,
+                    "message from {src:#x}: {len} bytes, tag {:?}",
+                    hdr.tag()
+                );
+                match st.rxq.place(src, hdr.tag(), len) {
+                    Placement::Posted { recv, region, keep } => Some(RxState::Payload {
+                        hdr,
+                        dest: Dest::Posted { recv, region, keep },
+                        got: 0,
+                    }),
+                    Placement::Unexpected => {
+                        if st.rxq.unexpected_room(len) {
+                            Some(RxState::Payload {
+                                hdr,
+                                dest: Dest::Buffer(vec![0u8; len]),
+                                got: 0,
+                            })
+                        } else {
+                            Some(RxState::Paused { hdr })
+                        }
+                    }
+                }
+            }
+            Op::Hello | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
+                if hdr.len > MAX_CONTROL {
+                    self.close_conn(st, slot, FI_EIO, "oversized control frame");
+                    return None;
+                }
+                Some(RxState::Payload {
+                    hdr,
+                    dest: Dest::Buffer(vec![0u8; hdr.len as usize]),
+                    got: 0,
+                })
+            }
+            Op::Ack => {
+                if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
+                    st.sinks.tx_done(d.ctx, d.flags, d.tagged);
+                }
+                None
+            }
+            Op::Shutdown => {
+                self.close_conn(st, slot, FI_ECONNRESET, "peer shut down");
+                None
+            }
+        }
+    }
+
+    /// A whole frame was read.
+    fn on_frame(&self, st: &mut EpState, slot: usize, hdr: Header, dest: Dest) {
+        match (hdr.op, dest) {
+            (Op::Msg, Dest::Posted { recv, region, keep }) => {
+                let src = if self.ep_type == FI_EP_MSG {
+                    FI_ADDR_NOTAVAIL
+                } else {
+                    Self::src_of(st, slot)
+                };
+                let cap: usize = region.iter().map(IoBuf::len).sum();
+                let n = (hdr.len as usize).min(cap);
+                let sinks = st.sinks.clone();
+                complete_into(
+                    &recv,
+                    &region,
+                    n,
+                    hdr.len as usize - n,
+                    hdr.cq_data(),
+                    hdr.tag(),
+                    src,
+                    &sinks,
+                    hdr.tag().is_some(),
+                    !keep,
+                );
+                self.ack(st, slot, &hdr);
+            }
+            (Op::Msg, Dest::Buffer(payload)) => {
+                let src = if self.ep_type == FI_EP_MSG {
+                    FI_ADDR_NOTAVAIL
+                } else {
+                    Self::src_of(st, slot)
+                };
+                st.rxq.push_unexpected(Unexpected {
+                    src,
+                    tag: hdr.tag(),
+                    data: hdr.cq_data(),
+                    payload,
+                    claimed: None,
+                });
+                self.ack(st, slot, &hdr);
+            }
+            (Op::Hello, Dest::Buffer(b)) => {
+                let Some(peer) = (unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) }) else {
+                    self.close_conn(st, slot, FI_EIO, "malformed hello");
+                    return;
+                };
+                if let Some(c) = st.conns[slot].as_mut() {
+                    c.peer = Some(peer);
+                    c.fi_addr = FI_ADDR_NOTAVAIL;
+                }
+                st.by_peer.entry(peer).or_insert(slot);
+            }
+            (Op::ConnAccept, Dest::Buffer(data)) => {
+                if st.msg == MsgState::Connecting(slot) {
+                    st.msg = MsgState::Connected(slot);
+                    if let Some(eq) = &st.eq {
+                        let _ = eq.push(Event {
+                            event: FI_CONNECTED as u32,
+                            data: EventData::Cm {
+                                fid: st.fid,
+                                info: None,
+                                data,
+                            },
+                        });
+                    }
+                }
+            }
+            (Op::ConnReject, Dest::Buffer(data)) => {
+                if st.msg == MsgState::Connecting(slot) {
+                    st.msg = MsgState::Down;
+                    if let Some(eq) = &st.eq {
+                        eq.push_err(EqError {
+                            fid: st.fid,
+                            err: FI_ECONNREFUSED,
+                            err_data: data,
+                            ..Default::default()
+                        });
+                    }
+                    if let Some(c) = st.conns[slot].take() {
+                        self.epoll.remove(c.stream.as_raw_fd());
+                    }
+                }
+            }
+            _ => self.close_conn(st, slot, FI_EIO, "unexpected frame"),
+        }
+    }
+
+    fn ack(&self, st: &mut EpState, slot: usize, hdr: &Header) {
+        if hdr.flags & crate::wire::FLAG_ACK_REQ != 0 {
+            let item = Self::control_item(Op::Ack, Vec::new(), hdr.msg_id);
+            let _ = self.submit(st, slot, item);
+        }
+    }
+
+    /// Reads everything a connection has.
+    fn read_conn(&self, st: &mut EpState, slot: usize) {
+        let mut scratch = [0u8; 16384];
+        loop {
+            let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
+                return;
+            };
+            let fd = c.stream.as_raw_fd();
+            let rx = std::mem::replace(
+                &mut c.rx,
+                RxState::Header {
+                    buf: [0; HEADER_LEN],
+                    got: 0,
+                },
+            );
+            match rx {
+                RxState::Paused { hdr } => {
+                    // Retry placement: a receive may have been posted.
+                    let next = self.on_header(st, slot, hdr);
+                    match next {
+                        Some(RxState::Paused { hdr }) => {
+                            if let Some(c) = st.conns[slot].as_mut() {
+                                c.rx = RxState::Paused { hdr };
+                            }
+                            return;
+                        }
+                        Some(s) => {
+                            if let Some(c) = st.conns[slot].as_mut() {
+                                c.rx = s;
+                            }
+                        }
+                        None => {}
+                    }
+                }
+                RxState::Header { mut buf, mut got } => match sock::read(fd, &mut buf[got..]) {
+                    Ok(0) => {
+                        self.close_conn(st, slot, FI_ECONNRESET, "peer closed the connection");
+                        return;
+                    }
+                    Ok(n) => {
+                        got += n;
+                        if got < HEADER_LEN {
+                            c.rx = RxState::Header { buf, got };
+                            continue;
+                        }
+                        let hdr = match Header::decode(&buf, attrs::MAX_MSG as u64) {
+                            Ok(h) => h,
+                            Err(e) => {
+                                let why = format!("malformed frame: {e}");
+                                self.close_conn(st, slot, FI_EIO, &why);
+                                return;
+                            }
+                        };
+                        match self.on_header(st, slot, hdr) {
+                            Some(RxState::Payload { hdr, dest, .. }) if hdr.len == 0 => {
+                                self.on_frame(st, slot, hdr, dest)
+                            }
+                            Some(s) => {
+                                if let Some(c) = st.conns[slot].as_mut() {
+                                    c.rx = s;
+                                }
+                            }
+                            None => {}
+                        }
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        c.rx = RxState::Header { buf, got };
+                        return;
+                    }
+                    Err(e) => {
+                        let why = e.to_string();
+                        self.close_conn(st, slot, FI_ECONNRESET, &why);
+                        return;
+                    }
+                },
+                RxState::Payload {
+                    hdr,
+                    mut dest,
+                    mut got,
+                } => {
+                    let want = (hdr.len - got) as usize;
+                    let r = match &mut dest {
+                        Dest::Posted { region, .. } => {
+                            let cap: usize = region.iter().map(IoBuf::len).sum();
+                            if (got as usize) < cap {
+                                // Find the segment holding offset `got`.
+                                let mut off = got as usize;
+                                let mut target: &mut [u8] = &mut [];
+                                for b in region.iter() {
+                                    if off < b.len() {
+                                        target = &mut b.as_mut_slice()[off..];
+                                        break;
+                                    }
+                                    off -= b.len();
+                                }
+                                let k = target.len().min(want);
+                                sock::read(fd, &mut target[..k])
+                            } else {
+                                let k = scratch.len().min(want);
+                                sock::read(fd, &mut scratch[..k])
+                            }
+                        }
+                        Dest::Buffer(v) => {
+                            let start = got as usize;
+                            sock::read(fd, &mut v[start..start + want])
+                        }
+                    };
+                    match r {
+                        Ok(0) => {
+                            c.rx = RxState::Payload { hdr, dest, got };
+                            self.close_conn(
+                                st,
+                                slot,
+                                FI_ECONNRESET,
+                                "peer closed the connection mid-message",
+                            );
+                            return;
+                        }
+                        Ok(n) => {
+                            got += n as u64;
+                            if got == hdr.len {
+                                self.on_frame(st, slot, hdr, dest);
+                            } else {
+                                c.rx = RxState::Payload { hdr, dest, got };
+                            }
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                            c.rx = RxState::Payload { hdr, dest, got };
+                            return;
+                        }
+                        Err(e) => {
+                            c.rx = RxState::Payload { hdr, dest, got };
+                            let why = e.to_string();
+                            self.close_conn(st, slot, FI_ECONNRESET, &why);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_writable(&self, st: &mut EpState, slot: usize) {
+        let Some(c) = st.conns[slot].as_mut() else {
+            return;
+        };
+        if c.state == ConnState::Connecting {
+            if let Some(e) = sock::take_error(&c.stream) {
+                let why = format!("connect failed: {e}");
+                self.close_conn(st, slot, FI_ECONNREFUSED, &why);
+                return;
+            }
+            c.state = ConnState::Open;
+        }
+        self.flush(st, slot);
+    }
+
+    fn accept_all(&self, st: &mut EpState) {
+        loop {
+            let Some(l) = &st.listener else { return };
+            match l.accept() {
+                Ok((s, _)) => {
+                    let conn = Conn::new(s, ConnState::Open, None);
+                    self.add_conn(st, conn, false);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_CTRL, "accept failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn read_udp(&self, st: &mut EpState) {
+        let mut buf = vec![0u8; 65536];
+        loop {
+            let Some(u) = &st.udp else { return };
+            let (n, from) = match u.recv_from(&mut buf) {
+                Ok(x) => x,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => return,
+            };
+            let Ok(hdr) = Header::decode(&buf[..n], attrs::DGRAM_MAX_MSG as u64) else {
+                prov_log!(
+                    PROV,
+                    FI_LOG_WARN,
+                    FI_LOG_EP_DATA,
+                    "dropped a malformed datagram from {from}"
+                );
+                continue;
+            };
+            if hdr.op != Op::Msg || hdr.len as usize != n - HEADER_LEN {
+                prov_log!(
+                    PROV,
+                    FI_LOG_WARN,
+                    FI_LOG_EP_DATA,
+                    "dropped an inconsistent datagram from {from}"
+                );
+                continue;
+            }
+            let payload = &buf[HEADER_LEN..n];
+            let src = st
+                .av
+                .as_ref()
+                .map_or(FI_ADDR_NOTAVAIL, |av| av.reverse(&from));
+            match st.rxq.place(src, None, payload.len()) {
+                Placement::Posted { recv, region, keep } => {
+                    let k = scatter(&region, 0, payload);
+                    let sinks = st.sinks.clone();
+                    complete_into(
+                        &recv,
+                        &region,
+                        k,
+                        payload.len() - k,
+                        hdr.cq_data(),
+                        None,
+                        src,
+                        &sinks,
+                        false,
+                        !keep,
+                    );
+                }
+                Placement::Unexpected => {
+                    if st.rxq.unexpected.len() < DGRAM_UNEXPECTED {
+                        st.rxq.push_unexpected(Unexpected {
+                            src,
+                            tag: None,
+                            data: hdr.cq_data(),
+                            payload: payload.to_vec(),
+                            claimed: None,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    fn progress_locked(&self, st: &mut EpState) {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 32];
+        let n = self.epoll.wait(&mut evs, 0);
+        for ev in &evs[..n] {
+            let (token, bits) = (ev.u64, ev.events);
+            match token {
+                TOKEN_LISTENER => self.accept_all(st),
+                TOKEN_UDP => self.read_udp(st),
+                t => {
+                    let slot = (t - TOKEN_CONN) as usize;
+                    if bits & libc::EPOLLOUT as u32 != 0 {
+                        self.on_writable(st, slot);
+                    }
+                    if bits
+                        & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR)
+                            as u32
+                        != 0
+                    {
+                        let connecting = st
+                            .conns
+                            .get(slot)
+                            .and_then(Option::as_ref)
+                            .is_some_and(|c| c.state == ConnState::Connecting);
+                        if connecting {
+                            self.on_writable(st, slot);
+                        }
+                        self.read_conn(st, slot);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Retries connections paused for lack of unexpected-message room.
+    fn resume_paused(&self, st: &mut EpState) {
+        let paused: Vec<usize> = st
+            .conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.as_ref()
+                    .is_some_and(|c| matches!(c.rx, RxState::Paused { .. }))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for s in paused {
+            self.read_conn(st, s);
+        }
+    }
+
+    /// Takes a connection handed over by a passive endpoint (`fi_accept`).
+    fn adopt(&self, st: &mut EpState, pending: crate::pep::PendingConn, data: &[u8]) -> Result<()> {
+        let mut conn = Conn::new(pending.stream, ConnState::Open, Some(pending.peer));
+        conn.rx = pending.rx;
+        let slot = self.add_conn(st, conn, false);
+        st.msg = MsgState::Connected(slot);
+        self.submit(
+            st,
+            slot,
+            Self::control_item(Op::ConnAccept, data.to_vec(), 0),
+        )?;
+        if let Some(eq) = &st.eq {
+            let _ = eq.push(Event {
+                event: FI_CONNECTED as u32,
+                data: EventData::Cm {
+                    fid: st.fid,
+                    info: None,
+                    data: Vec::new(),
+                },
+            });
+        }
+        // Anything the peer sent right after its request is already queued.
+        self.read_conn(st, slot);
+        Ok(())
+    }
+}
+
+impl Progress for SockEp {
+    fn progress(&self) {
+        let Ok(mut st) = self.st.try_lock() else {
+            return;
+        };
+        self.progress_locked(&mut st);
+    }
+
+    fn wait_fd(&self) -> Option<RawFd> {
+        Some(self.epoll.raw())
+    }
+}
+
+impl EndpointOps for SockEp {
+    fn bind(&self, b: Binding) -> Result<()> {
+        let mut st = self.lock();
+        if st.enabled && !matches!(b, Binding::Eq(_)) {
+            return Err(Error::Other(FI_EOPBADSTATE));
+        }
+        let me = self.weak_progress();
+        match b {
+            Binding::Cq(cq, flags) => {
+                if flags & (FI_TRANSMIT | FI_RECV) == 0 {
+                    return Err(Error::BadFlags);
+                }
+                let selective = flags & FI_SELECTIVE_COMPLETION != 0;
+                if flags & FI_TRANSMIT != 0 {
+                    st.sinks.tx_cq = Some(cq.clone());
+                    st.sinks.tx_selective = selective;
+                }
+                if flags & FI_RECV != 0 {
+                    st.sinks.rx_cq = Some(cq.clone());
+                    st.sinks.rx_selective = selective;
+                }
+                cq.add_source(me);
+            }
+            Binding::Cntr(c, flags) => {
+                if flags & FI_SEND != 0 {
+                    st.sinks.send_cntr = Some(c.clone());
+                }
+                if flags & FI_RECV != 0 {
+                    st.sinks.recv_cntr = Some(c.clone());
+                }
+                if flags & !(FI_SEND | FI_RECV) != 0 {
+                    prov_log!(
+                        PROV,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_CTRL,
+                        "counter events {:#x} never occur: no RMA",
+                        flags
+                    );
+                }
+                c.add_source(me);
+            }
+            Binding::Eq(eq) => {
+                eq.add_source(me);
+                st.eq = Some(eq);
+            }
+            Binding::Av(av) => {
+                if self.ep_type == FI_EP_MSG {
+                    return Err(Error::Inval);
+                }
+                st.av = Some(av);
+            }
+        }
+        Ok(())
+    }
+
+    fn enable(&self) -> Result<()> {
+        let mut st = self.lock();
+        if st.enabled {
+            return Ok(());
+        }
+        if st.sinks.tx_cq.is_none() && st.sinks.send_cntr.is_none() && self.info.caps & FI_SEND != 0
+        {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "fi_enable: no transmit CQ or counter bound"
+            );
+            return Err(Error::Other(FI_ENOCQ));
+        }
+        if st.sinks.rx_cq.is_none() && st.sinks.recv_cntr.is_none() && self.info.caps & FI_RECV != 0
+        {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "fi_enable: no receive CQ or counter bound"
+            );
+            return Err(Error::Other(FI_ENOCQ));
+        }
+        match self.ep_type {
+            FI_EP_RDM => {
+                if st.av.is_none() {
+                    prov_log!(
+                        PROV,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_CTRL,
+                        "fi_enable: RDM endpoint without an AV"
+                    );
+                    return Err(Error::Other(FI_ENOAV));
+                }
+                let want = st.local.unwrap_or_else(|| self.bind_addr());
+                let l = TcpListener::bind(want).map_err(|e| {
+                    prov_log!(
+                        PROV,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_CTRL,
+                        "cannot listen on {want}: {e}"
+                    );
+                    if e.kind() == ErrorKind::AddrInUse {
+                        Error::Other(FI_EADDRINUSE)
+                    } else {
+                        Error::Other(FI_EADDRNOTAVAIL)
+                    }
+                })?;
+                l.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
+                st.local = l.local_addr().ok();
+                self.epoll
+                    .add(l.as_raw_fd(), TOKEN_LISTENER, false)
+                    .map_err(|_| Error::Other(FI_EIO))?;
+                st.listener = Some(l);
+            }
+            FI_EP_DGRAM => {
+                if st.av.is_none() {
+                    return Err(Error::Other(FI_ENOAV));
+                }
+                let want = st.local.unwrap_or_else(|| self.bind_addr());
+                let u = UdpSocket::bind(want).map_err(|e| {
+                    prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_CTRL, "cannot bind {want}: {e}");
+                    Error::Other(FI_EADDRNOTAVAIL)
+                })?;
+                u.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
+                st.local = u.local_addr().ok();
+                self.epoll
+                    .add(u.as_raw_fd(), TOKEN_UDP, false)
+                    .map_err(|_| Error::Other(FI_EIO))?;
+                st.udp = Some(u);
+            }
+            _ => {
+                if st.eq.is_none() {
+                    prov_log!(
+                        PROV,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_CTRL,
+                        "fi_enable: MSG endpoint without an EQ"
+                    );
+                    return Err(Error::Other(FI_ENOEQ));
+                }
+            }
+        }
+        st.rxq.posted.reserve(attrs::QUEUE_SIZE);
+        st.enabled = true;
+        drop(st);
+        self.domain.register(self.me.clone());
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut st = self.lock();
+        let slots: Vec<usize> = (0..st.conns.len())
+            .filter(|&i| st.conns[i].is_some())
+            .collect();
+        for s in slots {
+            if let Some(c) = st.conns[s].as_mut() {
+                if self.ep_type == FI_EP_MSG && c.state == ConnState::Open && c.txq.is_empty() {
+                    let item = Self::control_item(Op::Shutdown, Vec::new(), 0);
+                    let mut item = item;
+                    let _ = c.write_item(&mut item);
+                }
+            }
+            if let Some(c) = st.conns[s].take() {
+                self.epoll.remove(c.stream.as_raw_fd());
+            }
+        }
+        st.listener = None;
+        st.udp = None;
+        st.enabled = false;
+        let me = self.weak_progress();
+        if let Some(cq) = &st.sinks.tx_cq {
+            cq.remove_source(&me);
+        }
+        if let Some(cq) = &st.sinks.rx_cq {
+            cq.remove_source(&me);
+        }
+        if let Some(eq) = &st.eq {
+            eq.remove_source(&me);
+        }
+        st.sinks = Sinks::default();
+    }
+
+    fn cancel(&self, context: usize) -> Result<()> {
+        let mut st = self.lock();
+        let sinks = st.sinks.clone();
+        if st.rxq.cancel(context, &sinks) {
+            Ok(())
+        } else {
+            Err(Error::NoEnt)
+        }
+    }
+
+    fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
+        if level != FI_OPT_ENDPOINT {
+            return Err(Error::Other(FI_ENOPROTOOPT));
+        }
+        match name {
+            FI_OPT_MIN_MULTI_RECV => Ok(OptValue::Size(self.lock().rxq.min_multi_recv)),
+            FI_OPT_CM_DATA_SIZE => Ok(OptValue::Size(attrs::CM_DATA_SIZE)),
+            _ => Err(Error::Other(FI_ENOPROTOOPT)),
+        }
+    }
+
+    fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
+        if level != FI_OPT_ENDPOINT {
+            return Err(Error::Other(FI_ENOPROTOOPT));
+        }
+        match (name, v) {
+            (FI_OPT_MIN_MULTI_RECV, OptValue::Size(n)) => {
+                self.lock().rxq.min_multi_recv = n;
+                Ok(())
+            }
+            _ => Err(Error::Other(FI_ENOPROTOOPT)),
+        }
+    }
+
+    fn getname(&self) -> Result<Vec<u8>> {
+        let st = self.lock();
+        let a = match st.local {
+            Some(a) => a,
+            None => match st.msg {
+                MsgState::Connected(s) | MsgState::Connecting(s) => st.conns[s]
+                    .as_ref()
+                    .and_then(|c| c.stream.local_addr().ok())
+                    .ok_or(Error::Other(FI_EOPBADSTATE))?,
+                _ => {
+                    // Not bound yet: report the entry's source address.
+                    self.bind_addr()
+                }
+            },
+        };
+        Ok(addr::to_sockaddr(&a))
+    }
+
+    fn setname(&self, a: &[u8]) -> Result<()> {
+        let mut st = self.lock();
+        if st.enabled {
+            return Err(Error::Other(FI_EOPBADSTATE));
+        }
+        let sa = unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?;
+        st.local = Some(sa);
+        Ok(())
+    }
+
+    fn getpeer(&self) -> Result<Vec<u8>> {
+        let st = self.lock();
+        match st.msg {
+            MsgState::Connected(s) => st.conns[s]
+                .as_ref()
+                .and_then(|c| c.peer.or_else(|| c.stream.peer_addr().ok()))
+                .map(|p| addr::to_sockaddr(&p))
+                .ok_or(Error::Other(FI_ENOTCONN)),
+            _ => Err(Error::Other(FI_ENOTCONN)),
+        }
+    }
+
+    fn connect(&self, a: &[u8], data: &[u8]) -> Result<()> {
+        if self.ep_type != FI_EP_MSG {
+            return Err(Error::NoSys);
+        }
+        if data.len() > attrs::CM_DATA_SIZE {
+            return Err(Error::Inval);
+        }
+        let sa = unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?;
+        let mut st = self.lock();
+        if !st.enabled {
+            return Err(Error::Other(FI_EOPBADSTATE));
+        }
+        if st.msg != MsgState::Idle {
+            return Err(Error::Other(FI_EISCONN));
+        }
+        let stream = sock::connect_nonblocking(&sa).map_err(|_| Error::Other(FI_ECONNREFUSED))?;
+        let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
+        conn.txq
+            .push_back(Self::control_item(Op::ConnReq, data.to_vec(), 0));
+        st.tx_queued += 1;
+        let slot = self.add_conn(&mut st, conn, true);
+        st.msg = MsgState::Connecting(slot);
+        Ok(())
+    }
+
+    fn accept(&self, data: &[u8]) -> Result<()> {
+        if self.ep_type != FI_EP_MSG {
+            return Err(Error::NoSys);
+        }
+        if data.len() > attrs::CM_DATA_SIZE {
+            return Err(Error::Inval);
+        }
+        let mut st = self.lock();
+        if st.msg != MsgState::Idle {
+            return Err(Error::Other(FI_EISCONN));
+        }
+        if st.eq.is_none() {
+            return Err(Error::Other(FI_ENOEQ));
+        }
+        let Some(pending) = crate::pep::take_pending(self.info.handle) else {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "fi_accept: info->handle is not a pending connection request"
+            );
+            return Err(Error::Inval);
+        };
+        self.adopt(&mut st, pending, data)
+    }
+
+    fn shutdown(&self, _flags: u64) -> Result<()> {
+        let mut st = self.lock();
+        let MsgState::Connected(slot) = st.msg else {
+            return Err(Error::Other(FI_ENOTCONN));
+        };
+        let item = Self::control_item(Op::Shutdown, Vec::new(), 0);
+        if let Some(c) = st.conns[slot].as_mut() {
+            let mut item = item;
+            let _ = c.write_item(&mut item);
+        }
+        if let Some(c) = st.conns[slot].take() {
+            self.epoll.remove(c.stream.as_raw_fd());
+            let _ = c.stream.shutdown(std::net::Shutdown::Both);
+            for item in c.txq {
+                if let Some(d) = item.done {
+                    st.sinks.tx_err(d.ctx, d.tagged, FI_ECANCELED);
+                }
+            }
+        }
+        st.msg = MsgState::Down;
+        let sinks = st.sinks.clone();
+        st.rxq.fail_all(FI_ECANCELED, &sinks);
+        Ok(())
+    }
+
+    fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
+            return Err(Error::BadFlags);
+        }
+        let mut st = self.lock();
+        if !st.enabled && self.ep_type != FI_EP_MSG {
+            return Err(Error::Other(FI_EOPBADSTATE));
+        }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+            self.progress_locked(&mut st);
+            if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if op.flags & FI_PEEK != 0 {
+            // Let whatever has arrived be seen.
+            self.progress_locked(&mut st);
+        }
+        // Without FI_DIRECTED_RECV the source address of a receive is ignored.
+        let directed;
+        let op = if self.info.caps & FI_DIRECTED_RECV == 0 && op.src != FI_ADDR_UNSPEC {
+            directed = RecvOp {
+                src: FI_ADDR_UNSPEC,
+                ..*op
+            };
+            &directed
+        } else {
+            op
+        };
+        let sinks = st.sinks.clone();
+        prov_log!(
+            PROV,
+            FI_LOG_DEBUG,
+            FI_LOG_EP_DATA,
+            "recv posted: src {:#x} ctx {:#x} len {} tag {:?} flags {:#x}",
+            op.src,
+            op.context,
+            iov_len(op.iov),
+            op.tag,
+            op.flags
+        );
+        st.rxq.post(op, &sinks);
+        self.resume_paused(&mut st);
+        Ok(())
+    }
+
+    fn send(&self, op: &SendOp<'_>) -> Result<()> {
+        let len = iov_len(op.iov);
+        let max = if self.ep_type == FI_EP_DGRAM {
+            attrs::DGRAM_MAX_MSG
+        } else {
+            attrs::MAX_MSG
+        };
+        if len > max {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "message of {len} bytes exceeds max_msg_size {max}"
+            );
+            return Err(Error::Other(FI_EMSGSIZE));
+        }
+        if op.flags & FI_INJECT != 0 && len > attrs::INJECT_SIZE {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "inject of {len} bytes exceeds inject_size {}",
+                attrs::INJECT_SIZE
+            );
+            return Err(Error::Other(FI_EMSGSIZE));
+        }
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        let mut st = self.lock();
+        if !st.enabled {
+            return Err(Error::Other(FI_EOPBADSTATE));
+        }
+        if st.tx_queued >= attrs::QUEUE_SIZE {
+            self.progress_locked(&mut st);
+            if st.tx_queued >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        let tagged = op.tag.is_some();
+        let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
+        let msg_id = st.next_msg_id;
+        st.next_msg_id += 1;
+        let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
+        if self.ep_type == FI_EP_DGRAM {
+            let av = st.av.clone().ok_or(Error::Other(FI_ENOAV))?;
+            let dest = av.sockaddr(op.dest).ok_or(Error::Inval)?;
+            let mut bytes = Vec::with_capacity(HEADER_LEN + len);
+            bytes.extend_from_slice(&hdr.encode());
+            for b in op.iov {
+                bytes.extend_from_slice(b.as_slice());
+            }
+            let u = st.udp.as_ref().ok_or(Error::Other(FI_EOPBADSTATE))?;
+            match u.send_to(&bytes, dest) {
+                Ok(_) => st.sinks.tx_done(op.context, op.flags, false),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Err(Error::Again),
+                Err(e) => {
+                    prov_log!(
+                        PROV,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_DATA,
+                        "datagram to {dest} failed: {e}"
+                    );
+                    st.sinks.tx_err(op.context, false, FI_EIO);
+                }
+            }
+            return Ok(());
+        }
+        let slot = match self.ep_type {
+            FI_EP_MSG => match st.msg {
+                MsgState::Connected(s) => s,
+                _ => return Err(Error::Other(FI_ENOTCONN)),
+            },
+            _ => self.rdm_slot(&mut st, op.dest)?,
+        };
+        // SAFETY: a zero-length IoBuf at NULL is never dereferenced.
+        let mut iov = [unsafe { IoBuf::new(core::ptr::null_mut(), 0) }; attrs::IOV_LIMIT];
+        let n = op.iov.len().min(iov.len());
+        iov[..n].copy_from_slice(&op.iov[..n]);
+        let item = TxItem {
+            hdr: hdr.encode(),
+            data: TxData::User { iov, n },
+            total: HEADER_LEN + len,
+            off: 0,
+            done: Some(TxDone {
+                ctx: op.context,
+                flags: op.flags,
+                tagged,
+                ack: want_ack.then_some(msg_id),
+            }),
+        };
+        self.submit(&mut st, slot, item)
+    }
+
+    fn rx_size_left(&self) -> Result<usize> {
+        Ok(attrs::QUEUE_SIZE.saturating_sub(self.lock().rxq.posted_count()))
+    }
+
+    fn tx_size_left(&self) -> Result<usize> {
+        Ok(attrs::QUEUE_SIZE.saturating_sub(self.lock().tx_queued))
+    }
+
+    fn as_progress(&self) -> Option<Weak<dyn Progress>> {
+        Some(self.weak_progress())
+    }
+
+    fn set_fid(&self, fid: usize) {
+        self.lock().fid = fid;
+    }
+}

@@ -1,0 +1,48 @@
+//! oxifabric's sockets provider: `FI_EP_MSG` and `FI_EP_RDM` over TCP,
+//! `FI_EP_DGRAM` over UDP, with two-sided messaging (`fi_msg`,
+//! `fi_tagged`). One-sided operations are not implemented yet and are not
+//! advertised.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod attrs;
+mod conn;
+mod domain;
+mod ep;
+mod fabric;
+mod iface;
+mod pep;
+mod rx;
+mod sinks;
+mod sock;
+pub mod wire;
+
+use oxifabric::error::Result;
+use oxifabric::info::FabricAttr;
+use oxifabric::ops::FabricOps;
+use oxifabric::provider::{Provider, Request};
+use std::sync::Arc;
+
+/// The provider's registration.
+pub struct Sockets;
+
+/// The instance the library lists.
+pub static PROVIDER: Sockets = Sockets;
+
+impl Provider for Sockets {
+    fn name(&self) -> &'static str {
+        "sockets"
+    }
+
+    fn version(&self) -> u32 {
+        attrs::PROV_VERSION
+    }
+
+    fn getinfo(&self, req: &Request<'_>) -> Result<Vec<oxifabric::info::Info>> {
+        attrs::getinfo(req)
+    }
+
+    fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
+        let _ = attr;
+        Ok(Arc::new(fabric::SockFabric))
+    }
+}

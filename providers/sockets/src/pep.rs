@@ -1,0 +1,366 @@
+//! Passive endpoints: listen for MSG connection requests, report each as an
+//! `FI_CONNREQ` event whose `info->handle` names it, and hand the socket to
+//! the endpoint that accepts it (or answer a rejection).
+
+use crate::conn::RxState;
+use crate::sock::{self, Epoll};
+use crate::wire::{Header, Op, HEADER_LEN};
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::Info;
+use oxifabric::ops::PassiveEpOps;
+use oxifabric::prov_log;
+use oxifabric::service::eq::{Event, EventData, EventQueue};
+use oxifabric::service::progress::Progress;
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+const PROV: &str = "sockets";
+
+/// The object `info->handle` points to: a `struct fid` of class
+/// `FI_CLASS_CONNREQ`, so the application holds a real fid-shaped pointer.
+#[repr(C)]
+struct ConnReqToken {
+    fid: fid,
+}
+
+/// A connection request waiting for `fi_accept` or `fi_reject`.
+pub struct PendingConn {
+    pub stream: TcpStream,
+    pub peer: SocketAddr,
+    /// What was read after the request (normally the start of a header).
+    pub rx: RxState,
+}
+
+fn pending() -> &'static Mutex<HashMap<usize, PendingConn>> {
+    static P: OnceLock<Mutex<HashMap<usize, PendingConn>>> = OnceLock::new();
+    P.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn new_token() -> usize {
+    let t = Box::new(ConnReqToken {
+        fid: fid {
+            fclass: FI_CLASS_CONNREQ as usize,
+            context: core::ptr::null_mut(),
+            ops: core::ptr::null_mut(),
+        },
+    });
+    Box::into_raw(t) as usize
+}
+
+/// Takes a pending request by its handle; frees the handle.
+pub fn take_pending(handle: usize) -> Option<PendingConn> {
+    let p = pending()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&handle)?;
+    // SAFETY: every key was produced by new_token and is removed once.
+    drop(unsafe { Box::from_raw(handle as *mut ConnReqToken) });
+    Some(p)
+}
+
+/// An accepted socket whose request frame is still being read.
+struct Incoming {
+    stream: TcpStream,
+    peer: SocketAddr,
+    buf: Vec<u8>,
+}
+
+struct PepState {
+    listener: Option<TcpListener>,
+    local: Option<SocketAddr>,
+    eq: Option<Arc<EventQueue>>,
+    incoming: Vec<Option<Incoming>>,
+    mine: Vec<usize>,
+    backlog: i32,
+    fid: usize,
+}
+
+/// A sockets passive endpoint.
+pub struct SockPep {
+    me: Weak<SockPep>,
+    info: Info,
+    epoll: Epoll,
+    st: Mutex<PepState>,
+}
+
+impl SockPep {
+    pub fn new(info: &Info) -> Result<Arc<SockPep>> {
+        if info.ep.ep_type != FI_EP_MSG && info.ep.ep_type != FI_EP_UNSPEC {
+            return Err(Error::Inval);
+        }
+        let local = info
+            .src_addr
+            .as_ref()
+            .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        Ok(Arc::new_cyclic(|me| SockPep {
+            me: me.clone(),
+            info: info.clone(),
+            epoll: Epoll::new().expect("epoll"),
+            st: Mutex::new(PepState {
+                listener: None,
+                local,
+                eq: None,
+                incoming: Vec::new(),
+                mine: Vec::new(),
+                backlog: 128,
+                fid: 0,
+            }),
+        }))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, PepState> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn accept_all(&self, st: &mut PepState) {
+        loop {
+            let Some(l) = &st.listener else { return };
+            match l.accept() {
+                Ok((s, peer)) => {
+                    let _ = s.set_nonblocking(true);
+                    let _ = s.set_nodelay(true);
+                    let slot = st
+                        .incoming
+                        .iter()
+                        .position(Option::is_none)
+                        .unwrap_or_else(|| {
+                            st.incoming.push(None);
+                            st.incoming.len() - 1
+                        });
+                    let _ = self.epoll.add(s.as_raw_fd(), 1 + slot as u64, false);
+                    st.incoming[slot] = Some(Incoming {
+                        stream: s,
+                        peer,
+                        buf: Vec::new(),
+                    });
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Reads the request frame of one incoming socket (header and data).
+    fn read_incoming(&self, st: &mut PepState, slot: usize) {
+        let Some(inc) = st.incoming.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        let mut chunk = [0u8; 512];
+        loop {
+            let need = if inc.buf.len() < HEADER_LEN {
+                HEADER_LEN - inc.buf.len()
+            } else {
+                match Header::decode(&inc.buf[..HEADER_LEN], crate::attrs::CM_DATA_SIZE as u64) {
+                    Ok(h) if h.op == Op::ConnReq => HEADER_LEN + h.len as usize - inc.buf.len(),
+                    _ => {
+                        prov_log!(
+                            PROV,
+                            FI_LOG_WARN,
+                            FI_LOG_EP_CTRL,
+                            "dropping a malformed connection request from {}",
+                            inc.peer
+                        );
+                        self.drop_incoming(st, slot);
+                        return;
+                    }
+                }
+            };
+            if need == 0 {
+                break;
+            }
+            match sock::read(inc.stream.as_raw_fd(), &mut chunk[..need.min(512)]) {
+                Ok(0) => {
+                    self.drop_incoming(st, slot);
+                    return;
+                }
+                Ok(n) => inc.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    self.drop_incoming(st, slot);
+                    return;
+                }
+            }
+        }
+        let Some(inc) = st.incoming[slot].take() else {
+            return;
+        };
+        self.epoll.remove(inc.stream.as_raw_fd());
+        let data = inc.buf[HEADER_LEN..].to_vec();
+        let token = new_token();
+        let mut info = self.info.clone();
+        info.handle = token;
+        info.dest_addr = Some(addr::to_sockaddr(&inc.peer));
+        info.addr_format = if inc.peer.is_ipv4() {
+            FI_SOCKADDR_IN as u32
+        } else {
+            FI_SOCKADDR_IN6 as u32
+        };
+        info.src_addr = st.local.map(|l| addr::to_sockaddr(&l));
+        info.ep.ep_type = FI_EP_MSG;
+        pending().lock().unwrap_or_else(|p| p.into_inner()).insert(
+            token,
+            PendingConn {
+                stream: inc.stream,
+                peer: inc.peer,
+                rx: RxState::Header {
+                    buf: [0; HEADER_LEN],
+                    got: 0,
+                },
+            },
+        );
+        st.mine.push(token);
+        if let Some(eq) = &st.eq {
+            let ev = Event {
+                event: FI_CONNREQ as u32,
+                data: EventData::Cm {
+                    fid: st.fid,
+                    info: Some(Box::new(info)),
+                    data,
+                },
+            };
+            if eq.push(ev).is_err() {
+                prov_log!(
+                    PROV,
+                    FI_LOG_WARN,
+                    FI_LOG_EP_CTRL,
+                    "event queue full: connection request dropped"
+                );
+                drop(take_pending(token));
+            }
+        }
+    }
+
+    fn drop_incoming(&self, st: &mut PepState, slot: usize) {
+        if let Some(inc) = st.incoming[slot].take() {
+            self.epoll.remove(inc.stream.as_raw_fd());
+        }
+    }
+}
+
+impl Progress for SockPep {
+    fn progress(&self) {
+        let Ok(mut st) = self.st.try_lock() else {
+            return;
+        };
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
+        let n = self.epoll.wait(&mut evs, 0);
+        for ev in &evs[..n] {
+            match ev.u64 {
+                0 => self.accept_all(&mut st),
+                t => self.read_incoming(&mut st, (t - 1) as usize),
+            }
+        }
+    }
+
+    fn wait_fd(&self) -> Option<RawFd> {
+        Some(self.epoll.raw())
+    }
+}
+
+impl PassiveEpOps for SockPep {
+    fn bind_eq(&self, eq: Arc<EventQueue>) -> Result<()> {
+        let w: Weak<dyn Progress> = self.me.clone();
+        eq.add_source(w);
+        self.lock().eq = Some(eq);
+        Ok(())
+    }
+
+    fn listen(&self) -> Result<()> {
+        let mut st = self.lock();
+        if st.listener.is_some() {
+            return Err(Error::Other(FI_EOPBADSTATE));
+        }
+        if st.eq.is_none() {
+            return Err(Error::Other(FI_ENOEQ));
+        }
+        let want = st.local.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
+        let l = TcpListener::bind(want).map_err(|e| {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "fi_listen: cannot listen on {want}: {e}"
+            );
+            if e.kind() == ErrorKind::AddrInUse {
+                Error::Other(FI_EADDRINUSE)
+            } else {
+                Error::Other(FI_EADDRNOTAVAIL)
+            }
+        })?;
+        l.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
+        st.local = l.local_addr().ok();
+        self.epoll
+            .add(l.as_raw_fd(), 0, false)
+            .map_err(|_| Error::Other(FI_EIO))?;
+        st.listener = Some(l);
+        Ok(())
+    }
+
+    fn getname(&self) -> Result<Vec<u8>> {
+        let st = self.lock();
+        let a = st.local.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
+        Ok(addr::to_sockaddr(&a))
+    }
+
+    fn setname(&self, a: &[u8]) -> Result<()> {
+        let mut st = self.lock();
+        if st.listener.is_some() {
+            return Err(Error::Other(FI_EOPBADSTATE));
+        }
+        st.local = Some(unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?);
+        Ok(())
+    }
+
+    fn reject(&self, handle: usize, data: &[u8]) -> Result<()> {
+        if data.len() > crate::attrs::CM_DATA_SIZE {
+            return Err(Error::Inval);
+        }
+        let Some(p) = take_pending(handle) else {
+            return Err(Error::Inval);
+        };
+        self.lock().mine.retain(|t| *t != handle);
+        let mut h = Header::control(Op::ConnReject, 0);
+        h.len = data.len() as u64;
+        let mut frame = h.encode().to_vec();
+        frame.extend_from_slice(data);
+        let _ = p.stream.set_nonblocking(false);
+        let _ = p
+            .stream
+            .set_write_timeout(Some(std::time::Duration::from_secs(1)));
+        let _ = std::io::Write::write_all(&mut &p.stream, &frame);
+        Ok(())
+    }
+
+    fn set_backlog(&self, n: i32) -> Result<()> {
+        self.lock().backlog = n.max(1);
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut st = self.lock();
+        st.listener = None;
+        for t in std::mem::take(&mut st.mine) {
+            drop(take_pending(t));
+        }
+        for s in 0..st.incoming.len() {
+            self.drop_incoming(&mut st, s);
+        }
+        if let Some(eq) = &st.eq {
+            let w: Weak<dyn Progress> = self.me.clone();
+            eq.remove_source(&w);
+        }
+    }
+
+    fn cm_data_size(&self) -> usize {
+        crate::attrs::CM_DATA_SIZE
+    }
+
+    fn set_fid(&self, fid: usize) {
+        self.lock().fid = fid;
+    }
+}

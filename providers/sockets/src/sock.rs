@@ -1,0 +1,167 @@
+//! Thin wrappers over the socket calls std does not offer: non-blocking
+//! connect, vectored non-blocking send, and an epoll set.
+
+use std::io;
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// Starts a non-blocking TCP connect; completion is signalled by
+/// writability, then checked with [`take_error`].
+pub fn connect_nonblocking(to: &SocketAddr) -> io::Result<TcpStream> {
+    let family = if to.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: plain socket creation; the fd is owned right away.
+    let fd = unsafe {
+        libc::socket(
+            family,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh socket nobody else owns.
+    let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    let raw = oxifabric::addr::to_sockaddr(to);
+    // SAFETY: raw holds a sockaddr of raw.len() bytes.
+    let rc = unsafe {
+        libc::connect(
+            fd,
+            raw.as_ptr() as *const libc::sockaddr,
+            raw.len() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
+/// The pending socket error (`SO_ERROR`), e.g. after a failed connect.
+pub fn take_error(s: &TcpStream) -> Option<io::Error> {
+    s.take_error().ok().flatten()
+}
+
+/// `sendmsg` of several buffers, non-blocking, without SIGPIPE. Returns the
+/// bytes written; `WouldBlock` when the socket is full.
+pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
+    let mut iov: [libc::iovec; 10] = unsafe { core::mem::zeroed() };
+    let n = bufs.len().min(iov.len());
+    for (i, b) in bufs.iter().take(n).enumerate() {
+        iov[i] = libc::iovec {
+            iov_base: b.as_ptr() as *mut libc::c_void,
+            iov_len: b.len(),
+        };
+    }
+    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    msg.msg_iov = iov.as_mut_ptr();
+    msg.msg_iovlen = n as _;
+    loop {
+        // SAFETY: msg points at n live iovecs.
+        let r = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// `recv` into one buffer, non-blocking. Ok(0) means the peer closed.
+pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: buf is a live writable slice.
+        let r = unsafe {
+            libc::recv(
+                fd,
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                libc::MSG_DONTWAIT,
+            )
+        };
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// An epoll set, level-triggered.
+pub struct Epoll {
+    fd: OwnedFd,
+}
+
+impl Epoll {
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: no pointers; the fd is owned right away.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Epoll {
+            // SAFETY: fresh descriptor.
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn ctl(&self, op: i32, fd: RawFd, token: u64, out: bool) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32
+                | if out { libc::EPOLLOUT as u32 } else { 0 },
+            u64: token,
+        };
+        // SAFETY: ev is a live epoll_event.
+        if unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut ev) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Watches `fd` for input (and output when `out`).
+    pub fn add(&self, fd: RawFd, token: u64, out: bool) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_ADD, fd, token, out)
+    }
+
+    /// Changes whether output readiness is watched.
+    pub fn modify(&self, fd: RawFd, token: u64, out: bool) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_MOD, fd, token, out)
+    }
+
+    /// Stops watching `fd`.
+    pub fn remove(&self, fd: RawFd) {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: ev is live; errors (already closed) do not matter.
+        unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
+    }
+
+    /// Ready tokens with their event bits, waiting up to `timeout_ms`.
+    pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {
+        // SAFETY: events is a live array.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.fd.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len() as i32,
+                timeout_ms,
+            )
+        };
+        n.max(0) as usize
+    }
+
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}

@@ -1,0 +1,250 @@
+//! The sockets provider's wire format.
+//!
+//! Every message on a TCP connection (and every UDP datagram) starts with a
+//! fixed 40-byte header, little-endian:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0 | protocol version ([`VERSION`]) |
+//! | 1 | operation ([`Op`]) |
+//! | 2..4 | flags ([`FLAG_CQ_DATA`], [`FLAG_TAGGED`], [`FLAG_ACK_REQ`]) |
+//! | 4..8 | reserved, must be zero |
+//! | 8..16 | payload length in bytes |
+//! | 16..24 | tag (tagged messages) |
+//! | 24..32 | remote CQ data (with [`FLAG_CQ_DATA`]) |
+//! | 32..40 | message id, echoed by acknowledgements |
+//!
+//! The payload follows the header. [`Header::decode`] validates everything a
+//! peer controls before any of it is used: version, operation, flags, the
+//! reserved bytes and the length against the receiver's limit. A frame that
+//! fails is a protocol error and its connection is closed.
+
+/// Version of this wire format.
+pub const VERSION: u8 = 1;
+/// Size of the fixed header.
+pub const HEADER_LEN: usize = 40;
+
+/// The payload carries remote CQ data.
+pub const FLAG_CQ_DATA: u16 = 1 << 0;
+/// The message is tagged (`fi_tsend` family).
+pub const FLAG_TAGGED: u16 = 1 << 1;
+/// The sender wants an [`Op::Ack`] once the message is delivered.
+pub const FLAG_ACK_REQ: u16 = 1 << 2;
+const KNOWN_FLAGS: u16 = FLAG_CQ_DATA | FLAG_TAGGED | FLAG_ACK_REQ;
+
+/// What a frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Op {
+    /// First frame on a new RDM connection: payload is the sender's
+    /// listening address (so the receiver can map it to an AV entry).
+    Hello = 1,
+    /// A message (tagged or not), payload is the user data.
+    Msg = 2,
+    /// Delivery acknowledgement of `msg_id`; no payload.
+    Ack = 3,
+    /// Connection request of an MSG endpoint: payload is CM private data.
+    ConnReq = 4,
+    /// Connection accepted: payload is CM private data.
+    ConnAccept = 5,
+    /// Connection rejected: payload is CM private data.
+    ConnReject = 6,
+    /// Orderly shutdown of an MSG connection.
+    Shutdown = 7,
+}
+
+impl Op {
+    fn from_u8(v: u8) -> Option<Op> {
+        Some(match v {
+            1 => Op::Hello,
+            2 => Op::Msg,
+            3 => Op::Ack,
+            4 => Op::ConnReq,
+            5 => Op::ConnAccept,
+            6 => Op::ConnReject,
+            7 => Op::Shutdown,
+            _ => return None,
+        })
+    }
+}
+
+/// A decoded, validated header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub op: Op,
+    pub flags: u16,
+    pub len: u64,
+    pub tag: u64,
+    pub data: u64,
+    pub msg_id: u64,
+}
+
+/// Why a frame was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WireError {
+    /// Fewer than [`HEADER_LEN`] bytes.
+    Short,
+    /// Unknown protocol version.
+    Version(u8),
+    /// Unknown operation.
+    Op(u8),
+    /// Unknown flag bits.
+    Flags(u16),
+    /// Reserved bytes are not zero.
+    Reserved,
+    /// Payload longer than the receiver accepts.
+    TooLong(u64),
+    /// A control frame (ack, shutdown) carries a payload it must not have.
+    UnexpectedPayload,
+}
+
+impl core::fmt::Display for WireError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            WireError::Short => write!(f, "short header"),
+            WireError::Version(v) => write!(f, "unknown protocol version {v}"),
+            WireError::Op(o) => write!(f, "unknown operation {o}"),
+            WireError::Flags(x) => write!(f, "unknown flags {x:#x}"),
+            WireError::Reserved => write!(f, "reserved header bytes are not zero"),
+            WireError::TooLong(n) => write!(f, "payload of {n} bytes exceeds the limit"),
+            WireError::UnexpectedPayload => write!(f, "control frame with a payload"),
+        }
+    }
+}
+
+impl Header {
+    /// A message header.
+    pub fn msg(len: u64, tag: Option<u64>, data: Option<u64>, msg_id: u64, ack: bool) -> Header {
+        let mut flags = 0;
+        if tag.is_some() {
+            flags |= FLAG_TAGGED;
+        }
+        if data.is_some() {
+            flags |= FLAG_CQ_DATA;
+        }
+        if ack {
+            flags |= FLAG_ACK_REQ;
+        }
+        Header {
+            op: Op::Msg,
+            flags,
+            len,
+            tag: tag.unwrap_or(0),
+            data: data.unwrap_or(0),
+            msg_id,
+        }
+    }
+
+    /// A control header with no payload.
+    pub fn control(op: Op, msg_id: u64) -> Header {
+        Header {
+            op,
+            flags: 0,
+            len: 0,
+            tag: 0,
+            data: 0,
+            msg_id,
+        }
+    }
+
+    /// Encodes into the fixed-size header bytes.
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[0] = VERSION;
+        b[1] = self.op as u8;
+        b[2..4].copy_from_slice(&self.flags.to_le_bytes());
+        b[8..16].copy_from_slice(&self.len.to_le_bytes());
+        b[16..24].copy_from_slice(&self.tag.to_le_bytes());
+        b[24..32].copy_from_slice(&self.data.to_le_bytes());
+        b[32..40].copy_from_slice(&self.msg_id.to_le_bytes());
+        b
+    }
+
+    /// Decodes and validates a header; `max_len` bounds the payload.
+    pub fn decode(b: &[u8], max_len: u64) -> Result<Header, WireError> {
+        if b.len() < HEADER_LEN {
+            return Err(WireError::Short);
+        }
+        if b[0] != VERSION {
+            return Err(WireError::Version(b[0]));
+        }
+        let op = Op::from_u8(b[1]).ok_or(WireError::Op(b[1]))?;
+        let flags = u16::from_le_bytes([b[2], b[3]]);
+        if flags & !KNOWN_FLAGS != 0 {
+            return Err(WireError::Flags(flags));
+        }
+        if b[4..8] != [0, 0, 0, 0] {
+            return Err(WireError::Reserved);
+        }
+        let u64_at = |i: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(a)
+        };
+        let len = u64_at(8);
+        if len > max_len {
+            return Err(WireError::TooLong(len));
+        }
+        if matches!(op, Op::Ack | Op::Shutdown) && len != 0 {
+            return Err(WireError::UnexpectedPayload);
+        }
+        if op != Op::Msg && flags != 0 {
+            return Err(WireError::Flags(flags));
+        }
+        Ok(Header {
+            op,
+            flags,
+            len,
+            tag: u64_at(16),
+            data: u64_at(24),
+            msg_id: u64_at(32),
+        })
+    }
+
+    /// The tag, for tagged messages.
+    pub fn tag(&self) -> Option<u64> {
+        (self.flags & FLAG_TAGGED != 0).then_some(self.tag)
+    }
+
+    /// The remote CQ data, when sent.
+    pub fn cq_data(&self) -> Option<u64> {
+        (self.flags & FLAG_CQ_DATA != 0).then_some(self.data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let h = Header::msg(12345, Some(7), Some(0xdead), 99, true);
+        assert_eq!(Header::decode(&h.encode(), 1 << 20), Ok(h));
+        assert_eq!(h.tag(), Some(7));
+        assert_eq!(h.cq_data(), Some(0xdead));
+        let c = Header::control(Op::Ack, 5);
+        assert_eq!(Header::decode(&c.encode(), 0), Ok(c));
+    }
+
+    #[test]
+    fn rejects_bad_frames() {
+        let good = Header::msg(10, None, None, 1, false).encode();
+        assert_eq!(Header::decode(&good[..39], 100), Err(WireError::Short));
+        let mut b = good;
+        b[0] = 2;
+        assert_eq!(Header::decode(&b, 100), Err(WireError::Version(2)));
+        let mut b = good;
+        b[1] = 0;
+        assert_eq!(Header::decode(&b, 100), Err(WireError::Op(0)));
+        let mut b = good;
+        b[3] = 0x80;
+        assert!(matches!(Header::decode(&b, 100), Err(WireError::Flags(_))));
+        let mut b = good;
+        b[5] = 1;
+        assert_eq!(Header::decode(&b, 100), Err(WireError::Reserved));
+        assert_eq!(Header::decode(&good, 9), Err(WireError::TooLong(10)));
+        let mut b = Header::control(Op::Ack, 1).encode();
+        b[8] = 1;
+        assert_eq!(Header::decode(&b, 100), Err(WireError::UnexpectedPayload));
+    }
+}

@@ -1,0 +1,489 @@
+//! `fi_getinfo`: asks every selected provider for candidates, checks each
+//! candidate against every hint the man page describes, and fills in what
+//! the response echoes back. Each candidate that a hint rules out is logged
+//! (at info level, and at warn level when nothing at all matched) naming the
+//! attribute, so `-FI_ENODATA` is never a mystery.
+
+use crate::abi::*;
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::info::{FabricAttr, Info};
+use crate::provider::{Provider, Request};
+
+/// Capabilities an application must ask for to get (man fi_getinfo).
+pub const PRIMARY_CAPS: u64 = FI_MSG
+    | FI_RMA
+    | FI_TAGGED
+    | FI_ATOMIC
+    | FI_MULTICAST
+    | FI_NAMED_RX_CTX
+    | FI_DIRECTED_RECV
+    | FI_VARIABLE_MSG
+    | FI_HMEM
+    | FI_COLLECTIVE
+    | FI_READ
+    | FI_WRITE
+    | FI_RECV
+    | FI_SEND
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE;
+
+/// Capabilities a provider may report even when not asked for.
+pub const SECONDARY_CAPS: u64 = FI_MULTI_RECV
+    | FI_SOURCE
+    | FI_RMA_EVENT
+    | FI_SHARED_AV
+    | FI_TRIGGER
+    | FI_FENCE
+    | FI_LOCAL_COMM
+    | FI_REMOTE_COMM
+    | FI_SOURCE_ERR
+    | FI_RMA_PMEM;
+
+/// `fi_getinfo` flags this library understands.
+pub const VALID_FLAGS: u64 = FI_NUMERICHOST | FI_SOURCE | FI_PROV_ATTR_ONLY;
+
+/// Memory registration bits that the old `FI_MR_BASIC` mode stands for.
+pub const MR_BASIC_MAP: c_int = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+
+/// The old `mr_mode` enum values, as the `int` the field holds.
+const MR_UNSPEC: c_int = FI_MR_UNSPEC as c_int;
+const MR_BASIC: c_int = FI_MR_BASIC as c_int;
+const MR_SCALABLE: c_int = FI_MR_SCALABLE as c_int;
+
+/// `FI_VERSION(1, 5)`: where `mr_mode` became bit flags.
+const V1_5: u32 = (1 << 16) | 5;
+
+fn mismatch<T>(what: &str, prov: T, hint: T) -> core::result::Result<(), String>
+where
+    T: core::fmt::Debug,
+{
+    Err(format!(
+        "{what}: provider has {prov:?}, hints ask for {hint:?}"
+    ))
+}
+
+/// Fails when the hint asks for bits the provider lacks.
+fn check_bits(what: &str, prov: u64, hint: u64) -> core::result::Result<(), String> {
+    if hint & !prov != 0 {
+        Err(format!(
+            "{what}: hints ask for {:#x}, provider lacks {:#x}",
+            hint,
+            hint & !prov
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Fails when a hinted size exceeds the provider's.
+fn check_max(what: &str, prov: usize, hint: usize) -> core::result::Result<(), String> {
+    if hint > prov {
+        mismatch(what, prov, hint)
+    } else {
+        Ok(())
+    }
+}
+
+/// Fails when a provider needs mode bits the application did not offer.
+fn check_mode(what: &str, prov: u64, hint: u64) -> core::result::Result<(), String> {
+    if prov & !hint != 0 {
+        Err(format!(
+            "{what}: provider requires mode {:#x} that the hints do not support",
+            prov & !hint
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks `mr_mode` with both of its meanings: before API 1.5 it is the old
+/// enum (`FI_MR_UNSPEC`, `FI_MR_BASIC`, `FI_MR_SCALABLE`); from 1.5 on it is
+/// the set of modes the application supports, and the provider may require
+/// only those. `info_mode` carries the old `FI_LOCAL_MR` mode bit.
+pub fn check_mr_mode(
+    version: u32,
+    info_mode: u64,
+    prov: c_int,
+    hint: c_int,
+) -> core::result::Result<(), String> {
+    let prov_required = if prov & MR_BASIC != 0 && prov & !(MR_BASIC | MR_SCALABLE) == 0 {
+        MR_BASIC_MAP
+    } else {
+        prov & !(MR_BASIC | MR_SCALABLE)
+    };
+    let supported = if version < V1_5 {
+        match hint {
+            x if x == MR_UNSPEC => return Ok(()),
+            x if x == MR_BASIC => MR_BASIC_MAP,
+            x if x == MR_SCALABLE => 0,
+            _ => {
+                return Err(format!(
+                    "mr_mode: {hint} is not an FI_MR_* value of API < 1.5"
+                ))
+            }
+        }
+    } else {
+        let mut s = hint & !(MR_BASIC | MR_SCALABLE);
+        if hint & MR_BASIC != 0 {
+            s |= MR_BASIC_MAP;
+        }
+        if info_mode & FI_LOCAL_MR != 0 {
+            s |= FI_MR_LOCAL;
+        }
+        s
+    };
+    if prov_required & !supported != 0 {
+        Err(format!(
+            "mr_mode: provider requires {:#x}, hints support {:#x}",
+            prov_required, supported
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn addr_format_ok(prov: u32, hint: u32) -> bool {
+    hint == FI_FORMAT_UNSPEC as u32
+        || prov == hint
+        || (hint == FI_SOCKADDR as u32
+            && (prov == FI_SOCKADDR_IN as u32 || prov == FI_SOCKADDR_IN6 as u32))
+}
+
+/// Checks one candidate against every hint. The error names the attribute.
+pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<(), String> {
+    check_bits("caps", prov.caps, hints.caps)?;
+    if hints.mode != 0 || version >= V1_5 {
+        check_mode("mode", prov.mode, hints.mode)?;
+    }
+    if !addr_format_ok(prov.addr_format, hints.addr_format) {
+        return mismatch("addr_format", prov.addr_format, hints.addr_format);
+    }
+
+    let (p, h) = (&prov.ep, &hints.ep);
+    if h.ep_type != FI_EP_UNSPEC && h.ep_type != p.ep_type {
+        return mismatch("ep_type", p.ep_type, h.ep_type);
+    }
+    if h.protocol != FI_PROTO_UNSPEC as u32 && h.protocol != p.protocol {
+        return mismatch("protocol", p.protocol, h.protocol);
+    }
+    if h.protocol_version > p.protocol_version {
+        return mismatch("protocol_version", p.protocol_version, h.protocol_version);
+    }
+    check_max("max_msg_size", p.max_msg_size, h.max_msg_size)?;
+    check_max(
+        "max_order_raw_size",
+        p.max_order_raw_size,
+        h.max_order_raw_size,
+    )?;
+    check_max(
+        "max_order_war_size",
+        p.max_order_war_size,
+        h.max_order_war_size,
+    )?;
+    check_max(
+        "max_order_waw_size",
+        p.max_order_waw_size,
+        h.max_order_waw_size,
+    )?;
+    if h.msg_prefix_size != 0 && p.msg_prefix_size > h.msg_prefix_size {
+        return mismatch("msg_prefix_size", p.msg_prefix_size, h.msg_prefix_size);
+    }
+    if h.mem_tag_format != 0 && p.mem_tag_format != 0 && h.mem_tag_format & !p.mem_tag_format != 0 {
+        return mismatch("mem_tag_format", p.mem_tag_format, h.mem_tag_format);
+    }
+    for (what, hc) in [
+        ("ep_attr.tx_ctx_cnt", h.tx_ctx_cnt),
+        ("ep_attr.rx_ctx_cnt", h.rx_ctx_cnt),
+    ] {
+        let max = if what.starts_with("ep_attr.tx") {
+            prov.domain.max_ep_tx_ctx
+        } else {
+            prov.domain.max_ep_rx_ctx
+        };
+        if hc == FI_SHARED_CONTEXT {
+            let shared = if what.starts_with("ep_attr.tx") {
+                prov.domain.max_ep_stx_ctx
+            } else {
+                prov.domain.max_ep_srx_ctx
+            };
+            if shared == 0 {
+                return Err(format!("{what}: shared contexts are not supported"));
+            }
+        } else if max != 0 {
+            check_max(what, max, hc)?;
+        }
+    }
+    check_max("ep_attr.auth_key_size", p.auth_key_size, h.auth_key_size)?;
+
+    let (p, h) = (&prov.tx, &hints.tx);
+    check_bits("tx_attr.caps", p.caps, h.caps)?;
+    if h.mode != 0 {
+        check_mode("tx_attr.mode", p.mode, h.mode)?;
+    }
+    check_bits("tx_attr.op_flags", p.op_flags, h.op_flags)?;
+    check_bits("tx_attr.msg_order", p.msg_order, h.msg_order)?;
+    check_bits("tx_attr.comp_order", p.comp_order, h.comp_order)?;
+    check_max("tx_attr.inject_size", p.inject_size, h.inject_size)?;
+    check_max("tx_attr.size", p.size, h.size)?;
+    check_max("tx_attr.iov_limit", p.iov_limit, h.iov_limit)?;
+    check_max("tx_attr.rma_iov_limit", p.rma_iov_limit, h.rma_iov_limit)?;
+
+    let (p, h) = (&prov.rx, &hints.rx);
+    check_bits("rx_attr.caps", p.caps, h.caps)?;
+    if h.mode != 0 {
+        check_mode("rx_attr.mode", p.mode, h.mode)?;
+    }
+    check_bits("rx_attr.op_flags", p.op_flags, h.op_flags)?;
+    check_bits("rx_attr.msg_order", p.msg_order, h.msg_order)?;
+    check_bits("rx_attr.comp_order", p.comp_order, h.comp_order)?;
+    check_max(
+        "rx_attr.total_buffered_recv",
+        p.total_buffered_recv,
+        h.total_buffered_recv,
+    )?;
+    check_max("rx_attr.size", p.size, h.size)?;
+    check_max("rx_attr.iov_limit", p.iov_limit, h.iov_limit)?;
+
+    let (p, h) = (&prov.domain, &hints.domain);
+    if let Some(name) = &h.name {
+        if p.name.as_deref() != Some(name.as_str()) {
+            return mismatch("domain name", &p.name, &h.name);
+        }
+    }
+    // FI_THREAD_SAFE (1) is the strongest level and serves every request;
+    // a provider serves any level numerically at or above its own.
+    if h.threading != FI_THREAD_UNSPEC && p.threading > h.threading {
+        return mismatch("threading", p.threading, h.threading);
+    }
+    if h.control_progress != FI_PROGRESS_UNSPEC && p.control_progress != h.control_progress {
+        return mismatch("control_progress", p.control_progress, h.control_progress);
+    }
+    if h.data_progress != FI_PROGRESS_UNSPEC && p.data_progress != h.data_progress {
+        return mismatch("data_progress", p.data_progress, h.data_progress);
+    }
+    if h.resource_mgmt != FI_RM_UNSPEC && p.resource_mgmt != h.resource_mgmt {
+        return mismatch("resource_mgmt", p.resource_mgmt, h.resource_mgmt);
+    }
+    if h.av_type != FI_AV_UNSPEC && p.av_type != FI_AV_UNSPEC && p.av_type != h.av_type {
+        return mismatch("av_type", p.av_type, h.av_type);
+    }
+    check_mr_mode(version, hints.mode, p.mr_mode, h.mr_mode)?;
+    check_max("mr_key_size", p.mr_key_size, h.mr_key_size)?;
+    check_max("cq_data_size", p.cq_data_size, h.cq_data_size)?;
+    check_max("cq_cnt", p.cq_cnt, h.cq_cnt)?;
+    check_max("ep_cnt", p.ep_cnt, h.ep_cnt)?;
+    check_max("domain tx_ctx_cnt", p.tx_ctx_cnt, h.tx_ctx_cnt)?;
+    check_max("domain rx_ctx_cnt", p.rx_ctx_cnt, h.rx_ctx_cnt)?;
+    check_max("max_ep_tx_ctx", p.max_ep_tx_ctx, h.max_ep_tx_ctx)?;
+    check_max("max_ep_rx_ctx", p.max_ep_rx_ctx, h.max_ep_rx_ctx)?;
+    check_max("max_ep_stx_ctx", p.max_ep_stx_ctx, h.max_ep_stx_ctx)?;
+    check_max("max_ep_srx_ctx", p.max_ep_srx_ctx, h.max_ep_srx_ctx)?;
+    check_max("cntr_cnt", p.cntr_cnt, h.cntr_cnt)?;
+    check_max("mr_iov_limit", p.mr_iov_limit, h.mr_iov_limit)?;
+    check_bits("domain caps", p.caps, h.caps)?;
+    if h.mode != 0 {
+        check_mode("domain mode", p.mode, h.mode)?;
+    }
+    check_max("domain auth_key_size", p.auth_key_size, h.auth_key_size)?;
+    check_max("max_err_data", p.max_err_data, h.max_err_data)?;
+    check_max("mr_cnt", p.mr_cnt, h.mr_cnt)?;
+
+    let (p, h) = (&prov.fabric, &hints.fabric);
+    if let Some(name) = &h.name {
+        if p.name.as_deref() != Some(name.as_str()) {
+            return mismatch("fabric name", &p.name, &h.name);
+        }
+    }
+    if let Some(name) = &h.prov_name {
+        if !p
+            .prov_name
+            .as_deref()
+            .is_some_and(|n| n.eq_ignore_ascii_case(name))
+        {
+            return mismatch("prov_name", &p.prov_name, &h.prov_name);
+        }
+    }
+    if h.prov_version != 0 && h.prov_version != p.prov_version {
+        return mismatch("prov_version", p.prov_version, h.prov_version);
+    }
+    Ok(())
+}
+
+/// The caps an entry reports: what was asked for among the primary caps
+/// (everything the provider has when nothing was asked), plus the secondary
+/// caps the provider has.
+fn response_caps(prov: u64, hint: u64) -> u64 {
+    let primary = if hint & PRIMARY_CAPS != 0 {
+        hint & PRIMARY_CAPS
+    } else {
+        prov & PRIMARY_CAPS
+    };
+    let mut caps = primary | (prov & SECONDARY_CAPS) | (hint & prov & !PRIMARY_CAPS);
+    // Asking for a message class without a direction means both.
+    if caps & (FI_MSG | FI_TAGGED) != 0 && caps & (FI_SEND | FI_RECV) == 0 {
+        caps |= prov & (FI_SEND | FI_RECV);
+    }
+    if caps & (FI_RMA | FI_ATOMIC) != 0
+        && caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE) == 0
+    {
+        caps |= prov & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+    }
+    caps & prov
+}
+
+/// Fills in the response for a candidate that passed [`check`]: the caps
+/// and levels the application asked for, the API version, old-style
+/// `mr_mode` for old applications.
+pub fn alter(prov: &Info, hints: Option<&Info>, version: u32) -> Info {
+    let mut out = prov.clone();
+    out.fabric.api_version = version;
+    if hints.is_none() {
+        out.tx.op_flags = 0;
+        out.rx.op_flags = 0;
+    }
+    if let Some(h) = hints {
+        out.caps = response_caps(prov.caps, h.caps);
+        out.tx.caps = prov.tx.caps & out.caps;
+        out.rx.caps = prov.rx.caps & out.caps;
+        // Providers list the op_flags they support; the entry carries the
+        // defaults the application asked for.
+        out.tx.op_flags = h.tx.op_flags;
+        out.rx.op_flags = h.rx.op_flags;
+        if h.domain.threading != FI_THREAD_UNSPEC {
+            out.domain.threading = h.domain.threading;
+        }
+        if h.domain.resource_mgmt != FI_RM_UNSPEC {
+            out.domain.resource_mgmt = h.domain.resource_mgmt;
+        }
+        if h.domain.av_type != FI_AV_UNSPEC {
+            out.domain.av_type = h.domain.av_type;
+        }
+        if h.domain.caps != 0 {
+            out.domain.caps = prov.domain.caps & (h.domain.caps | SECONDARY_CAPS);
+        }
+        if h.ep.auth_key.is_some() {
+            out.ep.auth_key = h.ep.auth_key.clone();
+            out.ep.auth_key_size = h.ep.auth_key_size;
+        }
+        if h.dest_addr.is_some() && out.dest_addr.is_none() {
+            out.dest_addr = h.dest_addr.clone();
+        }
+    }
+    if version < V1_5 {
+        // Old applications read an enum here.
+        let required = out.domain.mr_mode & !(MR_BASIC | MR_SCALABLE);
+        out.domain.mr_mode = if required & MR_BASIC_MAP != 0 || out.domain.mr_mode & MR_BASIC != 0 {
+            MR_BASIC
+        } else {
+            MR_SCALABLE
+        };
+    }
+    out
+}
+
+/// The API version this library implements: 1.17.
+pub const fn current_version() -> u32 {
+    crate::FI_VERSION_CURRENT
+}
+
+/// The whole of `fi_getinfo` above the C boundary.
+pub fn getinfo(providers: &[&dyn Provider], req: &Request<'_>) -> Result<Vec<Info>> {
+    if req.version > current_version() {
+        crate::core_warn!(
+            FI_LOG_CORE,
+            "fi_getinfo: requested API version {}.{} is newer than this library's {}.{}",
+            req.version >> 16,
+            req.version & 0xffff,
+            current_version() >> 16,
+            current_version() & 0xffff
+        );
+        return Err(Error::NoSys);
+    }
+    if req.flags & !VALID_FLAGS != 0 {
+        crate::core_warn!(
+            FI_LOG_CORE,
+            "fi_getinfo: unsupported flags {:#x}",
+            req.flags & !VALID_FLAGS
+        );
+        return Err(Error::BadFlags);
+    }
+    let env_filter = Filter::from_env("FI_PROVIDER");
+    let hint_prov = req.hints.and_then(|h| h.fabric.prov_name.clone());
+    let mut out = Vec::new();
+    let mut reasons = Vec::new();
+    for prov in providers {
+        let name = prov.name();
+        if !env_filter.allows(name) {
+            reasons.push(format!("{name}: excluded by FI_PROVIDER"));
+            continue;
+        }
+        if let Some(hp) = &hint_prov {
+            if !hp.eq_ignore_ascii_case(name) {
+                reasons.push(format!("{name}: hints ask for provider {hp}"));
+                continue;
+            }
+        }
+        if prov.fi_version() < req.version {
+            reasons.push(format!("{name}: implements an older API version"));
+            continue;
+        }
+        if req.flags & FI_PROV_ATTR_ONLY != 0 {
+            out.push(Info {
+                fabric: FabricAttr {
+                    prov_name: Some(name.to_string()),
+                    prov_version: prov.version(),
+                    api_version: req.version,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+            continue;
+        }
+        let candidates = match prov.getinfo(req) {
+            Ok(c) => c,
+            Err(e) => {
+                crate::core_info!(
+                    FI_LOG_CORE,
+                    "fi_getinfo: provider {name} returned {} ({e})",
+                    e.code()
+                );
+                reasons.push(format!("{name}: returned {} ({e})", e.code()));
+                continue;
+            }
+        };
+        let before = out.len();
+        for mut c in candidates {
+            c.fabric.prov_name = Some(name.to_string());
+            c.fabric.prov_version = prov.version();
+            let verdict = match req.hints {
+                Some(h) => check(&c, h, req.version),
+                None => Ok(()),
+            };
+            match verdict {
+                Ok(()) => out.push(alter(&c, req.hints, req.version)),
+                Err(why) => {
+                    crate::core_info!(
+                        FI_LOG_CORE,
+                        "{name}: entry {:?} skipped: {why}",
+                        c.domain.name
+                    );
+                    reasons.push(format!("{name}: {why}"));
+                }
+            }
+        }
+        if out.len() == before && reasons.last().is_none_or(|r| !r.starts_with(name)) {
+            reasons.push(format!("{name}: no entries for this node/service"));
+        }
+    }
+    if out.is_empty() {
+        for r in &reasons {
+            crate::core_warn!(FI_LOG_CORE, "fi_getinfo: {r}");
+        }
+        if providers.is_empty() {
+            crate::core_warn!(FI_LOG_CORE, "fi_getinfo: no providers are available");
+        }
+        return Err(Error::NoData);
+    }
+    Ok(out)
+}

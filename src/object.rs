@@ -1,0 +1,100 @@
+//! The C handle of every object, and how the C boundary finds the Rust
+//! object behind a `struct fid *`.
+//!
+//! Each object is one heap allocation laid out as `Handle<C, T>`: the C
+//! struct the application sees (`fid_ep`, `fid_cq`, ...) first, so a
+//! pointer to the handle is a pointer to the C struct, then a magic number
+//! and the Rust side. [`Handle::from_fid`] checks the class and the magic
+//! before trusting a pointer; a fid of the wrong class or a foreign pointer
+//! with the right class but no magic is refused with `-FI_EINVAL` instead of
+//! being used.
+
+use crate::abi::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Marks memory as one of our handles: "oxifabri" in ASCII.
+pub const MAGIC: u64 = 0x6f78_6966_6162_7269;
+
+/// A C object and the Rust object behind it.
+#[repr(C)]
+pub struct Handle<C, T> {
+    /// What the application sees; starts with `struct fid`.
+    pub c: C,
+    magic: u64,
+    /// `FI_CLASS_*` of this object.
+    pub class: c_int,
+    /// How many other objects are bound to this one; `fi_close` is refused
+    /// with `-FI_EBUSY` while it is not zero.
+    pub binds: Arc<AtomicUsize>,
+    /// The Rust object.
+    pub inner: T,
+}
+
+impl<C, T> Handle<C, T> {
+    /// Moves a new handle to the heap and returns the C pointer to it. The
+    /// C struct's embedded `fid` must already carry `class`.
+    pub fn boxed(c: C, class: c_int, inner: T) -> *mut C {
+        let h = Box::new(Handle {
+            c,
+            magic: MAGIC,
+            class,
+            binds: Arc::new(AtomicUsize::new(0)),
+            inner,
+        });
+        Box::into_raw(h) as *mut C
+    }
+
+    /// Finds the handle behind a fid of the expected class.
+    ///
+    /// # Safety
+    /// `fid` is NULL or points to at least a `struct fid`; when its class is
+    /// `class` it must be a handle created by [`Handle::boxed`] with these
+    /// type parameters (one Rust type per class keeps that true).
+    pub unsafe fn from_fid<'a>(fid: *const fid, class: c_int) -> Option<&'a Handle<C, T>> {
+        let f = fid.as_ref()?;
+        if f.fclass as c_int != class {
+            return None;
+        }
+        let h = &*(fid as *const Handle<C, T>);
+        (h.magic == MAGIC && h.class == class).then_some(h)
+    }
+
+    /// Frees a handle (after `fi_close` decided it may go).
+    ///
+    /// # Safety
+    /// `h` came from [`Handle::boxed`] and no reference to it remains.
+    pub unsafe fn free(h: *const Handle<C, T>) {
+        let mut b = Box::from_raw(h as *mut Handle<C, T>);
+        b.magic = 0;
+        drop(b);
+    }
+
+    /// Whether other objects are still bound to this one.
+    pub fn busy(&self) -> bool {
+        self.binds.load(Ordering::Acquire) > 0
+    }
+
+    /// The embedded `struct fid`.
+    pub fn fid_ptr(&self) -> *mut fid {
+        &self.c as *const C as *mut fid
+    }
+}
+
+/// Records that one object is bound to another; dropping it releases the
+/// bind, so an endpoint that is closed unbinds everything it held.
+pub struct BindRef(Arc<AtomicUsize>);
+
+impl BindRef {
+    /// Takes one bind on `binds`.
+    pub fn new(binds: &Arc<AtomicUsize>) -> BindRef {
+        binds.fetch_add(1, Ordering::AcqRel);
+        BindRef(binds.clone())
+    }
+}
+
+impl Drop for BindRef {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}

@@ -1,0 +1,54 @@
+//! The provider interface and the build-time registry.
+//!
+//! A provider is a crate that implements [`Provider`]; the library lists the
+//! shipped ones in priority order (first is preferred) and passes that list
+//! to the core. There is no run-time loading of provider DSOs.
+
+use crate::error::Result;
+use crate::info::{FabricAttr, Info};
+use crate::ops::FabricOps;
+use std::sync::Arc;
+
+/// What `fi_getinfo` asked for, after the core validated it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// API version the application was written for (`FI_VERSION(maj, min)`).
+    pub version: u32,
+    /// Node name or address; None when not given.
+    pub node: Option<&'a str>,
+    /// Service name or port; None when not given.
+    pub service: Option<&'a str>,
+    /// `FI_SOURCE`, `FI_NUMERICHOST`, ...
+    pub flags: u64,
+    /// The application's hints, None for "anything".
+    pub hints: Option<&'a Info>,
+}
+
+/// One provider.
+pub trait Provider: Sync {
+    /// The name applications select it by (`sockets`).
+    fn name(&self) -> &'static str;
+    /// The provider's own version (`FI_VERSION`), shown by `fi_info`.
+    fn version(&self) -> u32;
+    /// The newest API version it implements.
+    fn fi_version(&self) -> u32 {
+        crate::FI_VERSION_CURRENT
+    }
+    /// Candidate entries for this request. The provider resolves node and
+    /// service and may tailor entries to the hints (e.g. echo a progress
+    /// model it supports); the core then checks every hint and fills in
+    /// what it echoes back, so a provider need not filter.
+    fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>>;
+    /// Opens a fabric for one of its entries.
+    fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>>;
+    /// Releases global state when the library unloads.
+    fn cleanup(&self) {}
+}
+
+/// Finds a provider by name (case-insensitive).
+pub fn find<'a>(providers: &[&'a dyn Provider], name: &str) -> Option<&'a dyn Provider> {
+    providers
+        .iter()
+        .copied()
+        .find(|p| p.name().eq_ignore_ascii_case(name))
+}

@@ -1,0 +1,233 @@
+//! Address vectors, shared by every provider: a table from `fi_addr_t` to
+//! the raw address bytes the provider understands (for the socket providers,
+//! `sockaddr_in`/`sockaddr_in6`), with the reverse lookup `FI_SOURCE` needs.
+//!
+//! Both `FI_AV_MAP` and `FI_AV_TABLE` hand out table indices as `fi_addr_t`:
+//! a map may return any value, and an index is the fastest to resolve.
+//! Removed slots are reused only by later inserts.
+
+use crate::abi::*;
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::RwLock;
+
+/// One entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AvEntry {
+    pub raw: Vec<u8>,
+    /// The decoded socket address, when the bytes are one.
+    pub sa: Option<SocketAddr>,
+}
+
+#[derive(Default)]
+struct Table {
+    slots: Vec<Option<AvEntry>>,
+    free: Vec<usize>,
+    by_addr: HashMap<Vec<u8>, fi_addr_t>,
+}
+
+/// An address vector.
+pub struct AddressVector {
+    pub av_type: fi_av_type,
+    /// Bits of an `fi_addr_t` that select a receive context (`fi_rx_addr`).
+    pub rx_ctx_bits: u32,
+    /// Expected address length, or 0 for any.
+    pub addrlen: usize,
+    table: RwLock<Table>,
+}
+
+/// Normalises an address for reverse lookups: socket addresses are keyed by
+/// family, port and IP only (sin_zero and IPv6 flow info ignored).
+fn key(raw: &[u8], sa: &Option<SocketAddr>) -> Vec<u8> {
+    match sa {
+        Some(s) => crate::addr::to_sockaddr(&match s {
+            SocketAddr::V6(v6) => SocketAddr::V6(std::net::SocketAddrV6::new(
+                *v6.ip(),
+                v6.port(),
+                0,
+                v6.scope_id(),
+            )),
+            v4 => *v4,
+        }),
+        None => raw.to_vec(),
+    }
+}
+
+impl AddressVector {
+    /// Opens an address vector. `FI_AV_UNSPEC` becomes `FI_AV_MAP`.
+    pub fn new(
+        av_type: fi_av_type,
+        rx_ctx_bits: c_int,
+        count: usize,
+        addrlen: usize,
+    ) -> Result<AddressVector> {
+        let av_type = match av_type {
+            FI_AV_UNSPEC => FI_AV_MAP,
+            t @ (FI_AV_MAP | FI_AV_TABLE) => t,
+            _ => return Err(Error::Inval),
+        };
+        if !(0..=64).contains(&rx_ctx_bits) {
+            return Err(Error::Inval);
+        }
+        Ok(AddressVector {
+            av_type,
+            rx_ctx_bits: rx_ctx_bits as u32,
+            addrlen,
+            table: RwLock::new(Table {
+                slots: Vec::with_capacity(count.min(1 << 16)),
+                ..Default::default()
+            }),
+        })
+    }
+
+    /// Inserts one address; `Inval` when it is not a valid address of the
+    /// expected length.
+    pub fn insert(&self, raw: &[u8]) -> Result<fi_addr_t> {
+        if raw.is_empty() || (self.addrlen != 0 && raw.len() < self.addrlen) {
+            return Err(Error::Inval);
+        }
+        let raw = if self.addrlen != 0 {
+            &raw[..self.addrlen]
+        } else {
+            raw
+        };
+        // SAFETY: raw is a live slice of raw.len() bytes.
+        let sa = unsafe { crate::addr::from_sockaddr(raw.as_ptr(), raw.len()) };
+        let mut t = self.table.write().unwrap_or_else(|p| p.into_inner());
+        let idx = match t.free.pop() {
+            Some(i) => i,
+            None => {
+                t.slots.push(None);
+                t.slots.len() - 1
+            }
+        };
+        let k = key(raw, &sa);
+        t.by_addr.entry(k).or_insert(idx as fi_addr_t);
+        crate::core_debug!(FI_LOG_AV, "insert {:?} as {idx}", sa);
+        t.slots[idx] = Some(AvEntry {
+            raw: raw.to_vec(),
+            sa,
+        });
+        Ok(idx as fi_addr_t)
+    }
+
+    /// Removes an entry; `Inval` for an unknown address.
+    pub fn remove(&self, addr: fi_addr_t) -> Result<()> {
+        let mut t = self.table.write().unwrap_or_else(|p| p.into_inner());
+        let idx = usize::try_from(addr).map_err(|_| Error::Inval)?;
+        let Some(e) = t.slots.get_mut(idx).and_then(Option::take) else {
+            return Err(Error::Inval);
+        };
+        let k = key(&e.raw, &e.sa);
+        if t.by_addr.get(&k) == Some(&addr) {
+            t.by_addr.remove(&k);
+        }
+        t.free.push(idx);
+        Ok(())
+    }
+
+    /// The entry behind an address (receive-context bits ignored).
+    pub fn lookup(&self, addr: fi_addr_t) -> Option<AvEntry> {
+        let idx = self.base(addr)?;
+        let t = self.table.read().unwrap_or_else(|p| p.into_inner());
+        t.slots.get(idx).and_then(|e| e.clone())
+    }
+
+    /// The socket address behind an `fi_addr_t`, if any.
+    pub fn sockaddr(&self, addr: fi_addr_t) -> Option<SocketAddr> {
+        let idx = self.base(addr)?;
+        let t = self.table.read().unwrap_or_else(|p| p.into_inner());
+        t.slots.get(idx).and_then(|e| e.as_ref()).and_then(|e| e.sa)
+    }
+
+    /// Reverse lookup for `FI_SOURCE`: `FI_ADDR_NOTAVAIL` when unknown.
+    pub fn reverse(&self, sa: &SocketAddr) -> fi_addr_t {
+        let k = key(&[], &Some(*sa));
+        let t = self.table.read().unwrap_or_else(|p| p.into_inner());
+        t.by_addr.get(&k).copied().unwrap_or(FI_ADDR_NOTAVAIL)
+    }
+
+    /// The table index an address selects, without receive-context bits.
+    fn base(&self, addr: fi_addr_t) -> Option<usize> {
+        if addr == FI_ADDR_NOTAVAIL {
+            return None;
+        }
+        let shift = 64 - self.rx_ctx_bits;
+        let a = if self.rx_ctx_bits == 0 || shift >= 64 {
+            addr
+        } else {
+            addr & ((1u64 << shift) - 1)
+        };
+        usize::try_from(a).ok()
+    }
+
+    /// Number of live entries.
+    pub fn count(&self) -> usize {
+        let t = self.table.read().unwrap_or_else(|p| p.into_inner());
+        t.slots.iter().filter(|e| e.is_some()).count()
+    }
+}
+
+/// `fi_av_straddr` text for socket addresses, upstream's style
+/// (`fi_sockaddr_in://127.0.0.1:4000`, `fi_sockaddr_in6://[::1]:4000`).
+pub fn straddr(raw: &[u8]) -> String {
+    // SAFETY: raw is a live slice.
+    match unsafe { crate::addr::from_sockaddr(raw.as_ptr(), raw.len()) } {
+        Some(SocketAddr::V4(a)) => format!("fi_sockaddr_in://{}:{}", a.ip(), a.port()),
+        Some(SocketAddr::V6(a)) => format!("fi_sockaddr_in6://[{}]:{}", a.ip(), a.port()),
+        None => {
+            let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+            format!("fi_addr_unspec://{hex}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sa(s: &str) -> Vec<u8> {
+        crate::addr::to_sockaddr(&s.parse().unwrap())
+    }
+
+    #[test]
+    fn insert_lookup_remove_reverse() {
+        let av = AddressVector::new(FI_AV_TABLE, 0, 4, 0).unwrap();
+        let a = av.insert(&sa("127.0.0.1:10")).unwrap();
+        let b = av.insert(&sa("[::1]:11")).unwrap();
+        assert_eq!((a, b), (0, 1));
+        assert_eq!(av.sockaddr(b), Some("[::1]:11".parse().unwrap()));
+        assert_eq!(av.reverse(&"127.0.0.1:10".parse().unwrap()), a);
+        assert_eq!(
+            av.reverse(&"127.0.0.1:12".parse().unwrap()),
+            FI_ADDR_NOTAVAIL
+        );
+        av.remove(a).unwrap();
+        assert_eq!(av.remove(a), Err(Error::Inval));
+        assert!(av.lookup(a).is_none());
+        assert_eq!(
+            av.reverse(&"127.0.0.1:10".parse().unwrap()),
+            FI_ADDR_NOTAVAIL
+        );
+        assert_eq!(av.insert(&[]), Err(Error::Inval));
+        assert_eq!(av.count(), 1);
+    }
+
+    #[test]
+    fn rx_ctx_bits_are_masked() {
+        let av = AddressVector::new(FI_AV_MAP, 4, 0, 0).unwrap();
+        let a = av.insert(&sa("127.0.0.1:10")).unwrap();
+        assert!(av.lookup(a | (3u64 << 60)).is_some());
+        assert!(AddressVector::new(FI_AV_MAP, 65, 0, 0).is_err());
+    }
+
+    #[test]
+    fn straddr_formats() {
+        assert_eq!(
+            straddr(&sa("127.0.0.1:4000")),
+            "fi_sockaddr_in://127.0.0.1:4000"
+        );
+        assert_eq!(straddr(&sa("[::1]:5")), "fi_sockaddr_in6://[::1]:5");
+    }
+}

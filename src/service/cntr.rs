@@ -1,0 +1,162 @@
+//! Completion counters, shared by every provider.
+
+use super::progress::{Progress, Sources};
+use super::signal::{deadline, poll_readable, Signal};
+use crate::abi::*;
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Weak;
+
+/// A counter of successful and failed operations.
+pub struct Counter {
+    pub events: fi_cntr_events,
+    pub wait_obj: fi_wait_obj,
+    value: AtomicU64,
+    errs: AtomicU64,
+    signal: Signal,
+    sources: Sources,
+}
+
+impl Counter {
+    /// Opens a counter. Only `FI_CNTR_EVENTS_COMP` exists in this API.
+    pub fn new(events: fi_cntr_events, wait_obj: fi_wait_obj) -> Result<Counter> {
+        if events != FI_CNTR_EVENTS_COMP {
+            return Err(Error::Inval);
+        }
+        match wait_obj {
+            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND => {}
+            FI_WAIT_SET | FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
+            _ => return Err(Error::Inval),
+        }
+        Ok(Counter {
+            events,
+            wait_obj,
+            value: AtomicU64::new(0),
+            errs: AtomicU64::new(0),
+            signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
+            sources: Sources::default(),
+        })
+    }
+
+    /// Registers a progress source.
+    pub fn add_source(&self, s: Weak<dyn Progress>) {
+        self.sources.add(s);
+    }
+
+    /// Forgets a progress source.
+    pub fn remove_source(&self, s: &Weak<dyn Progress>) {
+        self.sources.remove(s);
+    }
+
+    /// Counts one success (provider side).
+    pub fn inc(&self) {
+        self.add(1);
+    }
+
+    /// Counts one failure (provider side).
+    pub fn inc_err(&self) {
+        self.adderr(1);
+    }
+
+    /// `fi_cntr_read`.
+    pub fn read(&self) -> u64 {
+        self.sources.progress();
+        self.value.load(Ordering::Acquire)
+    }
+
+    /// `fi_cntr_readerr`.
+    pub fn readerr(&self) -> u64 {
+        self.sources.progress();
+        self.errs.load(Ordering::Acquire)
+    }
+
+    /// `fi_cntr_add`.
+    pub fn add(&self, v: u64) {
+        self.value.fetch_add(v, Ordering::AcqRel);
+        self.signal.set();
+    }
+
+    /// `fi_cntr_set`.
+    pub fn set(&self, v: u64) {
+        self.value.store(v, Ordering::Release);
+        self.signal.set();
+    }
+
+    /// `fi_cntr_adderr`.
+    pub fn adderr(&self, v: u64) {
+        self.errs.fetch_add(v, Ordering::AcqRel);
+        self.signal.set();
+    }
+
+    /// `fi_cntr_seterr`.
+    pub fn seterr(&self, v: u64) {
+        self.errs.store(v, Ordering::Release);
+        self.signal.set();
+    }
+
+    /// `fi_cntr_wait`: until the value reaches `threshold` (Ok), the error
+    /// count changes (`Other(FI_EAVAIL)`), or the timeout passes
+    /// (`Other(FI_ETIMEDOUT)`).
+    pub fn wait(&self, threshold: u64, timeout_ms: i32) -> Result<()> {
+        let dl = deadline(timeout_ms);
+        let errs0 = self.errs.load(Ordering::Acquire);
+        loop {
+            self.signal.clear();
+            self.sources.progress();
+            if self.value.load(Ordering::Acquire) >= threshold {
+                return Ok(());
+            }
+            if self.errs.load(Ordering::Acquire) != errs0 {
+                return Err(Error::Other(FI_EAVAIL));
+            }
+            if dl.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Err(Error::Other(FI_ETIMEDOUT));
+            }
+            let mut fds = self.sources.wait_fds();
+            fds.push(self.signal.fd());
+            let slice = std::time::Instant::now() + std::time::Duration::from_millis(100);
+            let until = match dl {
+                Some(d) if d < slice => d,
+                _ => slice,
+            };
+            poll_readable(&fds, Some(until));
+        }
+    }
+
+    /// The descriptor for `FI_GETWAIT`.
+    pub fn wait_fd(&self) -> std::os::fd::RawFd {
+        self.signal.fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_waits() {
+        let c = std::sync::Arc::new(Counter::new(FI_CNTR_EVENTS_COMP, FI_WAIT_UNSPEC).unwrap());
+        assert_eq!(c.wait(1, 5), Err(Error::Other(FI_ETIMEDOUT)));
+        let c2 = c.clone();
+        let h = std::thread::spawn(move || c2.wait(3, 10_000));
+        c.add(2);
+        c.inc();
+        assert_eq!(h.join().unwrap(), Ok(()));
+        assert_eq!(c.read(), 3);
+        c.set(0);
+        let c2 = c.clone();
+        let h = std::thread::spawn(move || c2.wait(1, 10_000));
+        // The waiter reports errors counted after it started; keep counting
+        // until it has seen one (bounded).
+        for _ in 0..5000 {
+            if h.is_finished() {
+                break;
+            }
+            c.inc_err();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(h.join().unwrap(), Err(Error::Other(FI_EAVAIL)));
+        assert!(c.readerr() >= 1);
+        assert!(Counter::new(7, FI_WAIT_NONE).is_err());
+    }
+}

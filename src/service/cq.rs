@@ -1,0 +1,346 @@
+//! Completion queues, shared by every provider.
+//!
+//! Providers push [`Completion`]s and [`CqError`]s; the C boundary reads
+//! them out in the application's `fi_cq_format`. Entries and errors keep
+//! their order: reading stops at an error, which `fi_cq_readerr` then
+//! returns (`-FI_EAVAIL` tells the application so). Reading drives the
+//! progress of every bound endpoint, so manual progress needs nothing else.
+
+use super::progress::{Progress, Sources};
+use super::signal::{deadline, poll_readable, Signal};
+use crate::abi::*;
+use crate::error::{Error, Result};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, Weak};
+
+/// One successful completion; which fields the application sees depends on
+/// the CQ format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Completion {
+    pub op_context: usize,
+    pub flags: u64,
+    pub len: usize,
+    pub buf: usize,
+    pub data: u64,
+    pub tag: u64,
+    /// Source address for `fi_cq_readfrom` (`FI_ADDR_NOTAVAIL` if unknown).
+    pub src: fi_addr_t,
+}
+
+/// A failed operation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CqError {
+    pub comp: Completion,
+    /// Bytes that did not fit (truncation).
+    pub olen: usize,
+    /// Positive `FI_E*` code.
+    pub err: c_int,
+    pub prov_errno: c_int,
+    pub err_data: Vec<u8>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Ok(Completion),
+    Err(Box<CqError>),
+}
+
+/// A completion queue.
+pub struct CompletionQueue {
+    pub format: fi_cq_format,
+    pub size: usize,
+    pub wait_obj: fi_wait_obj,
+    pub wait_cond: fi_cq_wait_cond,
+    queue: Mutex<VecDeque<Entry>>,
+    signal: Signal,
+    interrupted: AtomicBool,
+    sources: Sources,
+}
+
+/// Validated `fi_cq_attr`.
+#[derive(Debug, Clone, Copy)]
+pub struct CqAttr {
+    pub size: usize,
+    pub format: fi_cq_format,
+    pub wait_obj: fi_wait_obj,
+    pub wait_cond: fi_cq_wait_cond,
+}
+
+impl CompletionQueue {
+    /// Opens a queue. Unknown formats or wait objects are `Inval`;
+    /// `FI_WAIT_SET` is `NoSys`.
+    pub fn new(attr: CqAttr) -> Result<CompletionQueue> {
+        let format = match attr.format {
+            FI_CQ_FORMAT_UNSPEC => FI_CQ_FORMAT_CONTEXT,
+            f @ (FI_CQ_FORMAT_CONTEXT | FI_CQ_FORMAT_MSG | FI_CQ_FORMAT_DATA
+            | FI_CQ_FORMAT_TAGGED) => f,
+            _ => return Err(Error::Inval),
+        };
+        match attr.wait_obj {
+            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND => {}
+            FI_WAIT_SET | FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
+            _ => return Err(Error::Inval),
+        }
+        if attr.wait_cond != FI_CQ_COND_NONE && attr.wait_cond != FI_CQ_COND_THRESHOLD {
+            return Err(Error::Inval);
+        }
+        let size = if attr.size == 0 { 1024 } else { attr.size };
+        Ok(CompletionQueue {
+            format,
+            size,
+            wait_obj: attr.wait_obj,
+            wait_cond: attr.wait_cond,
+            queue: Mutex::new(VecDeque::with_capacity(size.min(1 << 16))),
+            signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
+            interrupted: AtomicBool::new(false),
+            sources: Sources::default(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Entry>> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a completion (provider side).
+    pub fn push(&self, c: Completion) {
+        self.lock().push_back(Entry::Ok(c));
+        self.signal.set();
+    }
+
+    /// Queues an error completion (provider side).
+    pub fn push_err(&self, e: CqError) {
+        self.lock().push_back(Entry::Err(Box::new(e)));
+        self.signal.set();
+    }
+
+    /// Registers an endpoint whose progress reading this queue drives.
+    pub fn add_source(&self, s: Weak<dyn Progress>) {
+        self.sources.add(s);
+    }
+
+    /// Forgets an endpoint.
+    pub fn remove_source(&self, s: &Weak<dyn Progress>) {
+        self.sources.remove(s);
+    }
+
+    /// Drives the progress of every bound endpoint.
+    pub fn progress(&self) {
+        self.sources.progress();
+    }
+
+    /// Reads up to `max` completions, handing each to `out`. `Again` when
+    /// empty, `Other(FI_EAVAIL)` when an error is first in line.
+    pub fn read(&self, max: usize, mut out: impl FnMut(usize, &Completion)) -> Result<usize> {
+        self.progress();
+        self.read_ready(max, &mut out)
+    }
+
+    fn read_ready(&self, max: usize, out: &mut impl FnMut(usize, &Completion)) -> Result<usize> {
+        let mut q = self.lock();
+        let mut n = 0;
+        while n < max {
+            match q.front() {
+                Some(Entry::Ok(c)) => {
+                    out(n, c);
+                    q.pop_front();
+                    n += 1;
+                }
+                Some(Entry::Err(_)) => {
+                    if n == 0 {
+                        return Err(Error::Other(FI_EAVAIL));
+                    }
+                    break;
+                }
+                None => break,
+            }
+        }
+        if q.is_empty() {
+            self.signal.clear();
+        }
+        if n == 0 {
+            Err(Error::Again)
+        } else {
+            Ok(n)
+        }
+    }
+
+    /// Takes the first error entry; `Again` when the head is not an error.
+    pub fn readerr(&self) -> Result<CqError> {
+        self.progress();
+        let mut q = self.lock();
+        match q.front() {
+            Some(Entry::Err(_)) => {
+                let Some(Entry::Err(e)) = q.pop_front() else {
+                    unreachable!()
+                };
+                if q.is_empty() {
+                    self.signal.clear();
+                }
+                Ok(*e)
+            }
+            _ => Err(Error::Again),
+        }
+    }
+
+    /// Number of queued entries (completions and errors).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Blocking read: waits until `threshold` entries (or any, without a
+    /// threshold condition) are queued, an error is available, the timeout
+    /// (ms, negative = forever) passes (`Again`), or [`Self::interrupt`].
+    pub fn sread(
+        &self,
+        max: usize,
+        threshold: usize,
+        timeout_ms: i32,
+        mut out: impl FnMut(usize, &Completion),
+    ) -> Result<usize> {
+        let dl = deadline(timeout_ms);
+        let want = if self.wait_cond == FI_CQ_COND_THRESHOLD {
+            threshold.clamp(1, max.max(1))
+        } else {
+            1
+        };
+        loop {
+            self.progress();
+            if self.interrupted.swap(false, Ordering::AcqRel) {
+                return Err(Error::Again);
+            }
+            let ready = {
+                let q = self.lock();
+                q.len() >= want || matches!(q.front(), Some(Entry::Err(_)))
+            };
+            if ready {
+                return self.read_ready(max, &mut out);
+            }
+            if dl.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Err(Error::Again);
+            }
+            let mut fds = self.sources.wait_fds();
+            fds.push(self.signal.fd());
+            // Wake at least every 100 ms, so a source added meanwhile or a
+            // missed edge cannot block us for long.
+            let slice = std::time::Instant::now() + std::time::Duration::from_millis(100);
+            let until = match dl {
+                Some(d) if d < slice => d,
+                _ => slice,
+            };
+            poll_readable(&fds, Some(until));
+        }
+    }
+
+    /// `fi_cq_signal`: makes a blocked (or the next) `sread` return `Again`.
+    pub fn interrupt(&self) {
+        self.interrupted.store(true, Ordering::Release);
+        self.signal.set();
+    }
+
+    /// The descriptor for `FI_GETWAIT`: readable while entries are queued.
+    pub fn wait_fd(&self) -> std::os::fd::RawFd {
+        self.signal.fd()
+    }
+
+    /// `fi_trywait` helper: `Again` when entries are already queued.
+    pub fn trywait(&self) -> Result<()> {
+        self.progress();
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Again)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cq(cond: fi_cq_wait_cond) -> CompletionQueue {
+        CompletionQueue::new(CqAttr {
+            size: 4,
+            format: FI_CQ_FORMAT_TAGGED,
+            wait_obj: FI_WAIT_UNSPEC,
+            wait_cond: cond,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn order_errors_and_again() {
+        let q = cq(FI_CQ_COND_NONE);
+        assert_eq!(q.read(8, |_, _| {}), Err(Error::Again));
+        q.push(Completion {
+            op_context: 1,
+            ..Default::default()
+        });
+        q.push_err(CqError {
+            err: FI_ETRUNC,
+            olen: 3,
+            ..Default::default()
+        });
+        q.push(Completion {
+            op_context: 2,
+            ..Default::default()
+        });
+        let mut seen = vec![];
+        assert_eq!(q.read(8, |_, c| seen.push(c.op_context)), Ok(1));
+        assert_eq!(seen, vec![1]);
+        assert_eq!(q.read(8, |_, _| {}), Err(Error::Other(FI_EAVAIL)));
+        let e = q.readerr().unwrap();
+        assert_eq!((e.err, e.olen), (FI_ETRUNC, 3));
+        assert_eq!(q.readerr(), Err(Error::Again));
+        assert_eq!(q.read(8, |_, c| seen.push(c.op_context)), Ok(1));
+        assert_eq!(seen, vec![1, 2]);
+    }
+
+    #[test]
+    fn sread_times_out_and_threshold() {
+        let q = cq(FI_CQ_COND_THRESHOLD);
+        let t = std::time::Instant::now();
+        assert_eq!(q.sread(4, 2, 20, |_, _| {}), Err(Error::Again));
+        assert!(t.elapsed() >= std::time::Duration::from_millis(20));
+        q.push(Completion::default());
+        assert_eq!(q.sread(4, 2, 0, |_, _| {}), Err(Error::Again));
+        q.push(Completion::default());
+        assert_eq!(q.sread(4, 2, 1000, |_, _| {}), Ok(2));
+    }
+
+    #[test]
+    fn sread_wakes_on_push_and_signal() {
+        let q = std::sync::Arc::new(cq(FI_CQ_COND_NONE));
+        let q2 = q.clone();
+        let h = std::thread::spawn(move || q2.sread(1, 0, 10_000, |_, _| {}));
+        q.push(Completion::default());
+        assert_eq!(h.join().unwrap(), Ok(1));
+        let q2 = q.clone();
+        let h = std::thread::spawn(move || q2.sread(1, 0, 10_000, |_, _| {}));
+        q.interrupt();
+        assert_eq!(h.join().unwrap(), Err(Error::Again));
+    }
+
+    #[test]
+    fn bad_attrs() {
+        let mut a = CqAttr {
+            size: 0,
+            format: 99,
+            wait_obj: FI_WAIT_NONE,
+            wait_cond: FI_CQ_COND_NONE,
+        };
+        assert!(CompletionQueue::new(a).is_err());
+        a.format = FI_CQ_FORMAT_UNSPEC;
+        assert_eq!(
+            CompletionQueue::new(a).unwrap().format,
+            FI_CQ_FORMAT_CONTEXT
+        );
+        a.wait_obj = FI_WAIT_SET;
+        assert_eq!(CompletionQueue::new(a).err(), Some(Error::NoSys));
+    }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every C-level test of the built library (build/lib) and prints the
+# plain summary line "N passed, N failed". Each test is a script in
+# tests/c/ named t-*.sh that exits 0 on success; its output is shown only on
+# failure. Tests are independent and run in parallel (two at a time).
+set -u
+cd "$(dirname "$0")/.."
+root=$PWD
+export OXI_ROOT=$root
+export OXI_LIB=$root/build/lib
+export OXI_WORK=$root/build/tests
+mkdir -p "$OXI_WORK"
+jobs=${OXI_TEST_JOBS:-2}
+
+tests=( $(ls tests/c/t-*.sh 2>/dev/null) )
+if [ ${#tests[@]} -eq 0 ]; then
+	echo "no C tests found" >&2
+	exit 1
+fi
+
+run_one() {
+	local t=$1 name out
+	name=$(basename "$t" .sh)
+	out=$OXI_WORK/$name.log
+	if timeout 600 bash "$t" >"$out" 2>&1; then
+		echo "PASS $name"
+	else
+		echo "FAIL $name (exit $?)"
+		sed 's/^/    /' "$out" | tail -40
+	fi
+}
+export -f run_one
+
+results=$(printf '%s\n' "${tests[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}')
+echo "$results"
+passed=$(grep -c '^PASS ' <<<"$results")
+failed=$(grep -c '^FAIL ' <<<"$results")
+echo "c-tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
