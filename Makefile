@@ -73,6 +73,7 @@ test-c: all
 
 check: deps lint test-rust all
 	$(CARGO) run -q -p hdrgen -- --check .
+	tests/abi_oracle/run
 	tests/run-c-tests.sh
 
 install: all

@@ -660,7 +660,7 @@ pub unsafe fn write(o: &mut Out, data: *const c_void, datatype: c_int) -> bool {
         FI_TYPE_CQ_EVENT_FLAGS => flags(o, u64v(), CQ_FLAGS),
         FI_TYPE_MR_MODE => mr_mode(o, *(data as *const c_int)),
         FI_TYPE_OP_TYPE => o.push(name_of(OP_TYPES, u32v())),
-        FI_TYPE_FID => o.push(&format!("fid: {data:p}")),
+        FI_TYPE_FID => o.push(&format!("fid: {data:p}\n")),
         FI_TYPE_COLLECTIVE_OP => o.push(name_of(COLLECTIVES, u32v())),
         FI_TYPE_HMEM_IFACE => o.push(name_of(HMEM_IFACES, u32v())),
         FI_TYPE_CQ_FORMAT => o.push(name_of(CQ_FORMATS, u32v())),

@@ -211,7 +211,7 @@ pub unsafe extern "C" fn fi_tostr(data: *const c_void, datatype: fi_type) -> *mu
 }
 
 /// `fi_tostr_r@@FABRIC_1.4`: text for a value into the caller's buffer,
-/// truncated to `len - 1` bytes and NUL-terminated.
+/// cut where upstream's bounded formatting cuts it, NUL-terminated.
 #[no_mangle]
 pub unsafe extern "C" fn fi_tostr_r(
     buf: *mut c_char,
@@ -224,9 +224,11 @@ pub unsafe extern "C" fn fi_tostr_r(
             core_warn!(FI_LOG_CORE, "fi_tostr_r: buffer is NULL or has length 0");
             return ptr::null_mut();
         }
-        let Some(s) = oxifabric::tostr::tostr(data, datatype as c_int) else {
+        let mut out = oxifabric::tostr::Out::bounded(len);
+        if !oxifabric::tostr::write(&mut out, data, datatype as c_int) {
             return ptr::null_mut();
-        };
+        }
+        let s = out.into_string();
         let n = s.len().min(len - 1);
         ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, n);
         *buf.add(n) = 0;

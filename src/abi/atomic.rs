@@ -1,80 +1,84 @@
-//! Mirror of `rdma/fi_atomic.h`.
+//! Remote atomic operations (`rdma/fi_atomic.h`).
+//!
+//! The vtable behind `fi_atomic`, `fi_fetch_atomic` and `fi_compare_atomic`
+//! (each with vector, msg and validity-query variants, plus
+//! `fi_inject_atomic`), the message descriptors they take, the per-datatype
+//! limits `fi_query_atomic` reports and the two atomic operation flags.
 
 use super::*;
 
-/// `FI_FETCH_ATOMIC`.
+/// Operation flag: the atomic returns the target's previous value.
 pub const FI_FETCH_ATOMIC: u64 = 1 << 58;
-
-/// `FI_COMPARE_ATOMIC`.
+/// Operation flag: the atomic compares before it updates the target.
 pub const FI_COMPARE_ATOMIC: u64 = 1 << 59;
 
-/// `struct fi_atomic_attr`.
+/// Limits for one (datatype, op) pair, filled by `fi_query_atomic`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_atomic_attr {
-    /// `count`.
+    /// Largest number of elements one operation may carry.
     pub count: usize,
-    /// `size`.
+    /// Size in bytes of one element of the datatype.
     pub size: usize,
 }
 
-/// `struct fi_msg_atomic`.
+/// Describes one atomic operation for the `*msg` calls.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_msg_atomic {
-    /// `msg_iov`.
+    /// Local operand buffers, counted in datatype elements.
     pub msg_iov: *const fi_ioc,
-    /// `desc`.
+    /// Memory descriptors, one per `msg_iov` entry (or NULL).
     pub desc: *mut *mut c_void,
-    /// `iov_count`.
+    /// Number of entries in `msg_iov` and `desc`.
     pub iov_count: usize,
-    /// `addr`.
+    /// Target peer.
     pub addr: fi_addr_t,
-    /// `rma_iov`.
+    /// Remote target buffers.
     pub rma_iov: *const fi_rma_ioc,
-    /// `rma_iov_count`.
+    /// Number of entries in `rma_iov`.
     pub rma_iov_count: usize,
-    /// `datatype`.
+    /// Element type of every buffer.
     pub datatype: fi_datatype,
-    /// `op`.
+    /// Operation applied at the target.
     pub op: fi_op,
-    /// `context`.
+    /// Caller's context, returned in the completion.
     pub context: *mut c_void,
-    /// `data`.
+    /// Remote CQ data sent with `FI_REMOTE_CQ_DATA`.
     pub data: u64,
 }
 
-/// `struct fi_msg_fetch`.
+/// Result buffers of a fetching atomic (`fi_op_fetch_atomic` in triggers).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_msg_fetch {
-    /// `msg_iov`.
+    /// Local buffers that receive the target's previous values.
     pub msg_iov: *mut fi_ioc,
-    /// `desc`.
+    /// Memory descriptors, one per `msg_iov` entry (or NULL).
     pub desc: *mut *mut c_void,
-    /// `iov_count`.
+    /// Number of entries in `msg_iov` and `desc`.
     pub iov_count: usize,
 }
 
-/// `struct fi_msg_compare`.
+/// Compare operands of a compare-atomic (`fi_op_compare_atomic` in triggers).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_msg_compare {
-    /// `msg_iov`.
+    /// Local buffers holding the values to compare against.
     pub msg_iov: *const fi_ioc,
-    /// `desc`.
+    /// Memory descriptors, one per `msg_iov` entry (or NULL).
     pub desc: *mut *mut c_void,
-    /// `iov_count`.
+    /// Number of entries in `msg_iov` and `desc`.
     pub iov_count: usize,
 }
 
-/// `struct fi_ops_atomic`.
+/// Atomic operations (`ep->atomic`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_atomic {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `write`.
+    /// Applies `op` with one local operand buffer (`fi_atomic`).
     pub write: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -89,7 +93,7 @@ pub struct fi_ops_atomic {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `writev`.
+    /// Applies `op` with a vector of operands (`fi_atomicv`).
     pub writev: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -104,11 +108,11 @@ pub struct fi_ops_atomic {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `writemsg`.
+    /// Applies the atomic described by an `fi_msg_atomic` (`fi_atomicmsg`).
     pub writemsg: Option<
         unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg_atomic, flags: u64) -> isize,
     >,
-    /// `inject`.
+    /// Small atomic, buffer reusable on return, no completion (`fi_inject_atomic`).
     pub inject: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -121,7 +125,7 @@ pub struct fi_ops_atomic {
             op: fi_op,
         ) -> isize,
     >,
-    /// `readwrite`.
+    /// Applies `op` and returns the previous target value (`fi_fetch_atomic`).
     pub readwrite: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -138,7 +142,7 @@ pub struct fi_ops_atomic {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `readwritev`.
+    /// Vector form of the fetching atomic (`fi_fetch_atomicv`).
     pub readwritev: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -156,7 +160,7 @@ pub struct fi_ops_atomic {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `readwritemsg`.
+    /// Message form of the fetching atomic (`fi_fetch_atomicmsg`).
     pub readwritemsg: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -167,7 +171,7 @@ pub struct fi_ops_atomic {
             flags: u64,
         ) -> isize,
     >,
-    /// `compwrite`.
+    /// Compares, conditionally updates, returns the old value (`fi_compare_atomic`).
     pub compwrite: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -186,7 +190,7 @@ pub struct fi_ops_atomic {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `compwritev`.
+    /// Vector form of the compare atomic (`fi_compare_atomicv`).
     pub compwritev: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -207,7 +211,7 @@ pub struct fi_ops_atomic {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `compwritemsg`.
+    /// Message form of the compare atomic (`fi_compare_atomicmsg`).
     pub compwritemsg: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -221,7 +225,7 @@ pub struct fi_ops_atomic {
             flags: u64,
         ) -> isize,
     >,
-    /// `writevalid`.
+    /// Reports whether a plain atomic is supported, and its element limit.
     pub writevalid: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -230,7 +234,7 @@ pub struct fi_ops_atomic {
             count: *mut usize,
         ) -> c_int,
     >,
-    /// `readwritevalid`.
+    /// Reports whether a fetching atomic is supported, and its element limit.
     pub readwritevalid: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -239,7 +243,7 @@ pub struct fi_ops_atomic {
             count: *mut usize,
         ) -> c_int,
     >,
-    /// `compwritevalid`.
+    /// Reports whether a compare atomic is supported, and its element limit.
     pub compwritevalid: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,

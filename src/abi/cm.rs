@@ -1,34 +1,40 @@
-//! Mirror of `rdma/fi_cm.h`.
+//! Connection management (`rdma/fi_cm.h`).
+//!
+//! The vtable behind endpoint naming (`fi_getname`/`fi_setname`/`fi_getpeer`),
+//! connection setup and teardown on connection-oriented endpoints
+//! (`fi_connect`, `fi_listen`, `fi_accept`, `fi_reject`, `fi_shutdown`) and
+//! multicast or collective group joins (`fi_join`), plus the multicast
+//! group object that a join returns.
 
 use super::*;
 
-/// `struct fid_mc`.
+/// A joined multicast (or collective) group.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_mc {
-    /// `fid`.
+    /// Common object header (`FI_CLASS_MC`).
     pub fid: fid,
-    /// `fi_addr`.
+    /// Address to send to the group with; returned by `fi_mc_addr`.
     pub fi_addr: fi_addr_t,
 }
 
-/// `struct fi_ops_cm`.
+/// Connection-management operations (`ep->cm`, `pep->cm`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_cm {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `setname`.
+    /// Sets the local address of an endpoint (`fi_setname`).
     pub setname:
         Option<unsafe extern "C" fn(fid: fid_t, addr: *mut c_void, addrlen: usize) -> c_int>,
-    /// `getname`.
+    /// Reads the local address; `addrlen` is in/out (`fi_getname`).
     pub getname:
         Option<unsafe extern "C" fn(fid: fid_t, addr: *mut c_void, addrlen: *mut usize) -> c_int>,
-    /// `getpeer`.
+    /// Reads the connected peer's address (`fi_getpeer`).
     pub getpeer: Option<
         unsafe extern "C" fn(ep: *mut fid_ep, addr: *mut c_void, addrlen: *mut usize) -> c_int,
     >,
-    /// `connect`.
+    /// Starts a connection to `addr` with optional private data (`fi_connect`).
     pub connect: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -37,13 +43,13 @@ pub struct fi_ops_cm {
             paramlen: usize,
         ) -> c_int,
     >,
-    /// `listen`.
+    /// Starts listening for connection requests (`fi_listen`).
     pub listen: Option<unsafe extern "C" fn(pep: *mut fid_pep) -> c_int>,
-    /// `accept`.
+    /// Accepts a connection request on a new endpoint (`fi_accept`).
     pub accept: Option<
         unsafe extern "C" fn(ep: *mut fid_ep, param: *const c_void, paramlen: usize) -> c_int,
     >,
-    /// `reject`.
+    /// Refuses the connection request identified by `handle` (`fi_reject`).
     pub reject: Option<
         unsafe extern "C" fn(
             pep: *mut fid_pep,
@@ -52,9 +58,9 @@ pub struct fi_ops_cm {
             paramlen: usize,
         ) -> c_int,
     >,
-    /// `shutdown`.
+    /// Tears down a connection (`fi_shutdown`).
     pub shutdown: Option<unsafe extern "C" fn(ep: *mut fid_ep, flags: u64) -> c_int>,
-    /// `join`.
+    /// Joins a multicast or collective group (`fi_join`); newer slot.
     pub join: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,

@@ -1,101 +1,108 @@
-//! Mirror of `rdma/fi_collective.h`.
+//! Collective operations (`rdma/fi_collective.h`).
+//!
+//! Address-vector sets (groups of peers built with union, intersection,
+//! difference, insert and remove), the attributes `fi_query_collective`
+//! reports, the message form of a collective, and the vtable behind
+//! `fi_barrier`, `fi_broadcast`, `fi_alltoall`, `fi_allreduce`,
+//! `fi_allgather`, `fi_reduce_scatter`, `fi_reduce`, `fi_scatter` and
+//! `fi_gather`.
 
 use super::*;
 
-/// `struct fi_ops_av_set`.
+/// Operations on an AV set (`set->ops`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_av_set {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `set_union`.
+    /// Adds every member of `src` to `dst` (`fi_av_set_union`).
     pub set_union:
         Option<unsafe extern "C" fn(dst: *mut fid_av_set, src: *const fid_av_set) -> c_int>,
-    /// `intersect`.
+    /// Keeps in `dst` only members also in `src` (`fi_av_set_intersect`).
     pub intersect:
         Option<unsafe extern "C" fn(dst: *mut fid_av_set, src: *const fid_av_set) -> c_int>,
-    /// `diff`.
+    /// Removes from `dst` every member of `src` (`fi_av_set_diff`).
     pub diff: Option<unsafe extern "C" fn(dst: *mut fid_av_set, src: *const fid_av_set) -> c_int>,
-    /// `insert`.
+    /// Adds one address (`fi_av_set_insert`).
     pub insert: Option<unsafe extern "C" fn(set: *mut fid_av_set, addr: fi_addr_t) -> c_int>,
-    /// `remove`.
+    /// Removes one address (`fi_av_set_remove`).
     pub remove: Option<unsafe extern "C" fn(set: *mut fid_av_set, addr: fi_addr_t) -> c_int>,
-    /// `addr`.
+    /// Returns the collective address of the set (`fi_av_set_addr`).
     pub addr:
         Option<unsafe extern "C" fn(set: *mut fid_av_set, coll_addr: *mut fi_addr_t) -> c_int>,
 }
 
-/// `struct fid_av_set`.
+/// A set of peers from one address vector, the members of a collective.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_av_set {
-    /// `fid`.
+    /// Common object header (`FI_CLASS_AV_SET`).
     pub fid: fid,
-    /// `ops`.
+    /// Set operations.
     pub ops: *mut fi_ops_av_set,
 }
 
-/// `struct fi_collective_attr`.
+/// What a provider supports for one collective, from `fi_query_collective`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_collective_attr {
-    /// `op`.
+    /// Reduction operation asked about.
     pub op: fi_op,
-    /// `datatype`.
+    /// Datatype asked about.
     pub datatype: fi_datatype,
-    /// `datatype_attr`.
+    /// Element limits for the datatype.
     pub datatype_attr: fi_atomic_attr,
-    /// `max_members`.
+    /// Largest group supported.
     pub max_members: usize,
-    /// `mode`.
+    /// Mode bits the application must honour for this collective.
     pub mode: u64,
 }
 
-/// `struct fi_collective_addr`.
+/// Address argument `fi_join_collective` passes to `fi_join`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_collective_addr {
-    /// `set`.
+    /// Members of the new group.
     pub set: *const fid_av_set,
-    /// `coll_addr`.
+    /// Collective address of the parent group.
     pub coll_addr: fi_addr_t,
 }
 
-/// `struct fi_msg_collective`.
+/// Describes one collective for the `msg` slot.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_msg_collective {
-    /// `msg_iov`.
+    /// Local input buffers, counted in datatype elements.
     pub msg_iov: *const fi_ioc,
-    /// `desc`.
+    /// Memory descriptors, one per `msg_iov` entry (or NULL).
     pub desc: *mut *mut c_void,
-    /// `iov_count`.
+    /// Number of entries in `msg_iov` and `desc`.
     pub iov_count: usize,
-    /// `coll_addr`.
+    /// Group the collective runs over.
     pub coll_addr: fi_addr_t,
-    /// `root_addr`.
+    /// Root member, for rooted collectives.
     pub root_addr: fi_addr_t,
-    /// `coll`.
+    /// Which collective.
     pub coll: fi_collective_op,
-    /// `datatype`.
+    /// Element type.
     pub datatype: fi_datatype,
-    /// `op`.
+    /// Reduction operation, where one applies.
     pub op: fi_op,
-    /// `context`.
+    /// Caller's context, returned in the completion.
     pub context: *mut c_void,
 }
 
-/// `struct fi_ops_collective`.
+/// Collective operations (`ep->collective`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_collective {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `barrier`.
+    /// Completes once every member has entered (`fi_barrier`).
     pub barrier: Option<
         unsafe extern "C" fn(ep: *mut fid_ep, coll_addr: fi_addr_t, context: *mut c_void) -> isize,
     >,
-    /// `broadcast`.
+    /// Copies the root's buffer to every member (`fi_broadcast`).
     pub broadcast: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -109,7 +116,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `alltoall`.
+    /// Every member sends a distinct block to every other (`fi_alltoall`).
     pub alltoall: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -124,7 +131,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `allreduce`.
+    /// Reduces across members; every member gets the result (`fi_allreduce`).
     pub allreduce: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -140,7 +147,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `allgather`.
+    /// Concatenates every member's buffer at every member (`fi_allgather`).
     pub allgather: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -155,7 +162,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `reduce_scatter`.
+    /// Reduces, then scatters blocks of the result (`fi_reduce_scatter`).
     pub reduce_scatter: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -171,7 +178,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `reduce`.
+    /// Reduces across members into the root (`fi_reduce`).
     pub reduce: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -188,7 +195,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `scatter`.
+    /// Distributes blocks of the root's buffer to members (`fi_scatter`).
     pub scatter: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -204,7 +211,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `gather`.
+    /// Collects every member's buffer at the root (`fi_gather`).
     pub gather: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -220,7 +227,7 @@ pub struct fi_ops_collective {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `msg`.
+    /// Runs the collective described by an `fi_msg_collective`.
     pub msg: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -231,7 +238,7 @@ pub struct fi_ops_collective {
             flags: u64,
         ) -> isize,
     >,
-    /// `barrier2`.
+    /// Barrier with flags (`fi_barrier2`); newer slot.
     pub barrier2: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,

@@ -1,82 +1,87 @@
-//! Mirror of `rdma/fi_endpoint.h`.
+//! Endpoints and untagged messaging (`rdma/fi_endpoint.h`).
+//!
+//! Declares the active, passive and shared-transmit endpoint objects, the
+//! endpoint control vtable (cancel, options, scalable contexts) and the
+//! message vtable behind `fi_send`/`fi_recv` and their vector, msg, inject
+//! and remote-data variants, plus the `fi_setopt` level and option names.
 
 use super::*;
 
-/// `struct fi_msg`.
+/// Describes one untagged send or receive for `fi_sendmsg`/`fi_recvmsg`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_msg {
-    /// `msg_iov`.
+    /// Scatter-gather list of local buffers.
     pub msg_iov: *const iovec,
-    /// `desc`.
+    /// Memory descriptors, one per `msg_iov` entry (or NULL).
     pub desc: *mut *mut c_void,
-    /// `iov_count`.
+    /// Number of entries in `msg_iov` and `desc`.
     pub iov_count: usize,
-    /// `addr`.
+    /// Peer address: destination for sends, source filter for receives.
     pub addr: fi_addr_t,
-    /// `context`.
+    /// Caller's context, returned in the completion.
     pub context: *mut c_void,
-    /// `data`.
+    /// Remote CQ data sent with `FI_REMOTE_CQ_DATA`.
     pub data: u64,
 }
 
 c_anon_enum! {
-    /// Anonymous enum starting at `FI_OPT_ENDPOINT`.
-    pub enum anon_fi_opt_endpoint : c_int {
-        /// `FI_OPT_ENDPOINT`.
+    /// Option levels understood by `fi_setopt`/`fi_getopt`.
+    pub enum fi_opt_level : c_int {
+        /// Generic endpoint options (the `FI_OPT_*` names below).
         FI_OPT_ENDPOINT = 0,
     }
 }
 
 c_anon_enum! {
-    /// Anonymous enum starting at `FI_OPT_MIN_MULTI_RECV`.
-    pub enum anon_fi_opt_min_multi_recv : c_int {
-        /// `FI_OPT_MIN_MULTI_RECV`.
+    /// Option names at level `FI_OPT_ENDPOINT`.
+    pub enum fi_opt_name : c_int {
+        /// `size_t`: space left in a multi-receive buffer below which it is released.
         FI_OPT_MIN_MULTI_RECV = 0,
-        /// `FI_OPT_CM_DATA_SIZE`.
+        /// `size_t`: largest connection-manager private data size.
         FI_OPT_CM_DATA_SIZE = 1,
-        /// `FI_OPT_BUFFERED_MIN`.
+        /// `size_t`: bytes of an unexpected message buffered before a receive is matched.
         FI_OPT_BUFFERED_MIN = 2,
-        /// `FI_OPT_BUFFERED_LIMIT`.
+        /// `size_t`: largest message the provider buffers when unexpected.
         FI_OPT_BUFFERED_LIMIT = 3,
-        /// `FI_OPT_SEND_BUF_SIZE`.
+        /// `size_t`: size of the provider's send-side socket/queue buffer.
         FI_OPT_SEND_BUF_SIZE = 4,
-        /// `FI_OPT_RECV_BUF_SIZE`.
+        /// `size_t`: size of the provider's receive-side socket/queue buffer.
         FI_OPT_RECV_BUF_SIZE = 5,
-        /// `FI_OPT_TX_SIZE`.
+        /// `size_t`: transmit context depth, settable before enabling.
         FI_OPT_TX_SIZE = 6,
-        /// `FI_OPT_RX_SIZE`.
+        /// `size_t`: receive context depth, settable before enabling.
         FI_OPT_RX_SIZE = 7,
-        /// `FI_OPT_FI_HMEM_P2P`.
+        /// `int`: one of the `FI_HMEM_P2P_*` policies.
         FI_OPT_FI_HMEM_P2P = 8,
-        /// `FI_OPT_XPU_TRIGGER`.
+        /// `struct fi_trigger_xpu`: query the variables an XPU trigger needs.
         FI_OPT_XPU_TRIGGER = 9,
     }
 }
 
 c_anon_enum! {
-    /// Anonymous enum starting at `FI_HMEM_P2P_ENABLED`.
-    pub enum anon_fi_hmem_p2p_enabled : c_int {
-        /// `FI_HMEM_P2P_ENABLED`.
+    /// Values for `FI_OPT_FI_HMEM_P2P`: peer-to-peer device memory policy.
+    pub enum fi_hmem_p2p_policy : c_int {
+        /// The provider chooses when to use peer-to-peer (the default).
         FI_HMEM_P2P_ENABLED = 0,
-        /// `FI_HMEM_P2P_REQUIRED`.
+        /// Every device-memory transfer must go peer-to-peer.
         FI_HMEM_P2P_REQUIRED = 1,
-        /// `FI_HMEM_P2P_PREFERRED`.
+        /// Use peer-to-peer whenever it is available.
         FI_HMEM_P2P_PREFERRED = 2,
-        /// `FI_HMEM_P2P_DISABLED`.
+        /// Never use peer-to-peer.
         FI_HMEM_P2P_DISABLED = 3,
     }
 }
 
-/// `struct fi_ops_ep`.
+/// Endpoint control operations (`ep->ops`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_ep {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `cancel`.
+    /// Cancels the pending operation posted with `context` (`fi_cancel`).
     pub cancel: Option<unsafe extern "C" fn(fid: fid_t, context: *mut c_void) -> isize>,
-    /// `getopt`.
+    /// Reads an endpoint option (`fi_getopt`).
     pub getopt: Option<
         unsafe extern "C" fn(
             fid: fid_t,
@@ -86,7 +91,7 @@ pub struct fi_ops_ep {
             optlen: *mut usize,
         ) -> c_int,
     >,
-    /// `setopt`.
+    /// Sets an endpoint option (`fi_setopt`).
     pub setopt: Option<
         unsafe extern "C" fn(
             fid: fid_t,
@@ -96,7 +101,7 @@ pub struct fi_ops_ep {
             optlen: usize,
         ) -> c_int,
     >,
-    /// `tx_ctx`.
+    /// Opens transmit context `index` of a scalable endpoint (`fi_tx_context`).
     pub tx_ctx: Option<
         unsafe extern "C" fn(
             sep: *mut fid_ep,
@@ -106,7 +111,7 @@ pub struct fi_ops_ep {
             context: *mut c_void,
         ) -> c_int,
     >,
-    /// `rx_ctx`.
+    /// Opens receive context `index` of a scalable endpoint (`fi_rx_context`).
     pub rx_ctx: Option<
         unsafe extern "C" fn(
             sep: *mut fid_ep,
@@ -116,19 +121,19 @@ pub struct fi_ops_ep {
             context: *mut c_void,
         ) -> c_int,
     >,
-    /// `rx_size_left`.
+    /// Deprecated: receive operations that can still be posted.
     pub rx_size_left: Option<unsafe extern "C" fn(ep: *mut fid_ep) -> isize>,
-    /// `tx_size_left`.
+    /// Deprecated: transmit operations that can still be posted.
     pub tx_size_left: Option<unsafe extern "C" fn(ep: *mut fid_ep) -> isize>,
 }
 
-/// `struct fi_ops_msg`.
+/// Untagged message operations (`ep->msg`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_msg {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `recv`.
+    /// Posts a receive into one buffer (`fi_recv`).
     pub recv: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -139,7 +144,7 @@ pub struct fi_ops_msg {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `recvv`.
+    /// Posts a receive into an iovec (`fi_recvv`).
     pub recvv: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -150,10 +155,10 @@ pub struct fi_ops_msg {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `recvmsg`.
+    /// Posts a receive described by an `fi_msg`, with flags (`fi_recvmsg`).
     pub recvmsg:
         Option<unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg, flags: u64) -> isize>,
-    /// `send`.
+    /// Sends one buffer (`fi_send`).
     pub send: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -164,7 +169,7 @@ pub struct fi_ops_msg {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `sendv`.
+    /// Sends an iovec (`fi_sendv`).
     pub sendv: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -175,10 +180,10 @@ pub struct fi_ops_msg {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `sendmsg`.
+    /// Sends a message described by an `fi_msg`, with flags (`fi_sendmsg`).
     pub sendmsg:
         Option<unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg, flags: u64) -> isize>,
-    /// `inject`.
+    /// Sends a small buffer that is reusable on return, no completion (`fi_inject`).
     pub inject: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -187,7 +192,7 @@ pub struct fi_ops_msg {
             dest_addr: fi_addr_t,
         ) -> isize,
     >,
-    /// `senddata`.
+    /// Sends one buffer with remote CQ data (`fi_senddata`).
     pub senddata: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -199,7 +204,7 @@ pub struct fi_ops_msg {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `injectdata`.
+    /// Injects a small buffer with remote CQ data (`fi_injectdata`).
     pub injectdata: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -211,46 +216,47 @@ pub struct fi_ops_msg {
     >,
 }
 
-/// `struct fid_ep`.
+/// An active endpoint (also a scalable endpoint, a shared receive context
+/// or a tx/rx context of a scalable endpoint). Unused op tables may be NULL.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_ep {
-    /// `fid`.
+    /// Common object header; `fid.fclass` is `FI_CLASS_EP` or similar.
     pub fid: fid,
-    /// `ops`.
+    /// Control operations.
     pub ops: *mut fi_ops_ep,
-    /// `cm`.
+    /// Connection management operations.
     pub cm: *mut fi_ops_cm,
-    /// `msg`.
+    /// Untagged message operations.
     pub msg: *mut fi_ops_msg,
-    /// `rma`.
+    /// RMA read/write operations.
     pub rma: *mut fi_ops_rma,
-    /// `tagged`.
+    /// Tagged message operations.
     pub tagged: *mut fi_ops_tagged,
-    /// `atomic`.
+    /// Atomic operations.
     pub atomic: *mut fi_ops_atomic,
-    /// `collective`.
+    /// Collective operations.
     pub collective: *mut fi_ops_collective,
 }
 
-/// `struct fid_pep`.
+/// A passive endpoint: listens for connection requests.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_pep {
-    /// `fid`.
+    /// Common object header (`FI_CLASS_PEP`).
     pub fid: fid,
-    /// `ops`.
+    /// Control operations (options).
     pub ops: *mut fi_ops_ep,
-    /// `cm`.
+    /// Connection management operations (listen, reject, names).
     pub cm: *mut fi_ops_cm,
 }
 
-/// `struct fid_stx`.
+/// A shared transmit context, usable by several endpoints.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_stx {
-    /// `fid`.
+    /// Common object header (`FI_CLASS_STX_CTX`).
     pub fid: fid,
-    /// `ops`.
+    /// Control operations.
     pub ops: *mut fi_ops_ep,
 }

@@ -1,59 +1,50 @@
-//! Mirror of `rdma/fi_ext.h`.
+//! Extensions for providers and peer libraries (`rdma/fi_ext.h`).
+//!
+//! Provider-specific code ranges and options, exporting and importing fabric
+//! objects between providers (`fi_export_fid`/`fi_import_fid`), the
+//! imported memory monitor, the peer-provider interfaces (shared AV, AV set,
+//! CQ, domain, EQ, shared receive context and transfers, see `fi_peer(3)`),
+//! and replacement logging callbacks imported with `fi_import_log`.
+//! These interfaces are developmental and tied to one libfabric version.
 
 use super::*;
 
-/// `struct fi_peer_av_set`: named by `fid_peer_av_set` but never defined (incomplete).
-#[repr(C)]
-pub struct fi_peer_av_set {
-    _opaque: [u8; 0],
-}
-
-/// `struct fi_peer_av`: named by `fid_peer_av` but never defined (incomplete).
-#[repr(C)]
-pub struct fi_peer_av {
-    _opaque: [u8; 0],
-}
-
-/// `FI_PROV_SPECIFIC_EFA`.
-pub const FI_PROV_SPECIFIC_EFA: c_int = 0xefa0000;
-
-/// `FI_PROV_SPECIFIC_TCP`.
-pub const FI_PROV_SPECIFIC_TCP: c_int = 0x7cb0000;
-
-/// `FI_LOG_PROV_FILTERED`.
-pub const FI_LOG_PROV_FILTERED: u64 = 1 << 0;
+/// Base of the EFA provider's private codes: its 12-bit id shifted by 16.
+pub const FI_PROV_SPECIFIC_EFA: c_int = 0xefa << 16;
+/// Base of the TCP provider's private codes: its 12-bit id shifted by 16.
+pub const FI_PROV_SPECIFIC_TCP: c_int = 0x7cb << 16;
 
 c_anon_enum! {
-    /// Anonymous enum starting at `FI_OPT_EFA_RNR_RETRY`.
-    pub enum anon_fi_opt_efa_rnr_retry : c_int {
-        /// `FI_OPT_EFA_RNR_RETRY`.
-        FI_OPT_EFA_RNR_RETRY = -251265024,
+    /// Provider-specific endpoint options: negative option names.
+    pub enum fi_opt_efa : c_int {
+        /// EFA: retry count for receiver-not-ready errors.
+        FI_OPT_EFA_RNR_RETRY = -FI_PROV_SPECIFIC_EFA,
     }
 }
 
-/// `struct fi_fid_export`.
+/// Argument of `fi_control(FI_EXPORT_FID)`, filled by `fi_export_fid`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_fid_export {
-    /// `fid`.
+    /// Where the exported object is returned.
     pub fid: *mut *mut fid,
-    /// `flags`.
+    /// Export flags.
     pub flags: u64,
-    /// `context`.
+    /// Context to associate with the exported object.
     pub context: *mut c_void,
 }
 
-/// `struct fi_ops_mem_monitor`.
+/// Memory monitor operations a provider calls on an imported monitor.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_mem_monitor {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `start`.
+    /// Starts watching for memory being unmapped or freed.
     pub start: Option<unsafe extern "C" fn(monitor: *mut fid_mem_monitor) -> c_int>,
-    /// `stop`.
+    /// Stops watching.
     pub stop: Option<unsafe extern "C" fn(monitor: *mut fid_mem_monitor)>,
-    /// `subscribe`.
+    /// Asks to be notified about changes to `[addr, addr+len)`.
     pub subscribe: Option<
         unsafe extern "C" fn(
             monitor: *mut fid_mem_monitor,
@@ -61,11 +52,11 @@ pub struct fi_ops_mem_monitor {
             len: usize,
         ) -> c_int,
     >,
-    /// `unsubscribe`.
+    /// Withdraws a subscription.
     pub unsubscribe: Option<
         unsafe extern "C" fn(monitor: *mut fid_mem_monitor, addr: *const c_void, len: usize),
     >,
-    /// `valid`.
+    /// True while a cached registration of the range is still usable.
     pub valid: Option<
         unsafe extern "C" fn(
             monitor: *mut fid_mem_monitor,
@@ -75,69 +66,75 @@ pub struct fi_ops_mem_monitor {
     >,
 }
 
-/// `struct fi_ops_mem_notify`.
+/// Callback the monitor owner uses to report invalidated memory.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_mem_notify {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `notify`.
+    /// Reports that `[addr, addr+len)` changed and must be unregistered.
     pub notify: Option<
         unsafe extern "C" fn(monitor: *mut fid_mem_monitor, addr: *const c_void, len: usize),
     >,
 }
 
-/// `struct fid_mem_monitor`.
+/// A memory monitor imported into the registration cache (`mr_cache`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_mem_monitor {
-    /// `fid`.
+    /// Common object header.
     pub fid: fid,
-    /// `export_ops`.
+    /// Operations the importer provides.
     pub export_ops: *mut fi_ops_mem_monitor,
-    /// `import_ops`.
+    /// Notification callback the library provides.
     pub import_ops: *mut fi_ops_mem_notify,
 }
 
-/// `struct fi_ops_av_owner`.
+/// Calls an offload peer makes on the owner of a shared AV.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_av_owner {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `query`.
+    /// Reports the AV's current attributes.
     pub query: Option<unsafe extern "C" fn(av: *mut fid_peer_av, attr: *mut fi_av_attr) -> c_int>,
-    /// `ep_addr`.
+    /// Returns the AV address of local endpoint `ep` (or `FI_ADDR_NOTAVAIL`).
     pub ep_addr: Option<unsafe extern "C" fn(av: *mut fid_peer_av, ep: *mut fid_ep) -> fi_addr_t>,
 }
 
-/// `struct fid_peer_av`.
+/// An address vector shared with a peer provider.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_peer_av {
-    /// `fid`.
+    /// Common object header.
     pub fid: fid,
-    /// `owner_ops`.
+    /// Owner callbacks.
     pub owner_ops: *mut fi_ops_av_owner,
 }
 
-/// `struct fi_peer_av_context`.
+/// Tag that `fi_peer_av_context.av` names; never defined (incomplete type).
+#[repr(C)]
+pub struct fi_peer_av {
+    _opaque: [u8; 0],
+}
+
+/// Context passed to a peer's `fi_av_open` with `FI_PEER`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_av_context {
-    /// `size`.
+    /// Size of this structure in bytes.
     pub size: usize,
-    /// `av`.
+    /// The shared AV.
     pub av: *mut fi_peer_av,
 }
 
-/// `struct fi_ops_av_set_owner`.
+/// Calls an offload peer makes on the owner of a shared AV set.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_av_set_owner {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `members`.
+    /// Copies the set's member addresses; `count` is in/out.
     pub members: Option<
         unsafe extern "C" fn(
             av: *mut fid_peer_av_set,
@@ -147,33 +144,40 @@ pub struct fi_ops_av_set_owner {
     >,
 }
 
-/// `struct fid_peer_av_set`.
+/// An AV set shared with a peer provider.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_peer_av_set {
-    /// `fid`.
+    /// Common object header.
     pub fid: fid,
-    /// `owner_ops`.
+    /// Owner callbacks.
     pub owner_ops: *mut fi_ops_av_set_owner,
 }
 
-/// `struct fi_peer_av_set_context`.
+/// Tag that `fi_peer_av_set_context.av_set` names; never defined
+/// (incomplete type).
+#[repr(C)]
+pub struct fi_peer_av_set {
+    _opaque: [u8; 0],
+}
+
+/// Context passed to a peer's `fi_av_set` with `FI_PEER`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_av_set_context {
-    /// `size`.
+    /// Size of this structure in bytes.
     pub size: usize,
-    /// `av_set`.
+    /// The shared AV set.
     pub av_set: *mut fi_peer_av_set,
 }
 
-/// `struct fi_ops_cq_owner`.
+/// Calls a peer makes to post completions into the owner's CQ.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_cq_owner {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `write`.
+    /// Inserts one successful completion; fields the CQ format lacks are ignored.
     pub write: Option<
         unsafe extern "C" fn(
             cq: *mut fid_peer_cq,
@@ -186,91 +190,92 @@ pub struct fi_ops_cq_owner {
             src: fi_addr_t,
         ) -> isize,
     >,
-    /// `writeerr`.
+    /// Inserts one error completion.
     pub writeerr: Option<
         unsafe extern "C" fn(cq: *mut fid_peer_cq, err_entry: *const fi_cq_err_entry) -> isize,
     >,
 }
 
-/// `struct fid_peer_cq`.
+/// A completion queue shared with a peer provider.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_peer_cq {
-    /// `fid`.
+    /// Common object header.
     pub fid: fid,
-    /// `owner_ops`.
+    /// Owner callbacks.
     pub owner_ops: *mut fi_ops_cq_owner,
 }
 
-/// `struct fi_peer_cq_context`.
+/// Context passed to a peer's `fi_cq_open` with `FI_PEER`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_cq_context {
-    /// `size`.
+    /// Size of this structure in bytes.
     pub size: usize,
-    /// `cq`.
+    /// The shared CQ.
     pub cq: *mut fid_peer_cq,
 }
 
-/// `struct fi_peer_domain_context`.
+/// Context passed to a peer's `fi_domain2` with `FI_PEER`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_domain_context {
-    /// `size`.
+    /// Size of this structure in bytes.
     pub size: usize,
-    /// `domain`.
+    /// The owner's domain.
     pub domain: *mut fid_domain,
 }
 
-/// `struct fi_peer_eq_context`.
+/// Context passed to a peer's `fi_eq_open` with `FI_PEER`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_eq_context {
-    /// `size`.
+    /// Size of this structure in bytes.
     pub size: usize,
-    /// `eq`.
+    /// The owner's EQ.
     pub eq: *mut fid_eq,
 }
 
-/// `struct fi_peer_rx_entry`.
+/// One receive handed between the owner of a shared receive context and a
+/// peer; starts with list links so it can sit on a doubly linked list.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_rx_entry {
-    /// `next`.
+    /// Next entry on the list it is queued on.
     pub next: *mut fi_peer_rx_entry,
-    /// `prev`.
+    /// Previous entry on that list.
     pub prev: *mut fi_peer_rx_entry,
-    /// `srx`.
+    /// Shared receive context it belongs to.
     pub srx: *mut fid_peer_srx,
-    /// `addr`.
+    /// Source address of the message.
     pub addr: fi_addr_t,
-    /// `size`.
+    /// Size of the incoming message.
     pub size: usize,
-    /// `tag`.
+    /// Tag of the incoming message (tagged receives).
     pub tag: u64,
-    /// `flags`.
+    /// Receive flags.
     pub flags: u64,
-    /// `context`.
+    /// Application context of the matched receive.
     pub context: *mut c_void,
-    /// `count`.
+    /// Number of entries in `iov` and `desc`.
     pub count: usize,
-    /// `desc`.
+    /// Memory descriptors of the receive buffers.
     pub desc: *mut *mut c_void,
-    /// `peer_context`.
+    /// Peer's private state for this entry.
     pub peer_context: *mut c_void,
-    /// `owner_context`.
+    /// Owner's private state for this entry.
     pub owner_context: *mut c_void,
-    /// `iov`.
+    /// Receive buffers.
     pub iov: *mut iovec,
 }
 
-/// `struct fi_ops_srx_owner`.
+/// Calls a peer makes on the owner of a shared receive context.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_srx_owner {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `get_msg`.
+    /// Gets the receive matching an untagged message; `-FI_ENOENT` if none yet.
     pub get_msg: Option<
         unsafe extern "C" fn(
             srx: *mut fid_peer_srx,
@@ -279,7 +284,7 @@ pub struct fi_ops_srx_owner {
             entry: *mut *mut fi_peer_rx_entry,
         ) -> c_int,
     >,
-    /// `get_tag`.
+    /// Gets the receive matching a tagged message; `-FI_ENOENT` if none yet.
     pub get_tag: Option<
         unsafe extern "C" fn(
             srx: *mut fid_peer_srx,
@@ -288,59 +293,59 @@ pub struct fi_ops_srx_owner {
             entry: *mut *mut fi_peer_rx_entry,
         ) -> c_int,
     >,
-    /// `queue_msg`.
+    /// Queues an unexpected untagged message until a receive is posted.
     pub queue_msg: Option<unsafe extern "C" fn(entry: *mut fi_peer_rx_entry) -> c_int>,
-    /// `queue_tag`.
+    /// Queues an unexpected tagged message until a receive is posted.
     pub queue_tag: Option<unsafe extern "C" fn(entry: *mut fi_peer_rx_entry) -> c_int>,
-    /// `free_entry`.
+    /// Returns a finished entry to the owner.
     pub free_entry: Option<unsafe extern "C" fn(entry: *mut fi_peer_rx_entry)>,
 }
 
-/// `struct fi_ops_srx_peer`.
+/// Calls the owner makes on a peer sharing its receive context.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_srx_peer {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `start_msg`.
+    /// A receive now matches a queued untagged message: deliver it.
     pub start_msg: Option<unsafe extern "C" fn(entry: *mut fi_peer_rx_entry) -> c_int>,
-    /// `start_tag`.
+    /// A receive now matches a queued tagged message: deliver it.
     pub start_tag: Option<unsafe extern "C" fn(entry: *mut fi_peer_rx_entry) -> c_int>,
-    /// `discard_msg`.
+    /// Drop a queued untagged message without a completion.
     pub discard_msg: Option<unsafe extern "C" fn(entry: *mut fi_peer_rx_entry) -> c_int>,
-    /// `discard_tag`.
+    /// Drop a queued tagged message without a completion.
     pub discard_tag: Option<unsafe extern "C" fn(entry: *mut fi_peer_rx_entry) -> c_int>,
 }
 
-/// `struct fid_peer_srx`.
+/// A shared receive context shared with a peer provider.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_peer_srx {
-    /// `ep_fid`.
+    /// Endpoint header of the receive context.
     pub ep_fid: fid_ep,
-    /// `owner_ops`.
+    /// Owner callbacks.
     pub owner_ops: *mut fi_ops_srx_owner,
-    /// `peer_ops`.
+    /// Peer callbacks, filled in by the peer.
     pub peer_ops: *mut fi_ops_srx_peer,
 }
 
-/// `struct fi_peer_srx_context`.
+/// Context passed to a peer's `fi_srx_context` with `FI_PEER`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_srx_context {
-    /// `size`.
+    /// Size of this structure in bytes.
     pub size: usize,
-    /// `srx`.
+    /// The shared receive context.
     pub srx: *mut fid_peer_srx,
 }
 
-/// `struct fi_ops_transfer_peer`.
+/// Calls through which a peer reports completed transfers.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_transfer_peer {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `complete`.
+    /// Reports a successful transfer on `ep`.
     pub complete: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -348,31 +353,34 @@ pub struct fi_ops_transfer_peer {
             src_addr: *mut fi_addr_t,
         ) -> isize,
     >,
-    /// `comperr`.
+    /// Reports a failed transfer on `ep`.
     pub comperr: Option<unsafe extern "C" fn(ep: *mut fid_ep, buf: *mut fi_cq_err_entry) -> isize>,
 }
 
-/// `struct fi_peer_transfer_context`.
+/// Context linking an endpoint to a peer for transfer completions.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_peer_transfer_context {
-    /// `size`.
+    /// Size of this structure in bytes.
     pub size: usize,
-    /// `info`.
+    /// Description of the endpoint.
     pub info: *mut fi_info,
-    /// `ep`.
+    /// The endpoint.
     pub ep: *mut fid_ep,
-    /// `peer_ops`.
+    /// Peer callbacks.
     pub peer_ops: *mut fi_ops_transfer_peer,
 }
 
-/// `struct fi_ops_log`.
+/// Flag to `fi_ops_log` callbacks: the line passed provider filtering.
+pub const FI_LOG_PROV_FILTERED: u64 = 1 << 0;
+
+/// Replacement logging callbacks, installed with `fi_import_log`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_log {
-    /// `size`.
+    /// Size of this table in bytes; set by `fi_import_log`.
     pub size: usize,
-    /// `enabled`.
+    /// Decides whether a line at `level` in `subsys` is wanted.
     pub enabled: Option<
         unsafe extern "C" fn(
             prov: *const fi_provider,
@@ -381,7 +389,7 @@ pub struct fi_ops_log {
             flags: u64,
         ) -> c_int,
     >,
-    /// `ready`.
+    /// Like `enabled`, with per-call-site rate limiting through `showtime`.
     pub ready: Option<
         unsafe extern "C" fn(
             prov: *const fi_provider,
@@ -391,7 +399,7 @@ pub struct fi_ops_log {
             showtime: *mut u64,
         ) -> c_int,
     >,
-    /// `log`.
+    /// Emits one already formatted line.
     pub log: Option<
         unsafe extern "C" fn(
             prov: *const fi_provider,
@@ -404,12 +412,12 @@ pub struct fi_ops_log {
     >,
 }
 
-/// `struct fid_logging`.
+/// A logging object owned by the application, imported into the library.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fid_logging {
-    /// `fid`.
+    /// Common object header (`FI_CLASS_LOG`).
     pub fid: fid,
-    /// `ops`.
+    /// The callbacks.
     pub ops: *mut fi_ops_log,
 }

@@ -12,7 +12,7 @@ pub const FI_MINOR_VERSION: c_int = 0x11;
 pub const FI_REVISION_VERSION: c_int = 0;
 
 /// `FI_PROV_SPECIFIC`.
-pub const FI_PROV_SPECIFIC: u64 = 0x80000000;
+pub const FI_PROV_SPECIFIC: c_uint = 1 << 31;
 
 /// `FI_MSG`.
 pub const FI_MSG: u64 = 1 << 1;

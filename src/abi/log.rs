@@ -1,72 +1,76 @@
-//! Mirror of `rdma/providers/fi_log.h`.
+//! Provider logging (`rdma/providers/fi_log.h`).
+//!
+//! Subsystems and levels a log line is filed under, and the three calls
+//! behind the `FI_WARN`/`FI_INFO`/`FI_DBG`/... macros: whether a line at a
+//! level is wanted (`FI_LOG_LEVEL`, `FI_LOG_PROV`, `FI_LOG_SUBSYS`), whether
+//! a rate-limited line may go out now, and the formatted output itself.
 
 use super::*;
 
 c_enum! {
-    /// `enum fi_log_subsys`.
+    /// Part of the library a log line comes from (`FI_LOG_SUBSYS`).
     pub enum fi_log_subsys : c_uint {
-        /// `FI_LOG_CORE`.
+        /// Core library, provider loading, `fi_getinfo`.
         FI_LOG_CORE = 0,
-        /// `FI_LOG_FABRIC`.
+        /// Fabric objects.
         FI_LOG_FABRIC = 1,
-        /// `FI_LOG_DOMAIN`.
+        /// Domains.
         FI_LOG_DOMAIN = 2,
-        /// `FI_LOG_EP_CTRL`.
+        /// Endpoint setup, options and connection management.
         FI_LOG_EP_CTRL = 3,
-        /// `FI_LOG_EP_DATA`.
+        /// Data transfers.
         FI_LOG_EP_DATA = 4,
-        /// `FI_LOG_AV`.
+        /// Address vectors.
         FI_LOG_AV = 5,
-        /// `FI_LOG_CQ`.
+        /// Completion queues.
         FI_LOG_CQ = 6,
-        /// `FI_LOG_EQ`.
+        /// Event queues.
         FI_LOG_EQ = 7,
-        /// `FI_LOG_MR`.
+        /// Memory registration.
         FI_LOG_MR = 8,
-        /// `FI_LOG_CNTR`.
+        /// Counters.
         FI_LOG_CNTR = 9,
-        /// `FI_LOG_SUBSYS_MAX`.
+        /// Number of subsystems.
         FI_LOG_SUBSYS_MAX = 10,
     }
 }
 
 c_enum! {
-    /// `enum fi_log_level`.
+    /// Severity of a log line (`FI_LOG_LEVEL`); each level includes the
+    /// ones before it.
     pub enum fi_log_level : c_uint {
-        /// `FI_LOG_WARN`.
+        /// Errors and suspicious conditions.
         FI_LOG_WARN = 0,
-        /// `FI_LOG_TRACE`.
+        /// Function-level tracing.
         FI_LOG_TRACE = 1,
-        /// `FI_LOG_INFO`.
+        /// Informational messages.
         FI_LOG_INFO = 2,
-        /// `FI_LOG_DEBUG`.
+        /// Debug output (debug builds only).
         FI_LOG_DEBUG = 3,
-        /// `FI_LOG_MAX`.
+        /// Number of levels.
         FI_LOG_MAX = 4,
     }
 }
 
 extern "C" {
-    /// `fi_log_enabled`.
+    /// Nonzero when lines from `prov` at `level` in `subsys` are to be printed.
     pub fn fi_log_enabled(
         prov: *const fi_provider,
         level: fi_log_level,
         subsys: fi_log_subsys,
     ) -> c_int;
-}
 
-extern "C" {
-    /// `fi_log_ready`.
+    /// Like `fi_log_enabled`, but also rate-limits a call site through the
+    /// timestamp it keeps in `*showtime`.
     pub fn fi_log_ready(
         prov: *const fi_provider,
         level: fi_log_level,
         subsys: fi_log_subsys,
         showtime: *mut u64,
     ) -> c_int;
-}
 
-extern "C" {
-    /// `fi_log`.
+    /// Prints one printf-style line tagged with provider, level, subsystem
+    /// and the calling function and line.
     pub fn fi_log(
         prov: *const fi_provider,
         level: fi_log_level,

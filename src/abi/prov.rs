@@ -1,26 +1,32 @@
-//! Mirror of `rdma/providers/fi_prov.h`.
+//! Provider entry point and configuration parameters
+//! (`rdma/providers/fi_prov.h`).
+//!
+//! What a provider hands the core: the `fi_provider` descriptor returned by
+//! its `fi_prov_ini` entry point (declared with `FI_EXT_INI` when the
+//! provider is a loadable plug-in), and the calls a provider uses to declare
+//! and read its `FI_<PROV>_<NAME>` environment parameters.
 
 use super::*;
 
-/// `FI_LIB_EXTENSION`.
+/// Tag a loadable provider puts in its file name (`lib<name>-fi.so`).
 pub const FI_LIB_EXTENSION: &core::ffi::CStr = c"fi";
+/// File name ending of a loadable provider: `FI_LIB_EXTENSION` then `.so`.
+pub const FI_LIB_SUFFIX: &core::ffi::CStr = c"fi.so";
 
-/// `FI_LIB_SUFFIX`.
-pub const FI_LIB_SUFFIX: u64 = 0x558c253518a1;
-
-/// `struct fi_provider`.
+/// A provider's descriptor: its identity and the entry points the core
+/// calls; every other call reaches the provider through object vtables.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_provider {
-    /// `version`.
+    /// Provider's own version (`FI_VERSION(major, minor)`).
     pub version: u32,
-    /// `fi_version`.
+    /// libfabric API version the provider was written against.
     pub fi_version: u32,
-    /// `context`.
+    /// Scratch space owned by the core.
     pub context: fi_context,
-    /// `name`.
+    /// Provider name, as reported in `fi_fabric_attr.prov_name`.
     pub name: *const c_char,
-    /// `getinfo`.
+    /// Lists the provider's matching fabrics/domains/endpoints (`fi_getinfo`).
     pub getinfo: Option<
         unsafe extern "C" fn(
             version: u32,
@@ -31,7 +37,7 @@ pub struct fi_provider {
             info: *mut *mut fi_info,
         ) -> c_int,
     >,
-    /// `fabric`.
+    /// Opens a fabric described by `attr` (`fi_fabric`).
     pub fabric: Option<
         unsafe extern "C" fn(
             attr: *mut fi_fabric_attr,
@@ -39,12 +45,13 @@ pub struct fi_provider {
             context: *mut c_void,
         ) -> c_int,
     >,
-    /// `cleanup`.
+    /// Releases provider-global state when the library unloads.
     pub cleanup: Option<unsafe extern "C" fn()>,
 }
 
 extern "C" {
-    /// `fi_param_define`.
+    /// Declares a configuration parameter of `provider` (read from the
+    /// environment as `FI_<PROV>_<PARAM_NAME>`), with a printf-style help text.
     pub fn fi_param_define(
         provider: *const fi_provider,
         param_name: *const c_char,
@@ -52,10 +59,9 @@ extern "C" {
         help_string_fmt: *const c_char,
         ...
     ) -> c_int;
-}
 
-extern "C" {
-    /// `fi_param_get`.
+    /// Reads a declared parameter's value into `value` (type per its
+    /// declaration); `-FI_ENODATA` when unset, `-FI_ENOENT` when undeclared.
     pub fn fi_param_get(
         provider: *mut fi_provider,
         param_name: *const c_char,

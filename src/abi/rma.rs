@@ -1,60 +1,64 @@
-//! Mirror of `rdma/fi_rma.h`.
+//! One-sided RMA (`rdma/fi_rma.h`).
+//!
+//! Remote buffer descriptors and the vtable behind `fi_read`/`fi_write` and
+//! their vector, msg, inject and remote-data variants, which move data to or
+//! from a peer's registered memory without the peer posting a receive.
 
 use super::*;
 
-/// `struct fi_rma_iov`.
+/// One remote buffer: address, length in bytes and protection key.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_rma_iov {
-    /// `addr`.
+    /// Remote address (virtual or offset, per the domain's `mr_mode`).
     pub addr: u64,
-    /// `len`.
+    /// Length in bytes.
     pub len: usize,
-    /// `key`.
+    /// Remote protection key of the memory region.
     pub key: u64,
 }
 
-/// `struct fi_rma_ioc`.
+/// One remote buffer counted in elements of an atomic datatype.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_rma_ioc {
-    /// `addr`.
+    /// Remote address (virtual or offset, per the domain's `mr_mode`).
     pub addr: u64,
-    /// `count`.
+    /// Number of datatype elements.
     pub count: usize,
-    /// `key`.
+    /// Remote protection key of the memory region.
     pub key: u64,
 }
 
-/// `struct fi_msg_rma`.
+/// Describes one RMA transfer for `fi_readmsg`/`fi_writemsg`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_msg_rma {
-    /// `msg_iov`.
+    /// Scatter-gather list of local buffers.
     pub msg_iov: *const iovec,
-    /// `desc`.
+    /// Memory descriptors, one per `msg_iov` entry (or NULL).
     pub desc: *mut *mut c_void,
-    /// `iov_count`.
+    /// Number of entries in `msg_iov` and `desc`.
     pub iov_count: usize,
-    /// `addr`.
+    /// Target peer.
     pub addr: fi_addr_t,
-    /// `rma_iov`.
+    /// Remote buffers, in order.
     pub rma_iov: *const fi_rma_iov,
-    /// `rma_iov_count`.
+    /// Number of entries in `rma_iov`.
     pub rma_iov_count: usize,
-    /// `context`.
+    /// Caller's context, returned in the completion.
     pub context: *mut c_void,
-    /// `data`.
+    /// Remote CQ data for writes with `FI_REMOTE_CQ_DATA`.
     pub data: u64,
 }
 
-/// `struct fi_ops_rma`.
+/// RMA operations (`ep->rma`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_rma {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `read`.
+    /// Reads remote memory into one local buffer (`fi_read`).
     pub read: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -67,7 +71,7 @@ pub struct fi_ops_rma {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `readv`.
+    /// Reads remote memory into an iovec (`fi_readv`).
     pub readv: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -80,10 +84,10 @@ pub struct fi_ops_rma {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `readmsg`.
+    /// Reads as described by an `fi_msg_rma` (`fi_readmsg`).
     pub readmsg:
         Option<unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg_rma, flags: u64) -> isize>,
-    /// `write`.
+    /// Writes one local buffer to remote memory (`fi_write`).
     pub write: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -96,7 +100,7 @@ pub struct fi_ops_rma {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `writev`.
+    /// Writes an iovec to remote memory (`fi_writev`).
     pub writev: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -109,10 +113,10 @@ pub struct fi_ops_rma {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `writemsg`.
+    /// Writes as described by an `fi_msg_rma` (`fi_writemsg`).
     pub writemsg:
         Option<unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg_rma, flags: u64) -> isize>,
-    /// `inject`.
+    /// Writes a small buffer, reusable on return, no completion (`fi_inject_write`).
     pub inject: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -123,7 +127,7 @@ pub struct fi_ops_rma {
             key: u64,
         ) -> isize,
     >,
-    /// `writedata`.
+    /// Writes one buffer and delivers remote CQ data (`fi_writedata`).
     pub writedata: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -137,7 +141,7 @@ pub struct fi_ops_rma {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `injectdata`.
+    /// Injects a small write with remote CQ data (`fi_inject_writedata`).
     pub injectdata: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,

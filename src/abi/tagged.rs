@@ -1,36 +1,40 @@
-//! Mirror of `rdma/fi_tagged.h`.
+//! Tagged messaging (`rdma/fi_tagged.h`).
+//!
+//! The vtable behind `fi_tsend`/`fi_trecv` and their vector, msg, inject and
+//! remote-data variants: sends carry a 64-bit tag and receives match on
+//! `tag` under a mask of `ignore` bits.
 
 use super::*;
 
-/// `struct fi_msg_tagged`.
+/// Describes one tagged send or receive for `fi_tsendmsg`/`fi_trecvmsg`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_msg_tagged {
-    /// `msg_iov`.
+    /// Scatter-gather list of local buffers.
     pub msg_iov: *const iovec,
-    /// `desc`.
+    /// Memory descriptors, one per `msg_iov` entry (or NULL).
     pub desc: *mut *mut c_void,
-    /// `iov_count`.
+    /// Number of entries in `msg_iov` and `desc`.
     pub iov_count: usize,
-    /// `addr`.
+    /// Peer address: destination for sends, source filter for receives.
     pub addr: fi_addr_t,
-    /// `tag`.
+    /// Tag sent, or tag to match on receive.
     pub tag: u64,
-    /// `ignore`.
+    /// Receive only: tag bits that do not take part in matching.
     pub ignore: u64,
-    /// `context`.
+    /// Caller's context, returned in the completion.
     pub context: *mut c_void,
-    /// `data`.
+    /// Remote CQ data sent with `FI_REMOTE_CQ_DATA`.
     pub data: u64,
 }
 
-/// `struct fi_ops_tagged`.
+/// Tagged message operations (`ep->tagged`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_ops_tagged {
-    /// `size`.
+    /// Size of this table in bytes, for versioning.
     pub size: usize,
-    /// `recv`.
+    /// Posts a tagged receive into one buffer (`fi_trecv`).
     pub recv: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -43,7 +47,7 @@ pub struct fi_ops_tagged {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `recvv`.
+    /// Posts a tagged receive into an iovec (`fi_trecvv`).
     pub recvv: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -56,11 +60,11 @@ pub struct fi_ops_tagged {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `recvmsg`.
+    /// Posts a tagged receive described by an `fi_msg_tagged` (`fi_trecvmsg`).
     pub recvmsg: Option<
         unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg_tagged, flags: u64) -> isize,
     >,
-    /// `send`.
+    /// Sends one buffer with a tag (`fi_tsend`).
     pub send: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -72,7 +76,7 @@ pub struct fi_ops_tagged {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `sendv`.
+    /// Sends an iovec with a tag (`fi_tsendv`).
     pub sendv: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -84,11 +88,11 @@ pub struct fi_ops_tagged {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `sendmsg`.
+    /// Sends a message described by an `fi_msg_tagged` (`fi_tsendmsg`).
     pub sendmsg: Option<
         unsafe extern "C" fn(ep: *mut fid_ep, msg: *const fi_msg_tagged, flags: u64) -> isize,
     >,
-    /// `inject`.
+    /// Sends a small tagged buffer, reusable on return, no completion (`fi_tinject`).
     pub inject: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -98,7 +102,7 @@ pub struct fi_ops_tagged {
             tag: u64,
         ) -> isize,
     >,
-    /// `senddata`.
+    /// Sends one tagged buffer with remote CQ data (`fi_tsenddata`).
     pub senddata: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,
@@ -111,7 +115,7 @@ pub struct fi_ops_tagged {
             context: *mut c_void,
         ) -> isize,
     >,
-    /// `injectdata`.
+    /// Injects a small tagged buffer with remote CQ data (`fi_tinjectdata`).
     pub injectdata: Option<
         unsafe extern "C" fn(
             ep: *mut fid_ep,

@@ -1,277 +1,286 @@
-//! Mirror of `rdma/fi_trigger.h`.
+//! Triggered operations and deferred work (`rdma/fi_trigger.h`).
+//!
+//! A data transfer posted with `FI_TRIGGER` takes a `fi_triggered_context`
+//! (or `fi_triggered_context2`) as its context: the operation is held back
+//! until a counter reaches a threshold or an XPU writes a trigger variable.
+//! Deferred work requests (`fi_deferred_work`, queued on a domain with
+//! `fi_control(FI_QUEUE_WORK)`) pair such a condition with a described
+//! operation and an optional completion counter.
 
 use super::*;
 
 c_enum! {
-    /// `enum fi_trigger_event`.
+    /// What releases a triggered operation.
     pub enum fi_trigger_event : c_uint {
-        /// `FI_TRIGGER_THRESHOLD`.
+        /// A counter reaching a threshold (`fi_trigger_threshold`).
         FI_TRIGGER_THRESHOLD = 0,
-        /// `FI_TRIGGER_XPU`.
+        /// A device writing provider-chosen values (`fi_trigger_xpu`).
         FI_TRIGGER_XPU = 1,
     }
 }
 
 c_enum! {
-    /// `enum fi_op_type`.
+    /// Kind of operation a deferred work request performs.
     pub enum fi_op_type : c_uint {
-        /// `FI_OP_RECV`.
+        /// Untagged receive (`fi_op_msg`).
         FI_OP_RECV = 0,
-        /// `FI_OP_SEND`.
+        /// Untagged send (`fi_op_msg`).
         FI_OP_SEND = 1,
-        /// `FI_OP_TRECV`.
+        /// Tagged receive (`fi_op_tagged`).
         FI_OP_TRECV = 2,
-        /// `FI_OP_TSEND`.
+        /// Tagged send (`fi_op_tagged`).
         FI_OP_TSEND = 3,
-        /// `FI_OP_READ`.
+        /// RMA read (`fi_op_rma`).
         FI_OP_READ = 4,
-        /// `FI_OP_WRITE`.
+        /// RMA write (`fi_op_rma`).
         FI_OP_WRITE = 5,
-        /// `FI_OP_ATOMIC`.
+        /// Plain atomic (`fi_op_atomic`).
         FI_OP_ATOMIC = 6,
-        /// `FI_OP_FETCH_ATOMIC`.
+        /// Fetching atomic (`fi_op_fetch_atomic`).
         FI_OP_FETCH_ATOMIC = 7,
-        /// `FI_OP_COMPARE_ATOMIC`.
+        /// Compare atomic (`fi_op_compare_atomic`).
         FI_OP_COMPARE_ATOMIC = 8,
-        /// `FI_OP_CNTR_SET`.
+        /// Set a counter's value (`fi_op_cntr`).
         FI_OP_CNTR_SET = 9,
-        /// `FI_OP_CNTR_ADD`.
+        /// Add to a counter's value (`fi_op_cntr`).
         FI_OP_CNTR_ADD = 10,
     }
 }
 
-/// `struct fi_trigger_threshold`.
+/// Counter-threshold trigger condition.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_trigger_threshold {
-    /// `cntr`.
+    /// Counter watched.
     pub cntr: *mut fid_cntr,
-    /// `threshold`.
+    /// Value the counter must reach before the operation starts.
     pub threshold: usize,
 }
 
-/// Anonymous member `value` of `fi_trigger_var`.
+/// The value to write into a trigger variable (one of, per `count`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union __anon_fi_trigger_var_value {
-    /// `val8`.
+    /// One 8-bit value.
     pub val8: u8,
-    /// `val16`.
+    /// One 16-bit value.
     pub val16: u16,
-    /// `val32`.
+    /// One 32-bit value.
     pub val32: u32,
-    /// `val64`.
+    /// One 64-bit value.
     pub val64: u64,
-    /// `data`.
+    /// Buffer of `count` bytes, for values wider than 64 bits.
     pub data: *mut u8,
 }
 
-/// `struct fi_trigger_var`.
+/// One variable a device must write to fire an XPU trigger.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_trigger_var {
-    /// `datatype`.
+    /// Width of each element to write.
     pub datatype: fi_datatype,
-    /// `count`.
+    /// Number of elements to write.
     pub count: c_int,
-    /// `addr`.
+    /// Device-visible address to write to.
     pub addr: *mut c_void,
-    /// `value`.
+    /// The value (or values) to write.
     pub value: __anon_fi_trigger_var_value,
 }
 
-/// Anonymous member `device` of `fi_trigger_xpu`.
+/// Device identifier of the triggering XPU, by interface.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union __anon_fi_trigger_xpu_device {
-    /// `reserved`.
+    /// Pads the union to 64 bits.
     pub reserved: u64,
-    /// `cuda`.
+    /// CUDA device ordinal.
     pub cuda: c_int,
-    /// `ze`.
+    /// Level Zero device index.
     pub ze: c_int,
 }
 
-/// `struct fi_trigger_xpu`.
+/// XPU trigger condition: input names the device, output lists variables.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_trigger_xpu {
-    /// `count`.
+    /// In: entries available in `var`; out: entries the provider filled.
     pub count: c_int,
-    /// `iface`.
+    /// Software interface of the triggering device.
     pub iface: fi_hmem_iface,
-    /// `device`.
+    /// Which device of that interface.
     pub device: __anon_fi_trigger_xpu_device,
-    /// `var`.
+    /// Array of trigger variables.
     pub var: *mut fi_trigger_var,
 }
 
-/// `struct fi_op_msg`.
+/// Deferred untagged send or receive.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_op_msg {
-    /// `ep`.
+    /// Endpoint the operation is posted on.
     pub ep: *mut fid_ep,
-    /// `msg`.
+    /// The message, as for `fi_sendmsg`/`fi_recvmsg`.
     pub msg: fi_msg,
-    /// `flags`.
+    /// Operation flags.
     pub flags: u64,
 }
 
-/// `struct fi_op_tagged`.
+/// Deferred tagged send or receive.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_op_tagged {
-    /// `ep`.
+    /// Endpoint the operation is posted on.
     pub ep: *mut fid_ep,
-    /// `msg`.
+    /// The message, as for `fi_tsendmsg`/`fi_trecvmsg`.
     pub msg: fi_msg_tagged,
-    /// `flags`.
+    /// Operation flags.
     pub flags: u64,
 }
 
-/// `struct fi_op_rma`.
+/// Deferred RMA read or write.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_op_rma {
-    /// `ep`.
+    /// Endpoint the operation is posted on.
     pub ep: *mut fid_ep,
-    /// `msg`.
+    /// The transfer, as for `fi_readmsg`/`fi_writemsg`.
     pub msg: fi_msg_rma,
-    /// `flags`.
+    /// Operation flags.
     pub flags: u64,
 }
 
-/// `struct fi_op_atomic`.
+/// Deferred plain atomic.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_op_atomic {
-    /// `ep`.
+    /// Endpoint the operation is posted on.
     pub ep: *mut fid_ep,
-    /// `msg`.
+    /// The atomic, as for `fi_atomicmsg`.
     pub msg: fi_msg_atomic,
-    /// `flags`.
+    /// Operation flags.
     pub flags: u64,
 }
 
-/// `struct fi_op_fetch_atomic`.
+/// Deferred fetching atomic.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_op_fetch_atomic {
-    /// `ep`.
+    /// Endpoint the operation is posted on.
     pub ep: *mut fid_ep,
-    /// `msg`.
+    /// The atomic, as for `fi_fetch_atomicmsg`.
     pub msg: fi_msg_atomic,
-    /// `fetch`.
+    /// Where the previous target values go.
     pub fetch: fi_msg_fetch,
-    /// `flags`.
+    /// Operation flags.
     pub flags: u64,
 }
 
-/// `struct fi_op_compare_atomic`.
+/// Deferred compare atomic.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_op_compare_atomic {
-    /// `ep`.
+    /// Endpoint the operation is posted on.
     pub ep: *mut fid_ep,
-    /// `msg`.
+    /// The atomic, as for `fi_compare_atomicmsg`.
     pub msg: fi_msg_atomic,
-    /// `fetch`.
+    /// Where the previous target values go.
     pub fetch: fi_msg_fetch,
-    /// `compare`.
+    /// The values compared against.
     pub compare: fi_msg_compare,
-    /// `flags`.
+    /// Operation flags.
     pub flags: u64,
 }
 
-/// `struct fi_op_cntr`.
+/// Deferred counter update.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_op_cntr {
-    /// `cntr`.
+    /// Counter to set or add to.
     pub cntr: *mut fid_cntr,
-    /// `value`.
+    /// Value to set or add.
     pub value: u64,
 }
 
-/// Anonymous member `trigger` of `fi_triggered_context`.
+/// Trigger condition of an `fi_triggered_context`, selected by `event_type`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union __anon_fi_triggered_context_trigger {
-    /// `threshold`.
+    /// Counter-threshold condition.
     pub threshold: fi_trigger_threshold,
-    /// `xpu`.
+    /// XPU condition.
     pub xpu: fi_trigger_xpu,
-    /// `internal`.
+    /// Space reserved for the provider; keeps the size of `fi_context`.
     pub internal: [*mut c_void; 3],
 }
 
-/// `struct fi_triggered_context`.
+/// Context of a triggered operation; the same size as `fi_context`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_triggered_context {
-    /// `event_type`.
+    /// Which member of `trigger` is valid.
     pub event_type: fi_trigger_event,
-    /// `trigger`.
+    /// The condition that releases the operation.
     pub trigger: __anon_fi_triggered_context_trigger,
 }
 
-/// Anonymous member `trigger` of `fi_triggered_context2`.
+/// Trigger condition of an `fi_triggered_context2`, selected by `event_type`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union __anon_fi_triggered_context2_trigger {
-    /// `threshold`.
+    /// Counter-threshold condition.
     pub threshold: fi_trigger_threshold,
-    /// `xpu`.
+    /// XPU condition.
     pub xpu: fi_trigger_xpu,
-    /// `internal`.
+    /// Space reserved for the provider; keeps the size of `fi_context2`.
     pub internal: [*mut c_void; 7],
 }
 
-/// `struct fi_triggered_context2`.
+/// Context of a triggered operation under `FI_CONTEXT2`; the same size as
+/// `fi_context2`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_triggered_context2 {
-    /// `event_type`.
+    /// Which member of `trigger` is valid.
     pub event_type: fi_trigger_event,
-    /// `trigger`.
+    /// The condition that releases the operation.
     pub trigger: __anon_fi_triggered_context2_trigger,
 }
 
-/// Anonymous member `op` of `fi_deferred_work`.
+/// The operation of a deferred work request, selected by `op_type`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union __anon_fi_deferred_work_op {
-    /// `msg`.
+    /// `FI_OP_RECV`, `FI_OP_SEND`.
     pub msg: *mut fi_op_msg,
-    /// `tagged`.
+    /// `FI_OP_TRECV`, `FI_OP_TSEND`.
     pub tagged: *mut fi_op_tagged,
-    /// `rma`.
+    /// `FI_OP_READ`, `FI_OP_WRITE`.
     pub rma: *mut fi_op_rma,
-    /// `atomic`.
+    /// `FI_OP_ATOMIC`.
     pub atomic: *mut fi_op_atomic,
-    /// `fetch_atomic`.
+    /// `FI_OP_FETCH_ATOMIC`.
     pub fetch_atomic: *mut fi_op_fetch_atomic,
-    /// `compare_atomic`.
+    /// `FI_OP_COMPARE_ATOMIC`.
     pub compare_atomic: *mut fi_op_compare_atomic,
-    /// `cntr`.
+    /// `FI_OP_CNTR_SET`, `FI_OP_CNTR_ADD`.
     pub cntr: *mut fi_op_cntr,
 }
 
-/// `struct fi_deferred_work`.
+/// A deferred work request: run `op` once `triggering_cntr` reaches
+/// `threshold`, then bump `completion_cntr`.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_deferred_work {
-    /// `context`.
+    /// Provider scratch space while the request is queued.
     pub context: fi_context2,
-    /// `threshold`.
+    /// Counter value that releases the work.
     pub threshold: u64,
-    /// `triggering_cntr`.
+    /// Counter watched.
     pub triggering_cntr: *mut fid_cntr,
-    /// `completion_cntr`.
+    /// Counter incremented when the work completes.
     pub completion_cntr: *mut fid_cntr,
-    /// `op_type`.
+    /// Which member of `op` is valid.
     pub op_type: fi_op_type,
-    /// `op`.
+    /// The operation to run.
     pub op: __anon_fi_deferred_work_op,
 }

@@ -9,6 +9,7 @@ pub enum Suffix {
     None,
     Ull,
     Ll,
+    U,
 }
 
 /// The right-hand side of `#define NAME ...` for a constant of type `ty`.
@@ -16,6 +17,7 @@ pub fn define_value(e: &syn::Expr, ty: &syn::Type, kinds: &Kinds) -> Result<Stri
     let suffix = match type_name(ty).as_deref() {
         Some("u64") | Some("fi_addr_t") => Suffix::Ull,
         Some("i64") => Suffix::Ll,
+        Some("u32") | Some("c_uint") => Suffix::U,
         _ => Suffix::None,
     };
     if let syn::Expr::Lit(syn::ExprLit {
@@ -101,6 +103,7 @@ pub fn expr(e: &syn::Expr, suffix: Suffix, kinds: &Kinds) -> Result<String, Stri
                     Suffix::None => "",
                     Suffix::Ull => "ULL",
                     Suffix::Ll => "LL",
+                    Suffix::U => "U",
                 };
                 format!("{body}{sfx}")
             }
