@@ -34,7 +34,7 @@ const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
 /// Largest payload the provider buffers per inject.
 pub const INJECT_SIZE: usize = 4096;
 /// Outstanding operations per direction.
-pub const QUEUE_SIZE: usize = 1024;
+pub const QUEUE_SIZE: usize = 65536;
 /// iovec entries per operation.
 pub const IOV_LIMIT: usize = 8;
 /// Largest datagram payload (UDP payload limit minus our header).

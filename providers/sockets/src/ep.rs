@@ -497,13 +497,33 @@ impl SockEp {
                 } else {
                     Self::src_of(st, slot)
                 };
-                st.rxq.push_unexpected(Unexpected {
-                    src,
-                    tag: hdr.tag(),
-                    data: hdr.cq_data(),
-                    payload,
-                    claimed: None,
-                });
+                // A matching receive may have been posted while the payload
+                // was arriving: deliver to it rather than queue.
+                match st.rxq.place(src, hdr.tag(), payload.len()) {
+                    Placement::Posted { recv, region, keep } => {
+                        let n = scatter(&region, 0, &payload);
+                        let sinks = st.sinks.clone();
+                        complete_into(
+                            &recv,
+                            &region,
+                            n,
+                            payload.len() - n,
+                            hdr.cq_data(),
+                            hdr.tag(),
+                            src,
+                            &sinks,
+                            hdr.tag().is_some(),
+                            !keep,
+                        );
+                    }
+                    Placement::Unexpected => st.rxq.push_unexpected(Unexpected {
+                        src,
+                        tag: hdr.tag(),
+                        data: hdr.cq_data(),
+                        payload,
+                        claimed: None,
+                    }),
+                }
                 self.ack(st, slot, &hdr);
             }
             (Op::Hello, Dest::Buffer(b)) => {
@@ -1027,7 +1047,7 @@ impl EndpointOps for SockEp {
                 }
             }
         }
-        st.rxq.posted.reserve(attrs::QUEUE_SIZE);
+        st.rxq.posted.reserve(1024);
         st.enabled = true;
         drop(st);
         self.domain.register(self.me.clone());

@@ -202,7 +202,7 @@ impl RxQueues {
     pub fn post(&mut self, op: &RecvOp<'_>, sinks: &Sinks) {
         let p = Posted::new(op);
         let tagged = op.tag.is_some();
-        if op.flags & FI_CLAIM != 0 {
+        if op.flags & FI_CLAIM != 0 && op.flags & FI_PEEK == 0 {
             // Take the message a previous FI_PEEK|FI_CLAIM reserved.
             let Some(i) = self
                 .unexpected
