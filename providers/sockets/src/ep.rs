@@ -244,12 +244,13 @@ impl SockEp {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
                 if let Some(eq) = &st.eq {
+                    // Connection events carry an fi_eq_cm_entry.
                     let _ = eq.push(Event {
                         event: FI_SHUTDOWN as u32,
-                        data: EventData::Entry {
+                        data: EventData::Cm {
                             fid: st.fid,
-                            context: 0,
-                            data: 0,
+                            info: None,
+                            data: Vec::new(),
                         },
                     });
                 }

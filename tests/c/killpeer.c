@@ -1,0 +1,287 @@
+/*
+ * A peer that dies mid-transfer: the survivor gets an error completion for
+ * its outstanding send within a bounded time and keeps talking to another
+ * peer. Roles (tests/c/t-killpeer.sh starts one process per role):
+ *
+ *   killpeer victim   <ep> <myport> <survivor-port>
+ *       opens an endpoint with manual progress and then never drives it,
+ *       so the survivor's large send stalls in TCP; it is killed with -9.
+ *   killpeer good     <ep> <myport> <survivor-port>
+ *       receives "ping" from the survivor and answers "pong".
+ *   killpeer survivor <ep> <myport> <victim-port> <good-port>
+ *       sends 64 MiB to the victim, prints SENDING, waits (bounded) for the
+ *       error completion, then exchanges ping/pong with the good peer.
+ *
+ * <ep> is "rdm" or "msg". Every wait is bounded; a hang is a failure.
+ *
+ * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#define BIG (64u << 20)
+
+static int msg_ep;
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
+static struct fid_eq *eq;
+static struct fid_cq *cq;
+static struct fid_av *av;
+
+static void die(const char *what, long rc)
+{
+	printf("FAIL %s: %ld (%s)\n", what, rc, fi_strerror((int) -rc));
+	fflush(stdout);
+	exit(1);
+}
+
+#define CHECK(expr) \
+	do { \
+		long rc_ = (long) (expr); \
+		if (rc_) \
+			die(#expr, rc_); \
+	} while (0)
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct fi_info *get_info(const char *port, int manual, uint64_t flags, const char *node)
+{
+	struct fi_info *hints = fi_allocinfo(), *res = NULL;
+	hints->ep_attr->type = msg_ep ? FI_EP_MSG : FI_EP_RDM;
+	hints->caps = FI_MSG;
+	hints->fabric_attr->prov_name = strdup("sockets");
+	hints->addr_format = FI_SOCKADDR_IN;
+	if (manual)
+		hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	CHECK(fi_getinfo(FI_VERSION(1, 17), node, port, flags, hints, &res));
+	fi_freeinfo(hints);
+	return res;
+}
+
+static void open_common(void)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+	CHECK(fi_domain(fabric, info, &domain, NULL));
+	CHECK(fi_cq_open(domain, &cq_attr, &cq, NULL));
+	CHECK(fi_eq_open(fabric, &eq_attr, &eq, NULL));
+	if (!msg_ep) {
+		struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+		CHECK(fi_av_open(domain, &av_attr, &av, NULL));
+	}
+}
+
+static struct fid_ep *rdm_ep(void)
+{
+	struct fid_ep *ep;
+	CHECK(fi_endpoint(domain, info, &ep, NULL));
+	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(ep, &av->fid, 0));
+	CHECK(fi_enable(ep));
+	return ep;
+}
+
+static fi_addr_t insert(const char *port)
+{
+	struct sockaddr_in sin;
+	fi_addr_t a;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t) atoi(port));
+	sin.sin_addr.s_addr = htonl(0x7f000001);
+	if (fi_av_insert(av, &sin, 1, &a, 0, NULL) != 1)
+		die("fi_av_insert", -FI_EINVAL);
+	return a;
+}
+
+/* Waits (bounded) for one completion; returns 0 or the error number. */
+static int wait_comp(double seconds, struct fi_cq_err_entry *err_out)
+{
+	struct fi_cq_data_entry e;
+	double end = now() + seconds;
+	while (now() < end) {
+		ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 100);
+		if (n == 1)
+			return 0;
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+			memset(&err, 0, sizeof(err));
+			fi_cq_readerr(cq, &err, 0);
+			if (err_out)
+				*err_out = err;
+			return err.err ? err.err : FI_EOTHER;
+		}
+		if (n != -FI_EAGAIN)
+			die("fi_cq_sread", n);
+	}
+	return -1;
+}
+
+/* MSG: connect to a passive endpoint at `port`, bounded. */
+static struct fid_ep *msg_connect(const char *port)
+{
+	struct fi_info *ci = get_info(port, 0, 0, "127.0.0.1");
+	struct fid_ep *ep;
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+	CHECK(fi_endpoint(domain, ci, &ep, NULL));
+	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(ep, &eq->fid, 0));
+	CHECK(fi_enable(ep));
+	CHECK(fi_connect(ep, ci->dest_addr, NULL, 0));
+	if (fi_eq_sread(eq, &event, &entry, sizeof(entry), 10000, 0) < 0 || event != FI_CONNECTED)
+		die("connect", -FI_ETIMEDOUT);
+	fi_freeinfo(ci);
+	return ep;
+}
+
+/* MSG: listen on `port` and accept one connection, bounded. */
+static struct fid_ep *msg_accept(const char *port)
+{
+	struct fid_pep *pep;
+	struct fid_ep *ep;
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+	CHECK(fi_passive_ep(fabric, info, &pep, NULL));
+	CHECK(fi_pep_bind(pep, &eq->fid, 0));
+	CHECK(fi_listen(pep));
+	printf("LISTENING\n");
+	fflush(stdout);
+	(void) port;
+	if (fi_eq_sread(eq, &event, &entry, sizeof(entry), 20000, 0) < 0 || event != FI_CONNREQ)
+		die("connreq", -FI_ETIMEDOUT);
+	CHECK(fi_endpoint(domain, entry.info, &ep, NULL));
+	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(ep, &eq->fid, 0));
+	CHECK(fi_enable(ep));
+	CHECK(fi_accept(ep, NULL, 0));
+	fi_freeinfo(entry.info);
+	if (fi_eq_sread(eq, &event, &entry, sizeof(entry), 10000, 0) < 0 || event != FI_CONNECTED)
+		die("accept", -FI_ETIMEDOUT);
+	return ep;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 5) {
+		fprintf(stderr, "usage: killpeer victim|good|survivor rdm|msg myport peerport [goodport]\n");
+		return 2;
+	}
+	const char *role = argv[1];
+	msg_ep = strcmp(argv[2], "msg") == 0;
+	int victim = strcmp(role, "victim") == 0;
+	info = get_info(argv[3], victim, FI_SOURCE, "127.0.0.1");
+	open_common();
+	char small[16];
+
+	if (victim) {
+		/* Become reachable, then stop driving progress. */
+		if (msg_ep) {
+			(void) msg_accept(argv[3]);
+		} else {
+			(void) rdm_ep();
+			insert(argv[4]);
+		}
+		printf("READY\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+
+	if (strcmp(role, "good") == 0) {
+		struct fid_ep *ep;
+		fi_addr_t s = FI_ADDR_UNSPEC;
+		if (msg_ep) {
+			ep = msg_accept(argv[3]);
+		} else {
+			ep = rdm_ep();
+			s = insert(argv[4]);
+			printf("READY\n");
+			fflush(stdout);
+		}
+		CHECK(fi_recv(ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, NULL));
+		if (wait_comp(30, NULL) || strcmp(small, "ping") != 0)
+			die("good: receive ping", -FI_EIO);
+		CHECK(fi_send(ep, "pong", 5, NULL, s, NULL));
+		if (wait_comp(30, NULL))
+			die("good: send pong", -FI_EIO);
+		printf("good: done\n");
+		return 0;
+	}
+
+	/* survivor */
+	struct fid_ep *to_victim, *to_good;
+	fi_addr_t v = 0, g = 0;
+	char *big = calloc(1, BIG);
+	if (msg_ep) {
+		to_victim = msg_connect(argv[4]);
+		to_good = msg_connect(argv[5]);
+	} else {
+		to_victim = to_good = rdm_ep();
+		v = insert(argv[4]);
+		g = insert(argv[5]);
+	}
+	CHECK(fi_send(to_victim, big, BIG, NULL, v, (void *) 0x1234));
+	/* Drive progress until the send is surely stuck in TCP buffers. */
+	{
+		struct fi_cq_data_entry e;
+		for (int i = 0; i < 100; i++)
+			(void) fi_cq_read(cq, &e, 0);
+	}
+	printf("SENDING\n");
+	fflush(stdout);
+	double t0 = now();
+	struct fi_cq_err_entry err;
+	memset(&err, 0, sizeof(err));
+	int rc = wait_comp(30, &err);
+	if (rc <= 0) {
+		printf("FAIL: no error completion for the send to the killed peer (rc %d)\n", rc);
+		return 1;
+	}
+	if (err.op_context != (void *) 0x1234) {
+		printf("FAIL: error completion has context %p\n", err.op_context);
+		return 1;
+	}
+	printf("survivor: error completion after %.2fs: %s\n", now() - t0, fi_strerror(rc));
+	if (msg_ep) {
+		uint32_t event;
+		struct fi_eq_cm_entry entry;
+		ssize_t n = fi_eq_sread(eq, &event, &entry, sizeof(entry), 10000, 0);
+		if (n < 0 || event != FI_SHUTDOWN) {
+			printf("FAIL: no FI_SHUTDOWN event (%zd, event %u)\n", n, event);
+			return 1;
+		}
+		printf("survivor: FI_SHUTDOWN reported\n");
+	}
+	/* The other peer still works. */
+	CHECK(fi_recv(to_good, small, sizeof(small), NULL, FI_ADDR_UNSPEC, NULL));
+	CHECK(fi_send(to_good, "ping", 5, NULL, g, NULL));
+	int got = 0;
+	for (int i = 0; i < 2; i++)
+		got += wait_comp(30, NULL) == 0;
+	if (got != 2 || strcmp(small, "pong") != 0) {
+		printf("FAIL: ping/pong with the good peer (%d completions, '%s')\n", got, small);
+		return 1;
+	}
+	printf("survivor: still talking to the good peer\n");
+	free(big);
+	return 0;
+}
