@@ -1,7 +1,7 @@
 # oxifabric: the commands people type. CI runs `make check` (see .ci/run).
 #
 #   make                 build build/lib/libfabric.so.1 (and the .so links)
-#   make demo            build, then show it working with Debian's fi_info
+#   make demo            build, then show it working: Debian's fi_info and fi_pingpong
 #   make check           install test dependencies if missing, run every test
 #   make headers         regenerate include/rdma/*.h from src/abi/
 #   make install PREFIX=/usr/local
@@ -21,7 +21,7 @@ EXPORTS := $(shell sed -n 's/^\t\t\(fi_[a-z_]*\);/\1/p' capi/libfabric.map)
 DEPS := gcc g++ make pkg-config libfabric-dev libfabric-bin python3-clang libclang-dev \
 	valgrind openmpi-bin libopenmpi-dev iproute2
 
-.PHONY: all demo check deps headers install clean test-rust test-c lint
+.PHONY: all demo check deps headers install clean test-rust test-c lint fuzz-quick
 
 all: $(LIB)
 
@@ -58,8 +58,13 @@ demo: deps all
 	@echo "== Debian's fi_info running on oxifabric ($(LIB))"
 	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info --version
 	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info -l
-	-LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info
-	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info -e | head -20
+	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) fi_info -p sockets -t FI_EP_RDM -n 127.0.0.1
+	@echo "== Debian's fi_pingpong (RDM over loopback) on oxifabric"
+	@port=$$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'); \
+	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) timeout 60 fi_pingpong -p sockets -e rdm -B $$port >/dev/null 2>&1 & \
+	for i in $$(seq 1 100); do ss -ltn | grep -q ":$$port " && break; sleep 0.05; done; \
+	LD_LIBRARY_PATH=$(CURDIR)/$(LIBDIR) timeout 60 fi_pingpong -p sockets -e rdm -P $$port 127.0.0.1; \
+	rc=$$?; wait; exit $$rc
 
 lint:
 	$(CARGO) fmt --all -- --check
@@ -71,10 +76,16 @@ test-rust:
 test-c: all
 	tests/run-c-tests.sh
 
-check: deps lint test-rust all
+check: deps lint test-rust all fuzz-quick
 	$(CARGO) run -q -p hdrgen -- --check .
 	tests/abi_oracle/run
 	tests/run-c-tests.sh
+
+# A short run (seconds) of the wire-decoder fuzz target. cargo-fuzz needs
+# unstable flags; RUSTC_BOOTSTRAP lets the stable toolchain accept them.
+fuzz-quick:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	set -o pipefail; cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run wire_decode -- -max_total_time=10 2>&1 | tail -1
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/rdma/providers

@@ -70,7 +70,13 @@ pub unsafe extern "C" fn domain_av_open(
             return -FI_EBADFLAGS;
         }
         let q = match AddressVector::new(a.r#type, a.rx_ctx_bits, a.count, 0) {
-            Ok(q) => Arc::new(q),
+            Ok(mut q) => {
+                let f = d.inner.info.addr_format;
+                q.sockaddr_only = f == FI_SOCKADDR as u32
+                    || f == FI_SOCKADDR_IN as u32
+                    || f == FI_SOCKADDR_IN6 as u32;
+                Arc::new(q)
+            }
             Err(e) => {
                 core_warn!(
                     FI_LOG_AV,

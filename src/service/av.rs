@@ -34,6 +34,8 @@ pub struct AddressVector {
     pub rx_ctx_bits: u32,
     /// Expected address length, or 0 for any.
     pub addrlen: usize,
+    /// Only socket addresses (`sockaddr_in`/`sockaddr_in6`) are valid.
+    pub sockaddr_only: bool,
     table: RwLock<Table>,
 }
 
@@ -74,6 +76,7 @@ impl AddressVector {
             av_type,
             rx_ctx_bits: rx_ctx_bits as u32,
             addrlen,
+            sockaddr_only: false,
             table: RwLock::new(Table {
                 slots: Vec::with_capacity(count.min(1 << 16)),
                 ..Default::default()
@@ -94,6 +97,9 @@ impl AddressVector {
         };
         // SAFETY: raw is a live slice of raw.len() bytes.
         let sa = unsafe { crate::addr::from_sockaddr(raw.as_ptr(), raw.len()) };
+        if self.sockaddr_only && sa.is_none() {
+            return Err(Error::Inval);
+        }
         let mut t = self.table.write().unwrap_or_else(|p| p.into_inner());
         let idx = match t.free.pop() {
             Some(i) => i,

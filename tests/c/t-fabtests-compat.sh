@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# The fabtests-compat suite against our sockets provider.
+exec "$OXI_ROOT/fabtests-compat/run" sockets
