@@ -487,3 +487,216 @@ pub fn getinfo(providers: &[&dyn Provider], req: &Request<'_>) -> Result<Vec<Inf
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::info::{DomainAttr, EpAttr, TxAttr};
+    use crate::ops::FabricOps;
+    use std::sync::Arc;
+
+    /// A test-only provider with one RDM entry.
+    struct TestProv(&'static str);
+
+    fn entry() -> Info {
+        Info {
+            caps: FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | FI_DIRECTED_RECV,
+            addr_format: FI_SOCKADDR_IN as u32,
+            tx: TxAttr {
+                caps: FI_MSG | FI_SEND,
+                op_flags: FI_COMPLETION | FI_INJECT,
+                msg_order: FI_ORDER_SAS,
+                inject_size: 64,
+                size: 128,
+                iov_limit: 4,
+                ..Default::default()
+            },
+            ep: EpAttr {
+                ep_type: FI_EP_RDM,
+                max_msg_size: 1 << 20,
+                ..Default::default()
+            },
+            domain: DomainAttr {
+                name: Some("lo".into()),
+                threading: FI_THREAD_SAFE,
+                control_progress: FI_PROGRESS_AUTO,
+                data_progress: FI_PROGRESS_AUTO,
+                mr_mode: 0,
+                cq_data_size: 8,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    impl Provider for TestProv {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn version(&self) -> u32 {
+            1 << 16
+        }
+        fn getinfo(&self, _req: &Request<'_>) -> Result<Vec<Info>> {
+            Ok(vec![entry()])
+        }
+        fn fabric(&self, _attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
+            Err(Error::NoSys)
+        }
+    }
+
+    fn req(hints: Option<&Info>) -> Request<'_> {
+        Request {
+            version: crate::FI_VERSION_CURRENT,
+            node: None,
+            service: None,
+            flags: 0,
+            hints,
+        }
+    }
+
+    #[test]
+    fn version_flags_and_no_providers() {
+        let p = TestProv("test");
+        let mut r = req(None);
+        r.version = 2 << 16;
+        assert_eq!(getinfo(&[&p], &r).err(), Some(Error::NoSys));
+        let mut r = req(None);
+        r.flags = 1 << 62;
+        assert_eq!(getinfo(&[&p], &r).err(), Some(Error::BadFlags));
+        assert_eq!(getinfo(&[], &req(None)).err(), Some(Error::NoData));
+    }
+
+    #[test]
+    fn hints_filter_and_responses_echo() {
+        let p = TestProv("test");
+        let all = getinfo(&[&p], &req(None)).unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].fabric.prov_name.as_deref(), Some("test"));
+        assert_eq!(all[0].tx.op_flags, 0, "no hints: no default op flags");
+
+        let mut h = Info {
+            caps: FI_TAGGED,
+            ..Default::default()
+        };
+        h.domain.threading = FI_THREAD_DOMAIN;
+        h.tx.op_flags = FI_COMPLETION;
+        let got = getinfo(&[&p], &req(Some(&h))).unwrap();
+        assert_eq!(
+            got[0].domain.threading, FI_THREAD_DOMAIN,
+            "weaker threading echoed"
+        );
+        assert_eq!(got[0].tx.op_flags, FI_COMPLETION);
+        assert_eq!(got[0].caps & PRIMARY_CAPS, FI_TAGGED | FI_SEND | FI_RECV);
+        assert!(got[0].caps & FI_SOURCE != 0, "secondary caps reported");
+
+        for (name, bad) in [
+            (
+                "caps",
+                Info {
+                    caps: FI_RMA,
+                    ..Default::default()
+                },
+            ),
+            (
+                "ep_type",
+                Info {
+                    ep: EpAttr {
+                        ep_type: FI_EP_MSG,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            ),
+            (
+                "max_msg_size",
+                Info {
+                    ep: EpAttr {
+                        max_msg_size: 1 << 30,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            ),
+            (
+                "inject_size",
+                Info {
+                    tx: TxAttr {
+                        inject_size: 1 << 20,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            ),
+            (
+                "addr_format",
+                Info {
+                    addr_format: FI_SOCKADDR_IN6 as u32,
+                    ..Default::default()
+                },
+            ),
+            (
+                "cq_data_size",
+                Info {
+                    domain: DomainAttr {
+                        cq_data_size: 16,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            ),
+        ] {
+            assert_eq!(
+                getinfo(&[&p], &req(Some(&bad))).err(),
+                Some(Error::NoData),
+                "{name}"
+            );
+        }
+        let e = entry();
+        assert!(check(
+            &e,
+            &Info {
+                caps: FI_RMA,
+                ..Default::default()
+            },
+            crate::FI_VERSION_CURRENT
+        )
+        .unwrap_err()
+        .starts_with("caps"));
+    }
+
+    #[test]
+    fn provider_selection() {
+        let a = TestProv("alpha");
+        let b = TestProv("beta");
+        let mut h = Info::default();
+        h.fabric.prov_name = Some("BETA".into());
+        let got = getinfo(&[&a, &b], &req(Some(&h))).unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].fabric.prov_name.as_deref(), Some("beta"));
+        let mut r = req(None);
+        r.flags = FI_PROV_ATTR_ONLY;
+        let only = getinfo(&[&a, &b], &r).unwrap();
+        assert_eq!(only.len(), 2);
+        assert!(only
+            .iter()
+            .all(|i| i.ep.ep_type == FI_EP_UNSPEC && i.fabric.prov_version == 1 << 16));
+    }
+
+    #[test]
+    fn mr_mode_both_meanings() {
+        let v14 = (1 << 16) | 4;
+        let v117 = crate::FI_VERSION_CURRENT;
+        // API < 1.5: the old enum.
+        assert!(check_mr_mode(v14, 0, FI_MR_LOCAL, MR_SCALABLE).is_err());
+        assert!(check_mr_mode(v14, 0, FI_MR_LOCAL, MR_BASIC).is_ok());
+        assert!(check_mr_mode(v14, 0, 0, MR_UNSPEC).is_ok());
+        // API >= 1.5: bits the application supports.
+        assert!(check_mr_mode(v117, 0, FI_MR_LOCAL, 0).is_err());
+        assert!(check_mr_mode(v117, 0, FI_MR_LOCAL, FI_MR_LOCAL).is_ok());
+        assert!(check_mr_mode(v117, FI_LOCAL_MR, FI_MR_LOCAL, 0).is_ok());
+        // Old applications get the enum back.
+        let mut e = entry();
+        e.domain.mr_mode = FI_MR_LOCAL;
+        assert_eq!(alter(&e, None, v14).domain.mr_mode, MR_BASIC);
+    }
+}
