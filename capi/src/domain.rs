@@ -39,7 +39,7 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
     endpoint: Some(crate::ep::domain_endpoint),
     scalable_ep: Some(domain_scalable_ep),
     cntr_open: Some(crate::cntr::domain_cntr_open),
-    poll_open: Some(domain_poll_open),
+    poll_open: Some(crate::poll::domain_poll_open),
     stx_ctx: Some(domain_stx_ctx),
     srx_ctx: Some(domain_srx_ctx),
     query_atomic: Some(domain_query_atomic),
@@ -141,13 +141,6 @@ unsafe extern "C" fn domain_scalable_ep(
     _info: *mut fi_info,
     _sep: *mut *mut fid_ep,
     _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn domain_poll_open(
-    _d: *mut fid_domain,
-    _attr: *mut fi_poll_attr,
-    _pollset: *mut *mut fid_poll,
 ) -> c_int {
     -FI_ENOSYS
 }

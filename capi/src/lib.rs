@@ -24,4 +24,5 @@ pub mod handles;
 pub mod nosys;
 pub mod nosys_ep;
 pub mod pep;
+pub mod poll;
 pub mod providers;
