@@ -13,6 +13,7 @@ use std::sync::Arc;
 /// The Rust side of a counter.
 pub struct CntrObj {
     pub cntr: Arc<Counter>,
+    _wait: Option<BindRef>,
     _domain: BindRef,
 }
 
@@ -53,9 +54,14 @@ pub unsafe extern "C" fn domain_cntr_open(
             return -FI_EINVAL;
         }
         // A NULL attr means defaults.
-        let (events, wait_obj, flags) = match attr.as_ref() {
-            Some(a) => (a.events, a.wait_obj, a.flags),
-            None => (FI_CNTR_EVENTS_COMP, FI_WAIT_UNSPEC, 0),
+        let (events, wait_obj, flags, wait_set) = match attr.as_ref() {
+            Some(a) => (a.events, a.wait_obj, a.flags, a.wait_set),
+            None => (
+                FI_CNTR_EVENTS_COMP,
+                FI_WAIT_UNSPEC,
+                0,
+                core::ptr::null_mut(),
+            ),
         };
         if flags != 0 {
             core_warn!(FI_LOG_CNTR, "fi_cntr_open: unsupported flags {flags:#x}");
@@ -74,6 +80,12 @@ pub unsafe extern "C" fn domain_cntr_open(
         if let Some(p) = d.inner.ops.progress() {
             c.add_source(Arc::downgrade(&p));
         }
+        let member: std::sync::Weak<dyn oxifabric::service::waitset::Waitable> =
+            Arc::downgrade(&c) as _;
+        let wait_bind = match crate::wait::join(wait_obj, wait_set, member) {
+            Ok(b) => b,
+            Err(e) => return e,
+        };
         let cf = fid_cntr {
             fid: fid {
                 fclass: FI_CLASS_CNTR as usize,
@@ -87,6 +99,7 @@ pub unsafe extern "C" fn domain_cntr_open(
             FI_CLASS_CNTR,
             CntrObj {
                 cntr: c,
+                _wait: wait_bind,
                 _domain: BindRef::new(&d.binds),
             },
         );

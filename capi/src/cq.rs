@@ -19,6 +19,7 @@ pub struct CqObj {
     /// Keeps the last error's data alive for callers that let the provider
     /// own it (API < 1.5 or `err_data_size == 0`).
     err_data: Mutex<Vec<u8>>,
+    _wait: Option<BindRef>,
     _domain: BindRef,
 }
 
@@ -84,6 +85,12 @@ pub unsafe extern "C" fn domain_cq_open(
         if let Some(p) = d.inner.ops.progress() {
             q.add_source(Arc::downgrade(&p));
         }
+        let member: std::sync::Weak<dyn oxifabric::service::waitset::Waitable> =
+            Arc::downgrade(&q) as _;
+        let wait_bind = match crate::wait::join(a.wait_obj, a.wait_set, member) {
+            Ok(b) => b,
+            Err(e) => return e,
+        };
         let c = fid_cq {
             fid: fid {
                 fclass: FI_CLASS_CQ as usize,
@@ -96,6 +103,7 @@ pub unsafe extern "C" fn domain_cq_open(
             cq: q,
             api_version: d.inner.api_version,
             err_data: Mutex::new(Vec::new()),
+            _wait: wait_bind,
             _domain: BindRef::new(&d.binds),
         };
         *cq = CqHandle::boxed(c, FI_CLASS_CQ, obj);

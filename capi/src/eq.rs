@@ -15,6 +15,7 @@ pub struct EqObj {
     pub eq: Arc<EventQueue>,
     api_version: u32,
     err_data: Mutex<Vec<u8>>,
+    _wait: Option<BindRef>,
     _fabric: BindRef,
 }
 
@@ -44,6 +45,7 @@ pub fn new_eq(
     eq: Arc<EventQueue>,
     api_version: u32,
     fabric: BindRef,
+    wait: Option<BindRef>,
     context: *mut c_void,
 ) -> *mut fid_eq {
     let c = fid_eq {
@@ -61,6 +63,7 @@ pub fn new_eq(
             eq,
             api_version,
             err_data: Mutex::new(Vec::new()),
+            _wait: wait,
             _fabric: fabric,
         },
     )

@@ -33,7 +33,7 @@ static FABRIC_OPS: fi_ops_fabric = fi_ops_fabric {
     domain: Some(crate::domain::fabric_domain),
     passive_ep: Some(crate::pep::fabric_passive_ep),
     eq_open: Some(fabric_eq_open),
-    wait_open: Some(fabric_wait_open),
+    wait_open: Some(crate::wait::fabric_wait_open),
     trywait: Some(fabric_trywait),
     domain2: Some(crate::domain::fabric_domain2),
 };
@@ -93,10 +93,18 @@ unsafe extern "C" fn fabric_eq_open(
         }
         match EventQueue::new(a.size, a.wait_obj) {
             Ok(q) => {
+                let q = Arc::new(q);
+                let member: std::sync::Weak<dyn oxifabric::service::waitset::Waitable> =
+                    Arc::downgrade(&q) as _;
+                let wait = match crate::wait::join(a.wait_obj, a.wait_set, member) {
+                    Ok(b) => b,
+                    Err(e) => return e,
+                };
                 *eq = crate::eq::new_eq(
-                    Arc::new(q),
+                    q,
                     (*fabric).api_version,
                     BindRef::new(&h.binds),
+                    wait,
                     context,
                 );
                 0
@@ -113,14 +121,6 @@ unsafe extern "C" fn fabric_eq_open(
     })
 }
 
-unsafe extern "C" fn fabric_wait_open(
-    _fabric: *mut fid_fabric,
-    _attr: *mut fi_wait_attr,
-    _waitset: *mut *mut fid_wait,
-) -> c_int {
-    -FI_ENOSYS
-}
-
 unsafe extern "C" fn fabric_trywait(
     _fabric: *mut fid_fabric,
     fids: *mut *mut fid,
@@ -134,7 +134,8 @@ unsafe extern "C" fn fabric_trywait(
             let f = *fids.add(i);
             let r = crate::cq::trywait_one(f)
                 .or_else(|| crate::eq::trywait_one(f))
-                .or_else(|| crate::cntr::trywait_one(f));
+                .or_else(|| crate::cntr::trywait_one(f))
+                .or_else(|| crate::wait::trywait_one(f));
             match r {
                 Some(0) => {}
                 Some(e) => return e,

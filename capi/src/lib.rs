@@ -26,3 +26,4 @@ pub mod nosys_ep;
 pub mod pep;
 pub mod poll;
 pub mod providers;
+pub mod wait;

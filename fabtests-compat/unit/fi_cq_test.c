@@ -59,7 +59,9 @@ int main(int argc, char **argv)
 	attr.format = (enum fi_cq_format) 77;
 	FT_RC(fi_cq_open(ft_domain, &attr, &cq, NULL), -FI_EINVAL);
 	memset(&attr, 0, sizeof(attr));
-	attr.wait_obj = FI_WAIT_SET;
+	attr.wait_obj = FI_WAIT_SET; /* without a wait set */
+	FT_RC(fi_cq_open(ft_domain, &attr, &cq, NULL), -FI_EINVAL);
+	attr.wait_obj = FI_WAIT_POLLFD;
 	FT_RC(fi_cq_open(ft_domain, &attr, &cq, NULL), -FI_ENOSYS);
 	memset(&attr, 0, sizeof(attr));
 	attr.wait_obj = FI_WAIT_NONE;

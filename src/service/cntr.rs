@@ -13,6 +13,8 @@ pub struct Counter {
     pub wait_obj: fi_wait_obj,
     value: AtomicU64,
     errs: AtomicU64,
+    /// Value plus errors when a wait set last looked.
+    last_seen: AtomicU64,
     signal: Signal,
     sources: Sources,
 }
@@ -24,8 +26,8 @@ impl Counter {
             return Err(Error::Inval);
         }
         match wait_obj {
-            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND => {}
-            FI_WAIT_SET | FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
+            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND | FI_WAIT_SET => {}
+            FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
             _ => return Err(Error::Inval),
         }
         Ok(Counter {
@@ -33,6 +35,7 @@ impl Counter {
             wait_obj,
             value: AtomicU64::new(0),
             errs: AtomicU64::new(0),
+            last_seen: AtomicU64::new(0),
             signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
             sources: Sources::default(),
         })
@@ -121,6 +124,19 @@ impl Counter {
             };
             poll_readable(&fds, Some(until));
         }
+    }
+
+    /// The wait descriptors of the bound endpoints.
+    pub fn source_fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.sources.wait_fds()
+    }
+
+    /// Drives progress and reports (once) whether the counter moved since
+    /// the last call: what a wait set waits for.
+    pub fn take_changed(&self) -> bool {
+        self.sources.progress();
+        let v = self.value.load(Ordering::Acquire) + self.errs.load(Ordering::Acquire);
+        self.last_seen.swap(v, Ordering::AcqRel) != v
     }
 
     /// The descriptor for `FI_GETWAIT`.

@@ -78,8 +78,8 @@ impl CompletionQueue {
             _ => return Err(Error::Inval),
         };
         match attr.wait_obj {
-            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND => {}
-            FI_WAIT_SET | FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
+            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND | FI_WAIT_SET => {}
+            FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
             _ => return Err(Error::Inval),
         }
         if attr.wait_cond != FI_CQ_COND_NONE && attr.wait_cond != FI_CQ_COND_THRESHOLD {
@@ -248,6 +248,11 @@ impl CompletionQueue {
         self.signal.fd()
     }
 
+    /// The wait descriptors of the bound endpoints.
+    pub fn source_fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.sources.wait_fds()
+    }
+
     /// `fi_trywait` helper: `Again` when entries are already queued.
     pub fn trywait(&self) -> Result<()> {
         self.progress();
@@ -340,7 +345,7 @@ mod tests {
             CompletionQueue::new(a).unwrap().format,
             FI_CQ_FORMAT_CONTEXT
         );
-        a.wait_obj = FI_WAIT_SET;
+        a.wait_obj = FI_WAIT_POLLFD;
         assert_eq!(CompletionQueue::new(a).err(), Some(Error::NoSys));
     }
 }

@@ -67,8 +67,8 @@ impl EventQueue {
     /// Opens a queue (`size` 0 picks a default).
     pub fn new(size: usize, wait_obj: fi_wait_obj) -> Result<EventQueue> {
         match wait_obj {
-            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND => {}
-            FI_WAIT_SET | FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
+            FI_WAIT_NONE | FI_WAIT_UNSPEC | FI_WAIT_FD | FI_WAIT_MUTEX_COND | FI_WAIT_SET => {}
+            FI_WAIT_POLLFD | FI_WAIT_YIELD => return Err(Error::NoSys),
             _ => return Err(Error::Inval),
         }
         Ok(EventQueue {
@@ -174,6 +174,17 @@ impl EventQueue {
     /// The descriptor for `FI_GETWAIT`.
     pub fn wait_fd(&self) -> std::os::fd::RawFd {
         self.signal.fd()
+    }
+
+    /// The wait descriptors of the bound endpoints.
+    pub fn source_fds(&self) -> Vec<std::os::fd::RawFd> {
+        self.sources.wait_fds()
+    }
+
+    /// Drives progress, then says whether nothing is queued.
+    pub fn is_empty_after_progress(&self) -> bool {
+        self.sources.progress();
+        self.is_empty()
     }
 
     /// Whether nothing is queued.

@@ -8,3 +8,4 @@ pub mod cq;
 pub mod eq;
 pub mod progress;
 pub mod signal;
+pub mod waitset;

@@ -1,0 +1,150 @@
+//! `fid_wait` (wait sets): thunks onto the engine's wait set.
+
+use crate::boundary::guard;
+use crate::fabric::fabric_handle;
+use crate::handles::*;
+use core::ffi::{c_int, c_void};
+use oxifabric::abi::*;
+use oxifabric::core_warn;
+use oxifabric::object::{BindRef, Handle};
+use oxifabric::service::waitset::{WaitSet, Waitable};
+use std::sync::{Arc, Weak};
+
+/// The Rust side of a wait set.
+pub struct WaitObj {
+    pub set: Arc<WaitSet>,
+    _fabric: BindRef,
+}
+
+pub type WaitHandle = Handle<fid_wait, WaitObj>;
+
+static WAIT_FI_OPS: fi_ops = fi_ops {
+    size: core::mem::size_of::<fi_ops>(),
+    close: Some(wait_close),
+    bind: Some(crate::nosys::bind),
+    control: Some(wait_control),
+    ops_open: Some(crate::nosys::ops_open),
+    tostr: Some(crate::nosys::tostr),
+    ops_set: Some(crate::nosys::ops_set),
+};
+
+static WAIT_OPS: fi_ops_wait = fi_ops_wait {
+    size: core::mem::size_of::<fi_ops_wait>(),
+    wait: Some(wait_wait),
+};
+
+pub unsafe extern "C" fn fabric_wait_open(
+    fabric: *mut fid_fabric,
+    attr: *mut fi_wait_attr,
+    waitset: *mut *mut fid_wait,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(fh) = fabric_handle(fabric) else {
+            return bad_fid("fi_wait_open");
+        };
+        let (Some(a), false) = (attr.as_ref(), waitset.is_null()) else {
+            return -FI_EINVAL;
+        };
+        if a.flags != 0 {
+            return -FI_EBADFLAGS;
+        }
+        let set = match WaitSet::new(a.wait_obj) {
+            Ok(s) => Arc::new(s),
+            Err(e) => {
+                core_warn!(
+                    FI_LOG_FABRIC,
+                    "fi_wait_open: unsupported wait_obj {}",
+                    a.wait_obj
+                );
+                return e.code();
+            }
+        };
+        let c = fid_wait {
+            fid: fid {
+                fclass: FI_CLASS_WAIT as usize,
+                context: core::ptr::null_mut(),
+                ops: &WAIT_FI_OPS as *const _ as *mut _,
+            },
+            ops: &WAIT_OPS as *const _ as *mut _,
+        };
+        *waitset = WaitHandle::boxed(
+            c,
+            FI_CLASS_WAIT,
+            WaitObj {
+                set,
+                _fabric: BindRef::new(&fh.binds),
+            },
+        );
+        0
+    })
+}
+
+/// Recovers a wait set handle.
+pub unsafe fn wait_handle<'a>(f: *const fid) -> Option<&'a WaitHandle> {
+    WaitHandle::from_fid(f, FI_CLASS_WAIT)
+}
+
+/// For objects opened with `FI_WAIT_SET`: validates the set and adds the
+/// new member; returns the bind that keeps the set open, or an error code.
+pub unsafe fn join(
+    wait_obj: fi_wait_obj,
+    set: *mut fid_wait,
+    member: Weak<dyn Waitable>,
+) -> Result<Option<BindRef>, c_int> {
+    if wait_obj != FI_WAIT_SET {
+        return Ok(None);
+    }
+    let Some(h) = wait_handle(set as *const fid) else {
+        core_warn!(FI_LOG_CORE, "FI_WAIT_SET without a valid wait_set");
+        return Err(-FI_EINVAL);
+    };
+    h.inner.set.add(member);
+    Ok(Some(BindRef::new(&h.binds)))
+}
+
+unsafe extern "C" fn wait_close(f: *mut fid) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = wait_handle(f) else {
+            return bad_fid("fi_close(wait)");
+        };
+        if h.busy() {
+            core_warn!(FI_LOG_CORE, "fi_close: wait set still has members");
+            return -FI_EBUSY;
+        }
+        WaitHandle::free(h);
+        0
+    })
+}
+
+unsafe extern "C" fn wait_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = wait_handle(f) else {
+            return bad_fid("fi_control(wait)");
+        };
+        match command {
+            FI_GETWAIT if !arg.is_null() => {
+                *(arg as *mut c_int) = h.inner.set.fd();
+                0
+            }
+            FI_GETWAIT => -FI_EINVAL,
+            _ => -FI_ENOSYS,
+        }
+    })
+}
+
+unsafe extern "C" fn wait_wait(waitset: *mut fid_wait, timeout: c_int) -> c_int {
+    guard(-FI_EOTHER, || match wait_handle(waitset as *const fid) {
+        Some(h) => rc(h.inner.set.wait(timeout)),
+        None => bad_fid("fi_wait"),
+    })
+}
+
+/// `fi_trywait` for one fid, if it is a wait set.
+pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
+    let h = wait_handle(f)?;
+    Some(if h.inner.set.any_ready() {
+        -FI_EAGAIN
+    } else {
+        0
+    })
+}
