@@ -91,6 +91,11 @@ impl BindRef {
         binds.fetch_add(1, Ordering::AcqRel);
         BindRef(binds.clone())
     }
+
+    /// Another bind on the same object.
+    pub fn again(&self) -> BindRef {
+        BindRef::new(&self.0)
+    }
 }
 
 impl Drop for BindRef {

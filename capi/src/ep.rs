@@ -26,6 +26,9 @@ pub struct EpObj {
     /// Default flags of operations without a flags argument.
     tx_flags: AtomicU64,
     rx_flags: AtomicU64,
+    /// For an alias (`fi_ep_alias`): the bind on the endpoint it aliases.
+    /// Closing an alias leaves the endpoint alone.
+    alias_of: Option<BindRef>,
     _domain: BindRef,
 }
 
@@ -161,6 +164,7 @@ pub fn new_ep(
         binds: Mutex::new(Vec::new()),
         tx_flags: AtomicU64::new(info.tx.op_flags),
         rx_flags: AtomicU64::new(info.rx.op_flags),
+        alias_of: None,
         _domain: domain,
     };
     let ops = obj.ops.clone();
@@ -182,7 +186,9 @@ unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
         if h.busy() {
             return -FI_EBUSY;
         }
-        h.inner.ops.close();
+        if h.inner.alias_of.is_none() {
+            h.inner.ops.close();
+        }
         EpHandle::free(h);
         0
     })
@@ -246,6 +252,49 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
         };
         match command {
             FI_ENABLE => rc(h.inner.ops.enable()),
+            FI_ALIAS => {
+                let Some(a) = (arg as *mut fi_alias).as_mut() else {
+                    return -FI_EINVAL;
+                };
+                if a.fid.is_null() {
+                    return -FI_EINVAL;
+                }
+                let dir = a.flags & (FI_TRANSMIT | FI_RECV);
+                if dir == 0 {
+                    core_warn!(
+                        FI_LOG_EP_CTRL,
+                        "fi_ep_alias: flags need FI_TRANSMIT and/or FI_RECV"
+                    );
+                    return -FI_EINVAL;
+                }
+                let ops_flags = a.flags & !(FI_TRANSMIT | FI_RECV);
+                let c = fid_ep {
+                    fid: fid {
+                        fclass: FI_CLASS_EP as usize,
+                        context: (*f).context,
+                        ops: &EP_FI_OPS as *const _ as *mut _,
+                    },
+                    ..*(f as *const fid_ep)
+                };
+                let obj = EpObj {
+                    ops: h.inner.ops.clone(),
+                    binds: Mutex::new(Vec::new()),
+                    tx_flags: AtomicU64::new(if dir & FI_TRANSMIT != 0 {
+                        ops_flags
+                    } else {
+                        h.inner.tx_flags.load(Ordering::Relaxed)
+                    }),
+                    rx_flags: AtomicU64::new(if dir & FI_RECV != 0 {
+                        ops_flags
+                    } else {
+                        h.inner.rx_flags.load(Ordering::Relaxed)
+                    }),
+                    alias_of: Some(BindRef::new(&h.binds)),
+                    _domain: h.inner._domain.again(),
+                };
+                *a.fid = EpHandle::boxed(c, FI_CLASS_EP, obj) as *mut fid;
+                0
+            }
             FI_GETOPSFLAG | FI_SETOPSFLAG => {
                 let Some(flags) = (arg as *mut u64).as_mut() else {
                     return -FI_EINVAL;

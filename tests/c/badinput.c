@@ -179,6 +179,18 @@ int main(void)
 		EXPECT_RC(fi_enable(ep), -FI_ENOAV);
 		EXPECT_RC(fi_send(ep, NULL, 10, NULL, 0, NULL), -FI_EINVAL);
 		EXPECT_RC(fi_recvmsg(ep, NULL, 0), -FI_EINVAL);
+		/* fi_ep_alias: needs a direction; the endpoint outlives its aliases. */
+		{
+			struct fid_ep *alias = NULL;
+			uint64_t f = FI_TRANSMIT;
+			EXPECT_RC(fi_ep_alias(ep, &alias, FI_COMPLETION), -FI_EINVAL);
+			EXPECT_RC(fi_ep_alias(ep, &alias, FI_TRANSMIT | FI_COMPLETION), 0);
+			EXPECT(alias && alias != ep && alias->fid.fclass == FI_CLASS_EP, "alias endpoint");
+			EXPECT_RC(fi_control(&alias->fid, FI_GETOPSFLAG, &f), 0);
+			EXPECT(f == (FI_TRANSMIT | FI_COMPLETION), "alias op flags %#llx", (unsigned long long) f);
+			EXPECT_RC(fi_close(&ep->fid), -FI_EBUSY);
+			EXPECT_RC(fi_close(&alias->fid), 0);
+		}
 		/* Closing a bound CQ is refused; closing in order works. */
 		EXPECT_RC(fi_close(&cq->fid), -FI_EBUSY);
 		EXPECT_RC(fi_close(&domain->fid), -FI_EBUSY);
