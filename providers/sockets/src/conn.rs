@@ -142,6 +142,8 @@ pub struct Conn {
     pub txq: VecDeque<TxItem>,
     /// Whether output readiness is being watched.
     pub watching_out: bool,
+    /// We opened it (as opposed to accepting it).
+    pub outgoing: bool,
 }
 
 impl Conn {
@@ -160,6 +162,7 @@ impl Conn {
             },
             txq: VecDeque::new(),
             watching_out: false,
+            outgoing: state == ConnState::Connecting,
         }
     }
 

@@ -2,8 +2,10 @@
 //!
 //! - `FI_EP_RDM`: a listening socket plus one TCP connection per peer, made
 //!   on the first send; the connecting side introduces itself with a
-//!   `Hello` frame carrying its listening address, so either side can use
-//!   the connection and `FI_SOURCE` can name the sender.
+//!   `Hello` frame carrying its listening address and holds its messages
+//!   until the `HelloAck`, so either side can use the connection,
+//!   `FI_SOURCE` can name the sender, and simultaneous connects settle on
+//!   one connection (see `wire.rs`).
 //! - `FI_EP_MSG`: one TCP connection set up through `fi_connect`/`fi_accept`
 //!   (connection requests arrive at a passive endpoint, `pep.rs`).
 //! - `FI_EP_DGRAM`: one UDP socket; each message is one datagram.
@@ -61,13 +63,26 @@ struct EpState {
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
     conns: Vec<Option<Conn>>,
-    by_peer: HashMap<SocketAddr, usize>,
+    /// RDM peers by listening address: their one connection, whether the
+    /// handshake finished, and the sends that wait for it.
+    peers: HashMap<SocketAddr, Peer>,
     msg: MsgState,
     next_msg_id: u64,
     acks: HashMap<u64, (usize, TxDone)>,
     /// Sends queued in connections, for `-FI_EAGAIN` and `tx_size_left`.
     tx_queued: usize,
     fid: usize,
+}
+
+/// An RDM peer.
+#[derive(Default)]
+struct Peer {
+    /// The connection used with this peer.
+    conn: Option<usize>,
+    /// The handshake on `conn` finished: sends go straight to it.
+    ready: bool,
+    /// Sends waiting for the handshake.
+    pending: std::collections::VecDeque<TxItem>,
 }
 
 /// A sockets endpoint.
@@ -127,7 +142,7 @@ impl SockEp {
                 listener: None,
                 udp: None,
                 conns: Vec::new(),
-                by_peer: HashMap::new(),
+                peers: HashMap::new(),
                 msg: MsgState::Idle,
                 next_msg_id: 1,
                 acks: HashMap::new(),
@@ -239,7 +254,22 @@ impl SockEp {
                 st.sinks.rx_err(recv, err, 0, 0, hdr.tag().is_some());
             }
         }
-        st.by_peer.retain(|_, s| *s != slot);
+        // A peer whose connection died: its waiting sends fail too, and the
+        // next send connects afresh.
+        let mut failed = Vec::new();
+        for p in st.peers.values_mut() {
+            if p.conn == Some(slot) {
+                p.conn = None;
+                p.ready = false;
+                failed.extend(p.pending.drain(..));
+            }
+        }
+        for item in failed {
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            if let Some(d) = item.done {
+                st.sinks.tx_err(d.ctx, d.tagged, err);
+            }
+        }
         match st.msg {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
@@ -358,8 +388,8 @@ impl SockEp {
         }
     }
 
-    /// The connection to use for an RDM destination, connecting if needed.
-    fn rdm_slot(&self, st: &mut EpState, dest: fi_addr_t) -> Result<usize> {
+    /// The peer behind an RDM destination, connecting if needed.
+    fn rdm_peer(&self, st: &mut EpState, dest: fi_addr_t) -> Result<SocketAddr> {
         let av = st.av.as_ref().ok_or(Error::Other(FI_ENOAV))?;
         let Some(sa) = av.sockaddr(dest) else {
             prov_log!(
@@ -370,10 +400,8 @@ impl SockEp {
             );
             return Err(Error::Inval);
         };
-        if let Some(&s) = st.by_peer.get(&sa) {
-            if st.conns.get(s).is_some_and(Option::is_some) {
-                return Ok(s);
-            }
+        if st.peers.get(&sa).and_then(|p| p.conn).is_some() {
+            return Ok(sa);
         }
         let stream = sock::connect_nonblocking(&sa).map_err(|e| {
             prov_log!(
@@ -390,8 +418,45 @@ impl SockEp {
         conn.txq.push_back(Self::control_item(Op::Hello, me, 0));
         st.tx_queued += 1;
         let slot = self.add_conn(st, conn, true);
-        st.by_peer.insert(sa, slot);
-        Ok(slot)
+        let peer = st.peers.entry(sa).or_default();
+        peer.conn = Some(slot);
+        peer.ready = false;
+        Ok(sa)
+    }
+
+    /// Sends an item to an RDM peer now, or queues it until the handshake
+    /// on its connection finishes.
+    fn rdm_submit(&self, st: &mut EpState, sa: SocketAddr, mut item: TxItem) -> Result<()> {
+        let peer = st.peers.entry(sa).or_default();
+        match (peer.conn, peer.ready) {
+            (Some(slot), true) => self.submit(st, slot, item),
+            _ => {
+                // The application may reuse inject buffers at once.
+                if item
+                    .done
+                    .is_some_and(|d| d.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0)
+                {
+                    item.own_rest();
+                }
+                peer.pending.push_back(item);
+                st.tx_queued += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// The handshake with `sa` finished on `slot`: release waiting sends.
+    fn peer_ready(&self, st: &mut EpState, sa: SocketAddr, slot: usize) {
+        let items: Vec<TxItem> = {
+            let peer = st.peers.entry(sa).or_default();
+            peer.conn = Some(slot);
+            peer.ready = true;
+            peer.pending.drain(..).collect()
+        };
+        st.tx_queued = st.tx_queued.saturating_sub(items.len());
+        for item in items {
+            let _ = self.submit(st, slot, item);
+        }
     }
 
     fn src_of(st: &mut EpState, slot: usize) -> fi_addr_t {
@@ -452,6 +517,28 @@ impl SockEp {
                     dest: Dest::Buffer(vec![0u8; hdr.len as usize]),
                     got: 0,
                 })
+            }
+            Op::HelloAck => {
+                if let Some(sa) = st.conns[slot].as_ref().and_then(|c| c.peer) {
+                    self.peer_ready(st, sa, slot);
+                }
+                None
+            }
+            Op::HelloNack => {
+                // The peer's own connection won; its Hello brings it.
+                if let Some(c) = st.conns[slot].take() {
+                    self.epoll.remove(c.stream.as_raw_fd());
+                    st.tx_queued = st.tx_queued.saturating_sub(c.txq.len());
+                    if let Some(sa) = c.peer {
+                        if let Some(p) = st.peers.get_mut(&sa) {
+                            if p.conn == Some(slot) {
+                                p.conn = None;
+                                p.ready = false;
+                            }
+                        }
+                    }
+                }
+                None
             }
             Op::Ack => {
                 if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
@@ -536,7 +623,36 @@ impl SockEp {
                     c.peer = Some(peer);
                     c.fi_addr = FI_ADDR_NOTAVAIL;
                 }
-                st.by_peer.entry(peer).or_insert(slot);
+                // Another connection with this peer that we opened: both
+                // sides connected at once. The connection opened by the
+                // smaller address wins, the same decision on both sides.
+                let ours = st.peers.get(&peer).and_then(|p| p.conn).filter(|&o| {
+                    o != slot
+                        && st
+                            .conns
+                            .get(o)
+                            .and_then(Option::as_ref)
+                            .is_some_and(|c| c.outgoing)
+                });
+                let we_win = match (ours, st.local) {
+                    (Some(_), Some(me)) => (me.ip(), me.port()) < (peer.ip(), peer.port()),
+                    _ => false,
+                };
+                if we_win {
+                    let nack = Self::control_item(Op::HelloNack, Vec::new(), 0);
+                    let _ = self.submit(st, slot, nack);
+                } else {
+                    if let Some(o) = ours.filter(|&o| o != slot) {
+                        // Our own attempt lost: drop it, keep its messages.
+                        if let Some(c) = st.conns[o].take() {
+                            self.epoll.remove(c.stream.as_raw_fd());
+                            st.tx_queued = st.tx_queued.saturating_sub(c.txq.len());
+                        }
+                    }
+                    let ack = Self::control_item(Op::HelloAck, Vec::new(), 0);
+                    let _ = self.submit(st, slot, ack);
+                    self.peer_ready(st, peer, slot);
+                }
             }
             (Op::ConnAccept, Dest::Buffer(data)) => {
                 if st.msg == MsgState::Connecting(slot) {
@@ -1355,13 +1471,6 @@ impl EndpointOps for SockEp {
             }
             return Ok(());
         }
-        let slot = match self.ep_type {
-            FI_EP_MSG => match st.msg {
-                MsgState::Connected(s) => s,
-                _ => return Err(Error::Other(FI_ENOTCONN)),
-            },
-            _ => self.rdm_slot(&mut st, op.dest)?,
-        };
         // SAFETY: a zero-length IoBuf at NULL is never dereferenced.
         let mut iov = [unsafe { IoBuf::new(core::ptr::null_mut(), 0) }; attrs::IOV_LIMIT];
         let n = op.iov.len().min(iov.len());
@@ -1378,7 +1487,16 @@ impl EndpointOps for SockEp {
                 ack: want_ack.then_some(msg_id),
             }),
         };
-        self.submit(&mut st, slot, item)
+        match self.ep_type {
+            FI_EP_MSG => match st.msg {
+                MsgState::Connected(slot) => self.submit(&mut st, slot, item),
+                _ => Err(Error::Other(FI_ENOTCONN)),
+            },
+            _ => {
+                let sa = self.rdm_peer(&mut st, op.dest)?;
+                self.rdm_submit(&mut st, sa, item)
+            }
+        }
     }
 
     fn rx_size_left(&self) -> Result<usize> {

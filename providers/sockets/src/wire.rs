@@ -18,6 +18,13 @@
 //! peer controls before any of it is used: version, operation, flags, the
 //! reserved bytes and the length against the receiver's limit. A frame that
 //! fails is a protocol error and its connection is closed.
+//!
+//! RDM connections start with a handshake: the connecting side sends
+//! `Hello` (its listening address) and holds its messages until the peer
+//! answers `HelloAck`. When both sides connect at once, the connection
+//! opened by the smaller address wins: the other one is answered with
+//! `HelloNack` and closed, so each pair of endpoints ends up with one
+//! connection and messages never race across two.
 
 /// Version of this wire format.
 pub const VERSION: u8 = 1;
@@ -51,6 +58,11 @@ pub enum Op {
     ConnReject = 6,
     /// Orderly shutdown of an MSG connection.
     Shutdown = 7,
+    /// Answer to `Hello`: this connection is the one both sides use.
+    HelloAck = 8,
+    /// Answer to `Hello`: both sides connected at once and the other
+    /// connection won; close this one.
+    HelloNack = 9,
 }
 
 impl Op {
@@ -63,6 +75,8 @@ impl Op {
             5 => Op::ConnAccept,
             6 => Op::ConnReject,
             7 => Op::Shutdown,
+            8 => Op::HelloAck,
+            9 => Op::HelloNack,
             _ => return None,
         })
     }
@@ -185,7 +199,7 @@ impl Header {
         if len > max_len {
             return Err(WireError::TooLong(len));
         }
-        if matches!(op, Op::Ack | Op::Shutdown) && len != 0 {
+        if matches!(op, Op::Ack | Op::Shutdown | Op::HelloAck | Op::HelloNack) && len != 0 {
             return Err(WireError::UnexpectedPayload);
         }
         if op != Op::Msg && flags != 0 {
