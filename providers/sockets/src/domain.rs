@@ -70,8 +70,14 @@ fn progress_thread(domain: Weak<SockDomain>, stop: Arc<AtomicBool>) {
             &fds,
             Some(std::time::Instant::now() + Duration::from_millis(50)),
         );
+        let mut worked = false;
         for e in &eps {
-            e.progress();
+            worked |= e.progress_background();
+        }
+        if !worked {
+            // The application is polling: look again shortly instead of
+            // spinning on descriptors it is about to drain.
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 }

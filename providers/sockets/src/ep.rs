@@ -93,6 +93,18 @@ pub struct SockEp {
     domain: Arc<SockDomain>,
     epoll: Epoll,
     st: Mutex<EpState>,
+    /// When the application last drove progress itself (ms since start):
+    /// the auto-progress thread stays out of its way while it polls.
+    app_progress_ms: std::sync::atomic::AtomicU64,
+}
+
+/// Milliseconds since the first call, for coarse activity timestamps.
+pub fn now_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
 }
 
 const PROV: &str = "sockets";
@@ -132,6 +144,7 @@ impl SockEp {
             info: info.clone(),
             domain,
             epoll,
+            app_progress_ms: std::sync::atomic::AtomicU64::new(0),
             st: Mutex::new(EpState {
                 enabled: false,
                 sinks: Sinks::default(),
@@ -1011,8 +1024,29 @@ impl SockEp {
     }
 }
 
+impl SockEp {
+    /// Progress from the auto-progress thread: skipped while the
+    /// application is polling this endpoint itself (it will see the data
+    /// sooner, and two threads spinning on two cores only slow both).
+    /// Returns false when skipped.
+    pub fn progress_background(&self) -> bool {
+        let last = self
+            .app_progress_ms
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if now_ms().saturating_sub(last) < 10 {
+            return false;
+        }
+        if let Ok(mut st) = self.st.try_lock() {
+            self.progress_locked(&mut st);
+        }
+        true
+    }
+}
+
 impl Progress for SockEp {
     fn progress(&self) {
+        self.app_progress_ms
+            .store(now_ms(), std::sync::atomic::Ordering::Relaxed);
         let Ok(mut st) = self.st.try_lock() else {
             return;
         };
