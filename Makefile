@@ -79,8 +79,8 @@ test-c: all
 check: deps lint test-rust all fuzz-quick
 	$(CARGO) run -q -p hdrgen -- --check .
 	tests/abi_oracle/run
-	tests/run-c-tests.sh
 	$(MAKE) -s bench-smoke
+	tests/run-c-tests.sh
 
 # Benchmarks never run inside make check (shared, noisy machines); check only
 # proves that the harness builds and completes one iteration per job.
