@@ -134,17 +134,7 @@ unsafe extern "C" fn cntr_control(f: *mut fid, command: c_int, arg: *mut c_void)
         let Some(h) = cntr_handle(f) else {
             return bad_fid("fi_control(cntr)");
         };
-        match command {
-            FI_GETWAIT if !arg.is_null() => match h.inner.cntr.wait_obj {
-                FI_WAIT_FD | FI_WAIT_UNSPEC => {
-                    *(arg as *mut c_int) = h.inner.cntr.wait_fd();
-                    0
-                }
-                _ => -FI_ENODATA,
-            },
-            FI_GETWAIT => -FI_EINVAL,
-            _ => -FI_ENOSYS,
-        }
+        wait_control(command, arg, h.inner.cntr.wait_obj, h.inner.cntr.wait_fd())
     })
 }
 

@@ -96,32 +96,7 @@ unsafe extern "C" fn eq_control(f: *mut fid, command: c_int, arg: *mut c_void) -
         let Some(h) = eq_handle(f) else {
             return bad_fid("fi_control(eq)");
         };
-        match command {
-            FI_GETWAIT => {
-                if arg.is_null() {
-                    return -FI_EINVAL;
-                }
-                match h.inner.eq.wait_obj {
-                    FI_WAIT_FD | FI_WAIT_UNSPEC => {
-                        *(arg as *mut c_int) = h.inner.eq.wait_fd();
-                        0
-                    }
-                    _ => -FI_ENODATA,
-                }
-            }
-            FI_GETWAITOBJ => {
-                if arg.is_null() {
-                    return -FI_EINVAL;
-                }
-                *(arg as *mut fi_wait_obj) = if h.inner.eq.wait_obj == FI_WAIT_UNSPEC {
-                    FI_WAIT_FD
-                } else {
-                    h.inner.eq.wait_obj
-                };
-                0
-            }
-            _ => -FI_ENOSYS,
-        }
+        wait_control(command, arg, h.inner.eq.wait_obj, h.inner.eq.wait_fd())
     })
 }
 

@@ -29,3 +29,36 @@ pub fn rcs(r: oxifabric::error::Result<usize>) -> isize {
         Err(e) => e.code() as isize,
     }
 }
+
+/// `fi_control` on a CQ, EQ or counter: `FI_GETWAIT` hands out the wait
+/// descriptor (for `FI_WAIT_FD` and `FI_WAIT_UNSPEC`, which is an fd here),
+/// `FI_GETWAITOBJ` says which kind of wait object it is.
+///
+/// # Safety
+/// `arg` is NULL or points to the type the command documents.
+pub unsafe fn wait_control(
+    command: c_int,
+    arg: *mut core::ffi::c_void,
+    wait_obj: fi_wait_obj,
+    fd: c_int,
+) -> c_int {
+    match command {
+        FI_GETWAIT | FI_GETWAITOBJ if arg.is_null() => -FI_EINVAL,
+        FI_GETWAIT => match wait_obj {
+            FI_WAIT_FD | FI_WAIT_UNSPEC => {
+                *(arg as *mut c_int) = fd;
+                0
+            }
+            _ => -FI_ENODATA,
+        },
+        FI_GETWAITOBJ => {
+            *(arg as *mut fi_wait_obj) = if wait_obj == FI_WAIT_UNSPEC {
+                FI_WAIT_FD
+            } else {
+                wait_obj
+            };
+            0
+        }
+        _ => -FI_ENOSYS,
+    }
+}
