@@ -4,14 +4,28 @@
 //! `fi_trywait`).
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// A level-triggered signal: `set` wakes waiters and makes the fd readable
 /// until `clear`.
+///
+/// Setting and clearing are on every completion's path, so they cost an
+/// atomic store and nothing else while nobody can be waiting: the
+/// condition variable is notified only when a thread sleeps on it, and the
+/// eventfd is written only once its descriptor was handed out (`fd`).
+/// The flag is stored before the waiter count or the fd's liveness is
+/// read, and the waiters and `fd` do the opposite (all sequentially
+/// consistent), so either side sees the other and no wake-up is lost.
 #[derive(Debug)]
 pub struct Signal {
-    state: Mutex<bool>,
+    flag: AtomicBool,
+    waiters: AtomicUsize,
+    fd_live: AtomicBool,
+    /// Whether the eventfd is readable now; reconciled with `flag` under
+    /// the lock, which the condition variable uses too.
+    fd_set: Mutex<bool>,
     cond: Condvar,
     fd: OwnedFd,
 }
@@ -25,77 +39,105 @@ impl Signal {
             return Err(std::io::Error::last_os_error());
         }
         Ok(Signal {
-            state: Mutex::new(false),
+            flag: AtomicBool::new(false),
+            waiters: AtomicUsize::new(0),
+            fd_live: AtomicBool::new(false),
+            fd_set: Mutex::new(false),
             cond: Condvar::new(),
             // SAFETY: fd is a fresh descriptor nobody else owns.
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
         })
     }
 
+    /// Makes the eventfd's readability match the flag.
+    fn reconcile(&self, fd_set: &mut bool) {
+        let want = self.flag.load(SeqCst);
+        if want == *fd_set {
+            return;
+        }
+        let mut v: u64 = 1;
+        // SAFETY: reads or writes 8 bytes of a live u64; a failed read
+        // (EAGAIN) leaves nothing to clear.
+        unsafe {
+            let p = &mut v as *mut u64 as *mut libc::c_void;
+            if want {
+                libc::write(self.fd.as_raw_fd(), p, 8);
+            } else {
+                libc::read(self.fd.as_raw_fd(), p, 8);
+            }
+        }
+        *fd_set = want;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, bool> {
+        self.fd_set.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Sets the signal and wakes every waiter.
     pub fn set(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if !*s {
-            *s = true;
-            let one: u64 = 1;
-            // SAFETY: writes 8 bytes from a live u64.
-            unsafe {
-                libc::write(
-                    self.fd.as_raw_fd(),
-                    &one as *const u64 as *const libc::c_void,
-                    8,
-                )
-            };
+        if self.flag.swap(true, SeqCst) && !self.fd_live.load(SeqCst) {
+            // Already set: waiters were woken by whoever set it.
+            return;
         }
-        self.cond.notify_all();
+        let live = self.fd_live.load(SeqCst);
+        if live || self.waiters.load(SeqCst) > 0 {
+            let mut g = self.lock();
+            if live {
+                self.reconcile(&mut g);
+            }
+            self.cond.notify_all();
+        }
     }
 
     /// Clears the signal (the fd stops being readable).
     pub fn clear(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if *s {
-            *s = false;
-            let mut v: u64 = 0;
-            // SAFETY: reads 8 bytes into a live u64; EAGAIN is fine.
-            unsafe {
-                libc::read(
-                    self.fd.as_raw_fd(),
-                    &mut v as *mut u64 as *mut libc::c_void,
-                    8,
-                )
-            };
+        if self.flag.swap(false, SeqCst) && self.fd_live.load(SeqCst) {
+            let mut g = self.lock();
+            self.reconcile(&mut g);
         }
     }
 
     /// Whether the signal is set.
     pub fn is_set(&self) -> bool {
-        *self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.flag.load(SeqCst)
     }
 
     /// Waits until set or until `deadline` (None: forever). True if set.
     pub fn wait_until(&self, deadline: Option<Instant>) -> bool {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while !*s {
+        let mut g = self.lock();
+        self.waiters.fetch_add(1, SeqCst);
+        let set = loop {
+            if self.flag.load(SeqCst) {
+                break true;
+            }
             match deadline {
-                None => s = self.cond.wait(s).unwrap_or_else(|p| p.into_inner()),
+                None => g = self.cond.wait(g).unwrap_or_else(|p| p.into_inner()),
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        return false;
+                        break false;
                     }
-                    s = self
+                    g = self
                         .cond
-                        .wait_timeout(s, d - now)
+                        .wait_timeout(g, d - now)
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
                 }
             }
-        }
-        true
+        };
+        self.waiters.fetch_sub(1, SeqCst);
+        drop(g);
+        set
     }
 
-    /// The eventfd, readable while the signal is set.
+    /// The eventfd, readable while the signal is set. From the first call
+    /// on, every set and clear keeps it up to date.
     pub fn fd(&self) -> RawFd {
+        if !self.fd_live.load(SeqCst) {
+            let mut g = self.lock();
+            self.fd_live.store(true, SeqCst);
+            self.reconcile(&mut g);
+        }
         self.fd.as_raw_fd()
     }
 }
@@ -144,5 +186,34 @@ mod tests {
         s.clear();
         assert!(!poll_readable(&[s.fd()], deadline(0)));
         assert!(!s.wait_until(deadline(1)));
+    }
+
+    #[test]
+    fn fd_handed_out_late_reflects_the_state() {
+        let s = Signal::new().unwrap();
+        s.set();
+        s.clear();
+        s.set();
+        // Nobody held the fd while it changed; it must still say "set".
+        assert!(poll_readable(&[s.fd()], deadline(0)));
+        s.clear();
+        assert!(!poll_readable(&[s.fd()], deadline(0)));
+        s.set();
+        s.set();
+        assert!(poll_readable(&[s.fd()], deadline(0)));
+        s.clear();
+        assert!(!poll_readable(&[s.fd()], deadline(0)));
+    }
+
+    #[test]
+    fn no_lost_wakeup_under_races() {
+        let s = Arc::new(Signal::new().unwrap());
+        for _ in 0..2000 {
+            s.clear();
+            let s2 = s.clone();
+            let t = std::thread::spawn(move || s2.wait_until(deadline(10_000)));
+            s.set();
+            assert!(t.join().unwrap(), "a waiter missed a set");
+        }
     }
 }

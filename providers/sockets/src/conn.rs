@@ -1,7 +1,7 @@
 //! One TCP connection: its receive state machine and its queue of sends.
 //! The endpoint drives it; this file only moves bytes and validates frames.
 
-use crate::rx::Posted;
+use crate::rx::{Posted, Region};
 use crate::wire::{Header, HEADER_LEN};
 use oxifabric::abi::*;
 use oxifabric::ops::IoBuf;
@@ -24,7 +24,7 @@ pub enum Dest {
     /// Straight into a posted receive.
     Posted {
         recv: Posted,
-        region: Vec<IoBuf>,
+        region: Region,
         keep: bool,
     },
     /// Into a buffer (unexpected message or control payload).
@@ -144,7 +144,15 @@ pub struct Conn {
     pub watching_out: bool,
     /// We opened it (as opposed to accepting it).
     pub outgoing: bool,
+    /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
+    stage: Box<[u8]>,
+    lo: usize,
+    hi: usize,
 }
+
+/// Size of a connection's stage buffer: one read brings any frame up to
+/// this size whole, header and payload.
+pub const STAGE_LEN: usize = 32 << 10;
 
 impl Conn {
     /// Wraps a stream.
@@ -163,7 +171,49 @@ impl Conn {
             txq: VecDeque::new(),
             watching_out: false,
             outgoing: state == ConnState::Connecting,
+            stage: vec![0u8; STAGE_LEN].into_boxed_slice(),
+            lo: 0,
+            hi: 0,
         }
+    }
+
+    /// Bytes staged and not yet consumed.
+    pub fn staged(&self) -> &[u8] {
+        &self.stage[self.lo..self.hi]
+    }
+
+    /// Marks `n` staged bytes consumed.
+    pub fn consume_staged(&mut self, n: usize) {
+        self.lo += n;
+    }
+
+    /// Copies staged bytes into `out`; returns how many.
+    pub fn take_staged(&mut self, out: &mut [u8]) -> usize {
+        let n = out.len().min(self.hi - self.lo);
+        out[..n].copy_from_slice(&self.stage[self.lo..self.lo + n]);
+        self.lo += n;
+        n
+    }
+
+    /// Reads from the socket into the (empty) stage.
+    pub fn fill_stage(&mut self) -> std::io::Result<usize> {
+        debug_assert!(self.lo == self.hi);
+        let n = crate::sock::read(self.stream.as_raw_fd(), &mut self.stage)?;
+        self.lo = 0;
+        self.hi = n;
+        Ok(n)
+    }
+
+    /// Reads up to `want` bytes (of a truncated payload) and drops them;
+    /// the stage, empty here, serves as scratch. Returns the read's result
+    /// and how much it asked for.
+    pub fn read_discard(&mut self, want: usize) -> (std::io::Result<usize>, usize) {
+        debug_assert!(self.lo == self.hi);
+        let k = want.min(self.stage.len());
+        (
+            crate::sock::read(self.stream.as_raw_fd(), &mut self.stage[..k]),
+            k,
+        )
     }
 
     /// Writes as much of `item` as the socket takes now.

@@ -71,6 +71,8 @@ struct EpState {
     acks: HashMap<u64, (usize, TxDone)>,
     /// Sends queued in connections, for `-FI_EAGAIN` and `tx_size_left`.
     tx_queued: usize,
+    /// DGRAM: the buffer datagrams are received into (allocated once).
+    udp_buf: Vec<u8>,
     fid: usize,
 }
 
@@ -155,6 +157,7 @@ impl SockEp {
                 listener: None,
                 udp: None,
                 conns: Vec::new(),
+                udp_buf: Vec::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
                 next_msg_id: 1,
@@ -710,8 +713,15 @@ impl SockEp {
     }
 
     /// Reads everything a connection has.
+    ///
+    /// Bytes come through the connection's stage buffer, so one `recv`
+    /// brings a small frame's header and payload (and often the frames
+    /// behind it); a payload larger than what is staged is read straight
+    /// into its destination. A read that comes back short means the socket
+    /// is empty for now, and the next read would only say so: we stop
+    /// there (epoll is level-triggered and reports what arrives later).
     fn read_conn(&self, st: &mut EpState, slot: usize) {
-        let mut scratch = [0u8; 16384];
+        let mut drained = false;
         loop {
             let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
                 return;
@@ -743,108 +753,127 @@ impl SockEp {
                         None => {}
                     }
                 }
-                RxState::Header { mut buf, mut got } => match sock::read(fd, &mut buf[got..]) {
-                    Ok(0) => {
-                        self.close_conn(st, slot, FI_ECONNRESET, "peer closed the connection");
-                        return;
-                    }
-                    Ok(n) => {
-                        got += n;
-                        if got < HEADER_LEN {
+                RxState::Header { mut buf, mut got } => {
+                    if c.staged().is_empty() {
+                        if drained {
                             c.rx = RxState::Header { buf, got };
-                            continue;
+                            return;
                         }
-                        let hdr = match Header::decode(&buf, attrs::MAX_MSG as u64) {
-                            Ok(h) => h,
-                            Err(e) => {
-                                let why = format!("malformed frame: {e}");
-                                self.close_conn(st, slot, FI_EIO, &why);
+                        match c.fill_stage() {
+                            Ok(0) => {
+                                self.close_conn(
+                                    st,
+                                    slot,
+                                    FI_ECONNRESET,
+                                    "peer closed the connection",
+                                );
                                 return;
                             }
-                        };
-                        match self.on_header(st, slot, hdr) {
-                            Some(RxState::Payload { hdr, dest, .. }) if hdr.len == 0 => {
-                                self.on_frame(st, slot, hdr, dest)
+                            Ok(n) => drained = n < crate::conn::STAGE_LEN,
+                            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                                c.rx = RxState::Header { buf, got };
+                                return;
                             }
-                            Some(s) => {
-                                if let Some(c) = st.conns[slot].as_mut() {
-                                    c.rx = s;
-                                }
+                            Err(e) => {
+                                let why = e.to_string();
+                                self.close_conn(st, slot, FI_ECONNRESET, &why);
+                                return;
                             }
-                            None => {}
                         }
                     }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    got += c.take_staged(&mut buf[got..]);
+                    if got < HEADER_LEN {
                         c.rx = RxState::Header { buf, got };
-                        return;
+                        continue;
                     }
-                    Err(e) => {
-                        let why = e.to_string();
-                        self.close_conn(st, slot, FI_ECONNRESET, &why);
-                        return;
+                    let hdr = match Header::decode(&buf, attrs::MAX_MSG as u64) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            let why = format!("malformed frame: {e}");
+                            self.close_conn(st, slot, FI_EIO, &why);
+                            return;
+                        }
+                    };
+                    if let Some(s) = self.on_header(st, slot, hdr) {
+                        if let Some(c) = st.conns[slot].as_mut() {
+                            c.rx = s;
+                        }
                     }
-                },
+                }
                 RxState::Payload {
                     hdr,
                     mut dest,
                     mut got,
                 } => {
                     let want = (hdr.len - got) as usize;
-                    let r = match &mut dest {
-                        Dest::Posted { region, .. } => {
-                            let cap: usize = region.iter().map(IoBuf::len).sum();
-                            if (got as usize) < cap {
-                                // Find the segment holding offset `got`.
-                                let mut off = got as usize;
-                                let mut target: &mut [u8] = &mut [];
-                                for b in region.iter() {
-                                    if off < b.len() {
-                                        target = &mut b.as_mut_slice()[off..];
-                                        break;
-                                    }
-                                    off -= b.len();
-                                }
-                                let k = target.len().min(want);
-                                sock::read(fd, &mut target[..k])
-                            } else {
-                                let k = scratch.len().min(want);
-                                sock::read(fd, &mut scratch[..k])
+                    if want == 0 {
+                        self.on_frame(st, slot, hdr, dest);
+                        continue;
+                    }
+                    let n = if !c.staged().is_empty() {
+                        let k = c.staged().len().min(want);
+                        let src = &c.staged()[..k];
+                        match &mut dest {
+                            // Bytes past the buffer's end are dropped (truncation).
+                            Dest::Posted { region, .. } => {
+                                scatter(region, got as usize, src);
+                            }
+                            Dest::Buffer(v) => {
+                                v[got as usize..got as usize + k].copy_from_slice(src)
                             }
                         }
-                        Dest::Buffer(v) => {
-                            let start = got as usize;
-                            sock::read(fd, &mut v[start..start + want])
+                        c.consume_staged(k);
+                        k
+                    } else if drained {
+                        c.rx = RxState::Payload { hdr, dest, got };
+                        return;
+                    } else {
+                        let (r, asked) = match &mut dest {
+                            Dest::Posted { region, .. } => match segment_at(region, got as usize) {
+                                Some(target) => {
+                                    let k = target.len().min(want);
+                                    (sock::read(fd, &mut target[..k]), k)
+                                }
+                                // Past the end of the buffer: read and drop.
+                                None => c.read_discard(want),
+                            },
+                            Dest::Buffer(v) => {
+                                let start = got as usize;
+                                (sock::read(fd, &mut v[start..start + want]), want)
+                            }
+                        };
+                        match r {
+                            Ok(0) => {
+                                c.rx = RxState::Payload { hdr, dest, got };
+                                self.close_conn(
+                                    st,
+                                    slot,
+                                    FI_ECONNRESET,
+                                    "peer closed the connection mid-message",
+                                );
+                                return;
+                            }
+                            Ok(n) => {
+                                drained = n < asked;
+                                n
+                            }
+                            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                                c.rx = RxState::Payload { hdr, dest, got };
+                                return;
+                            }
+                            Err(e) => {
+                                c.rx = RxState::Payload { hdr, dest, got };
+                                let why = e.to_string();
+                                self.close_conn(st, slot, FI_ECONNRESET, &why);
+                                return;
+                            }
                         }
                     };
-                    match r {
-                        Ok(0) => {
-                            c.rx = RxState::Payload { hdr, dest, got };
-                            self.close_conn(
-                                st,
-                                slot,
-                                FI_ECONNRESET,
-                                "peer closed the connection mid-message",
-                            );
-                            return;
-                        }
-                        Ok(n) => {
-                            got += n as u64;
-                            if got == hdr.len {
-                                self.on_frame(st, slot, hdr, dest);
-                            } else {
-                                c.rx = RxState::Payload { hdr, dest, got };
-                            }
-                        }
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                            c.rx = RxState::Payload { hdr, dest, got };
-                            return;
-                        }
-                        Err(e) => {
-                            c.rx = RxState::Payload { hdr, dest, got };
-                            let why = e.to_string();
-                            self.close_conn(st, slot, FI_ECONNRESET, &why);
-                            return;
-                        }
+                    got += n as u64;
+                    if got == hdr.len {
+                        self.on_frame(st, slot, hdr, dest);
+                    } else if let Some(c) = st.conns[slot].as_mut() {
+                        c.rx = RxState::Payload { hdr, dest, got };
                     }
                 }
             }
@@ -884,13 +913,15 @@ impl SockEp {
     }
 
     fn read_udp(&self, st: &mut EpState) {
-        let mut buf = vec![0u8; 65536];
-        loop {
-            let Some(u) = &st.udp else { return };
+        // The endpoint's datagram buffer, lent out while reading.
+        let mut buf = std::mem::take(&mut st.udp_buf);
+        if buf.is_empty() {
+            buf = vec![0u8; 65536];
+        }
+        while let Some(u) = &st.udp {
             let (n, from) = match u.recv_from(&mut buf) {
                 Ok(x) => x,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(_) => return,
+                Err(_) => break,
             };
             let Ok(hdr) = Header::decode(&buf[..n], attrs::DGRAM_MAX_MSG as u64) else {
                 prov_log!(
@@ -945,9 +976,25 @@ impl SockEp {
                 }
             }
         }
+        st.udp_buf = buf;
     }
 
     fn progress_locked(&self, st: &mut EpState) {
+        // A connected MSG endpoint with nothing waiting to be written has
+        // one descriptor worth looking at: read it directly, which costs
+        // the same one syscall as asking epoll when nothing is there and
+        // saves the epoll_wait when something is.
+        if let MsgState::Connected(slot) = st.msg {
+            let quiet = st
+                .conns
+                .get(slot)
+                .and_then(Option::as_ref)
+                .is_some_and(|c| c.state == ConnState::Open && !c.watching_out && c.txq.is_empty());
+            if quiet && st.conns.iter().filter(|c| c.is_some()).count() == 1 {
+                self.read_conn(st, slot);
+                return;
+            }
+        }
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 32];
         let n = self.epoll.wait(&mut evs, 0);
         for ev in &evs[..n] {
@@ -1484,13 +1531,15 @@ impl EndpointOps for SockEp {
         if self.ep_type == FI_EP_DGRAM {
             let av = st.av.clone().ok_or(Error::Other(FI_ENOAV))?;
             let dest = av.sockaddr(op.dest).ok_or(Error::Inval)?;
-            let mut bytes = Vec::with_capacity(HEADER_LEN + len);
-            bytes.extend_from_slice(&hdr.encode());
-            for b in op.iov {
-                bytes.extend_from_slice(b.as_slice());
+            let h = hdr.encode();
+            let mut pieces: [&[u8]; 1 + attrs::IOV_LIMIT] = [&[]; 1 + attrs::IOV_LIMIT];
+            pieces[0] = &h;
+            let n = op.iov.len().min(attrs::IOV_LIMIT);
+            for (p, b) in pieces[1..].iter_mut().zip(&op.iov[..n]) {
+                *p = b.as_slice();
             }
             let u = st.udp.as_ref().ok_or(Error::Other(FI_EOPBADSTATE))?;
-            match u.send_to(&bytes, dest) {
+            match sock::writev_to(u.as_raw_fd(), &pieces[..1 + n], Some(&dest)) {
                 Ok(_) => st.sinks.tx_done(op.context, op.flags, false),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Err(Error::Again),
                 Err(e) => {
@@ -1548,4 +1597,16 @@ impl EndpointOps for SockEp {
     fn set_fid(&self, fid: usize) {
         self.lock().fid = fid;
     }
+}
+
+/// The writable rest of the segment of `region` that holds byte `off`, or
+/// None past the region's end.
+fn segment_at(region: &crate::rx::Region, mut off: usize) -> Option<&mut [u8]> {
+    for b in region.iter() {
+        if off < b.len() {
+            return Some(&mut b.as_mut_slice()[off..]);
+        }
+        off -= b.len();
+    }
+    None
 }

@@ -66,18 +66,38 @@ impl Posted {
 
     /// The buffer region for the next message: the whole buffer, or for a
     /// multi-receive buffer what is left of it.
-    pub fn region(&self) -> Vec<IoBuf> {
+    pub fn region(&self) -> Region {
         let mut skip = self.used;
-        let mut out = Vec::with_capacity(self.n);
+        let mut out = Region {
+            iov: self.iov,
+            n: 0,
+        };
         for b in self.bufs() {
             if skip >= b.len() {
                 skip -= b.len();
                 continue;
             }
-            out.push(b.slice(skip, b.len() - skip));
+            out.iov[out.n] = b.slice(skip, b.len() - skip);
+            out.n += 1;
             skip = 0;
         }
         out
+    }
+}
+
+/// Where one arriving message is written: a posted buffer's iovec, or what
+/// is left of a multi-receive buffer. Fixed size, so placing a message
+/// allocates nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct Region {
+    iov: [IoBuf; crate::attrs::IOV_LIMIT],
+    n: usize,
+}
+
+impl std::ops::Deref for Region {
+    type Target = [IoBuf];
+    fn deref(&self) -> &[IoBuf] {
+        &self.iov[..self.n]
     }
 }
 
@@ -130,7 +150,7 @@ pub enum Placement {
     /// multi-receive buffer with room left); `region` is where to write.
     Posted {
         recv: Posted,
-        region: Vec<IoBuf>,
+        region: Region,
         keep: bool,
     },
     /// Into a new unexpected buffer.

@@ -53,6 +53,13 @@ pub fn take_error(s: &TcpStream) -> Option<io::Error> {
 /// `sendmsg` of several buffers, non-blocking, without SIGPIPE. Returns the
 /// bytes written; `WouldBlock` when the socket is full.
 pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
+    writev_to(fd, bufs, None)
+}
+
+/// `writev`, to `to` when given (one datagram on a UDP socket), without
+/// gathering the pieces into one buffer first.
+pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Result<usize> {
+    // SAFETY: all-zero is a valid iovec, msghdr and sockaddr_storage.
     let mut iov: [libc::iovec; 10] = unsafe { core::mem::zeroed() };
     let n = bufs.len().min(iov.len());
     for (i, b) in bufs.iter().take(n).enumerate() {
@@ -62,10 +69,15 @@ pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
         };
     }
     let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    let mut name: libc::sockaddr_storage = unsafe { core::mem::zeroed() };
+    if let Some(sa) = to {
+        msg.msg_name = &mut name as *mut _ as *mut libc::c_void;
+        msg.msg_namelen = raw_sockaddr(sa, &mut name);
+    }
     msg.msg_iov = iov.as_mut_ptr();
     msg.msg_iovlen = n as _;
     loop {
-        // SAFETY: msg points at n live iovecs.
+        // SAFETY: msg points at n live iovecs and, when set, at `name`.
         let r = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
         if r >= 0 {
             return Ok(r as usize);
@@ -73,6 +85,31 @@ pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(e);
+        }
+    }
+}
+
+/// Writes `sa` as a C socket address into `out`; returns its length.
+fn raw_sockaddr(sa: &SocketAddr, out: &mut libc::sockaddr_storage) -> libc::socklen_t {
+    match sa {
+        SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for any
+            // socket address.
+            let s = unsafe { &mut *(out as *mut _ as *mut libc::sockaddr_in) };
+            s.sin_family = libc::AF_INET as libc::sa_family_t;
+            s.sin_port = a.port().to_be();
+            s.sin_addr.s_addr = u32::from_ne_bytes(a.ip().octets());
+            core::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t
+        }
+        SocketAddr::V6(a) => {
+            // SAFETY: as above.
+            let s = unsafe { &mut *(out as *mut _ as *mut libc::sockaddr_in6) };
+            s.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            s.sin6_port = a.port().to_be();
+            s.sin6_addr.s6_addr = a.ip().octets();
+            s.sin6_flowinfo = a.flowinfo();
+            s.sin6_scope_id = a.scope_id();
+            core::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t
         }
     }
 }
