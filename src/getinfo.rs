@@ -189,9 +189,6 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
     if h.msg_prefix_size != 0 && p.msg_prefix_size > h.msg_prefix_size {
         return mismatch("msg_prefix_size", p.msg_prefix_size, h.msg_prefix_size);
     }
-    if h.mem_tag_format != 0 && p.mem_tag_format != 0 && h.mem_tag_format & !p.mem_tag_format != 0 {
-        return mismatch("mem_tag_format", p.mem_tag_format, h.mem_tag_format);
-    }
     for (what, hc) in [
         ("ep_attr.tx_ctx_cnt", h.tx_ctx_cnt),
         ("ep_attr.rx_ctx_cnt", h.rx_ctx_cnt),
@@ -253,6 +250,13 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
     }
     // FI_THREAD_SAFE (1) is the strongest level and serves every request;
     // a provider serves any level numerically at or above its own.
+    if h.threading > FI_THREAD_ENDPOINT {
+        return mismatch(
+            "threading (not a threading level)",
+            p.threading,
+            h.threading,
+        );
+    }
     if h.threading != FI_THREAD_UNSPEC && p.threading > h.threading {
         return mismatch("threading", p.threading, h.threading);
     }
@@ -264,6 +268,9 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
     }
     if h.resource_mgmt != FI_RM_UNSPEC && p.resource_mgmt != h.resource_mgmt {
         return mismatch("resource_mgmt", p.resource_mgmt, h.resource_mgmt);
+    }
+    if h.av_type > FI_AV_TABLE {
+        return mismatch("av_type (not an AV type)", p.av_type, h.av_type);
     }
     if h.av_type != FI_AV_UNSPEC && p.av_type != FI_AV_UNSPEC && p.av_type != h.av_type {
         return mismatch("av_type", p.av_type, h.av_type);
@@ -366,6 +373,12 @@ pub fn alter(prov: &Info, hints: Option<&Info>, version: u32) -> Info {
             out.ep.auth_key = h.ep.auth_key.clone();
             out.ep.auth_key_size = h.ep.auth_key_size;
         }
+        // Tags are matched on all 64 bits, so any layout the application
+        // gives its tags works; it gets its own format back (MPI libraries
+        // ask for theirs and expect it).
+        if h.ep.mem_tag_format != 0 && prov.ep.mem_tag_format != 0 {
+            out.ep.mem_tag_format = h.ep.mem_tag_format;
+        }
         if h.dest_addr.is_some() && out.dest_addr.is_none() {
             out.dest_addr = h.dest_addr.clone();
         }
@@ -399,6 +412,13 @@ pub fn getinfo(providers: &[&dyn Provider], req: &Request<'_>) -> Result<Vec<Inf
             current_version() & 0xffff
         );
         return Err(Error::NoSys);
+    }
+    if req.flags & FI_SOURCE != 0 && req.node.is_none() && req.service.is_none() {
+        crate::core_warn!(
+            FI_LOG_CORE,
+            "fi_getinfo: FI_SOURCE needs a node or a service to name the source"
+        );
+        return Err(Error::NoData);
     }
     if req.flags & !VALID_FLAGS != 0 {
         crate::core_warn!(

@@ -18,6 +18,8 @@ pub struct DomainObj {
     pub info: Info,
     pub api_version: u32,
     _fabric: BindRef,
+    /// The EQ bound with `fi_domain_bind` (held so it cannot close first).
+    eq: std::sync::Mutex<Option<BindRef>>,
 }
 
 pub type DomainHandle = Handle<fid_domain, DomainObj>;
@@ -25,7 +27,7 @@ pub type DomainHandle = Handle<fid_domain, DomainObj>;
 static DOMAIN_FI_OPS: fi_ops = fi_ops {
     size: core::mem::size_of::<fi_ops>(),
     close: Some(domain_close),
-    bind: Some(crate::nosys::bind),
+    bind: Some(domain_bind),
     control: Some(crate::nosys::control),
     ops_open: Some(crate::nosys::ops_open),
     tostr: Some(crate::nosys::tostr),
@@ -105,6 +107,7 @@ pub unsafe extern "C" fn fabric_domain2(
                     info,
                     api_version: (*fabric).api_version,
                     _fabric: BindRef::new(&fh.binds),
+                    eq: std::sync::Mutex::new(None),
                 };
                 *dom = DomainHandle::boxed(c, FI_CLASS_DOMAIN, obj);
                 0
@@ -117,6 +120,46 @@ pub unsafe extern "C" fn fabric_domain2(
 /// Recovers a domain handle.
 pub unsafe fn domain_handle<'a>(d: *mut fid_domain) -> Option<&'a DomainHandle> {
     DomainHandle::from_fid(d as *mut fid, FI_CLASS_DOMAIN)
+}
+
+/// `fi_domain_bind`: an EQ for the domain's asynchronous events. Nothing
+/// the domain does reports asynchronously yet (memory registration is
+/// synchronous), so the bind only ties the EQ's lifetime to the domain;
+/// `FI_REG_MR` (asynchronous registration) is not supported.
+unsafe extern "C" fn domain_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
+    guard(-FI_EOTHER, || {
+        let Some(h) = DomainHandle::from_fid(f, FI_CLASS_DOMAIN) else {
+            return bad_fid("fi_domain_bind");
+        };
+        let Some(eq) = crate::eq::eq_handle(bfid) else {
+            core_warn!(
+                FI_LOG_DOMAIN,
+                "fi_domain_bind: only an EQ can be bound to a domain"
+            );
+            return -FI_EINVAL;
+        };
+        if flags & FI_REG_MR != 0 {
+            core_warn!(
+                FI_LOG_DOMAIN,
+                "fi_domain_bind: FI_REG_MR (asynchronous registration) is not supported"
+            );
+            return -FI_ENOSYS;
+        }
+        if flags != 0 {
+            core_warn!(FI_LOG_DOMAIN, "fi_domain_bind: unknown flags {flags:#x}");
+            return -FI_EBADFLAGS;
+        }
+        let mut slot = h.inner.eq.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_some() {
+            core_warn!(
+                FI_LOG_DOMAIN,
+                "fi_domain_bind: the domain already has an EQ"
+            );
+            return -FI_EINVAL;
+        }
+        *slot = Some(BindRef::new(&eq.binds));
+        0
+    })
 }
 
 unsafe extern "C" fn domain_close(f: *mut fid) -> c_int {

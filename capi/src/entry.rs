@@ -35,6 +35,8 @@ unsafe fn getinfo_layout(
         core_warn!(FI_LOG_CORE, "fi_getinfo: info (the result pointer) is NULL");
         return -FI_EINVAL;
     }
+    // fi_getinfo(3): on failure the result is NULL.
+    *out = core::ptr::null_mut();
     let (Ok(node), Ok(service)) = (opt_str(node), opt_str(service)) else {
         core_warn!(
             FI_LOG_CORE,
