@@ -37,6 +37,9 @@ pub struct AddressVector {
     /// Only socket addresses (`sockaddr_in`/`sockaddr_in6`) are valid.
     pub sockaddr_only: bool,
     table: RwLock<Table>,
+    /// Bumped by every insert and remove, so that whoever caches a
+    /// reverse lookup (a connection's source `fi_addr_t`) knows to redo it.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// Normalises an address for reverse lookups: socket addresses are keyed by
@@ -81,6 +84,7 @@ impl AddressVector {
                 slots: Vec::with_capacity(count.min(1 << 16)),
                 ..Default::default()
             }),
+            generation: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -115,6 +119,7 @@ impl AddressVector {
             raw: raw.to_vec(),
             sa,
         });
+        self.bump();
         Ok(idx as fi_addr_t)
     }
 
@@ -130,7 +135,18 @@ impl AddressVector {
             t.by_addr.remove(&k);
         }
         t.free.push(idx);
+        self.bump();
         Ok(())
+    }
+
+    fn bump(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Changes with every insert and remove (see `reverse`).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The entry behind an address (receive-context bits ignored).

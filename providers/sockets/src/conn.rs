@@ -138,6 +138,8 @@ pub struct Conn {
     pub peer: Option<SocketAddr>,
     /// The peer's `fi_addr_t` in our AV, looked up lazily.
     pub fi_addr: fi_addr_t,
+    /// The AV generation `fi_addr` was looked up in.
+    pub fi_addr_gen: u64,
     pub rx: RxState,
     pub txq: VecDeque<TxItem>,
     /// Whether output readiness is being watched.
@@ -164,6 +166,7 @@ impl Conn {
             state,
             peer,
             fi_addr: FI_ADDR_NOTAVAIL,
+            fi_addr_gen: 0,
             rx: RxState::Header {
                 buf: [0; HEADER_LEN],
                 got: 0,

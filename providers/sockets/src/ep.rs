@@ -430,6 +430,7 @@ impl SockEp {
         })?;
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
         conn.fi_addr = dest;
+        conn.fi_addr_gen = st.av.as_ref().map_or(0, |a| a.generation());
         let me = st.local.map(|l| addr::to_sockaddr(&l)).unwrap_or_default();
         conn.txq.push_back(Self::control_item(Op::Hello, me, 0));
         st.tx_queued += 1;
@@ -479,9 +480,13 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return FI_ADDR_NOTAVAIL;
         };
-        if c.fi_addr == FI_ADDR_NOTAVAIL {
-            if let (Some(av), Some(p)) = (&st.av, c.peer) {
+        // The cached answer holds until the AV changes (a removed peer is
+        // no longer nameable; a re-inserted one has a new fi_addr).
+        if let (Some(av), Some(p)) = (&st.av, c.peer) {
+            let gen = av.generation();
+            if c.fi_addr == FI_ADDR_NOTAVAIL || c.fi_addr_gen != gen {
                 c.fi_addr = av.reverse(&p);
+                c.fi_addr_gen = gen;
             }
         }
         c.fi_addr
