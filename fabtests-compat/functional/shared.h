@@ -124,7 +124,7 @@ static inline struct fi_info *ft_hints(uint64_t caps)
 	h->fabric_attr->prov_name = strdup(ft_prov);
 	h->ep_attr->type = ft_ep_type;
 	h->caps = caps;
-	h->mode = ~0ULL; /* we handle every mode bit a provider may ask for */
+	h->mode = 0; /* these programs honour no mode bit (no FI_CONTEXT, no prefixes) */
 	return h;
 }
 

@@ -1,0 +1,278 @@
+/*
+ * fi_av_xfer: address vectors while traffic flows, with FI_AV_TABLE (-A
+ * table, default) or FI_AV_MAP (-A map), on an RDM endpoint with FI_SOURCE.
+ *  lookup     fi_av_lookup returns the address inserted (the client's name
+ *             at the server, the server's address at the client), and with
+ *             a short buffer truncates and reports the full length;
+ *             fi_av_straddr prints it with its IP address and port
+ *  source     fi_cq_readfrom gives the sender's fi_addr, both ways
+ *  unknown    a message from an endpoint not in the AV (the client's second
+ *             endpoint) reports FI_ADDR_NOTAVAIL (FI_AV_MAP may map it
+ *             algorithmically, but never to another peer's fi_addr); once
+ *             inserted, the same endpoint resolves to its fi_addr
+ *  remove     the server removes the client and inserts another address
+ *             (127.0.0.1:9, never used): a message from the removed client
+ *             reports FI_ADDR_NOTAVAIL ("source addresses which cannot be
+ *             mapped to a usable fi_addr_t", fi_cq(3)), and above all not
+ *             the other address's fi_addr; it inserts the client again and
+ *             uses the fi_addr that returns, both ways (readfrom reports
+ *             the new one); then the client does the same with the
+ *             server's address
+ *
+ * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+ */
+#include "xfer.h"
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#define TAG_NAME 0x4e4e
+#define TAG_CTL 0x4e4f
+
+static enum fi_av_type av_type = FI_AV_TABLE;
+static struct xf_ep ep2; /* client: an endpoint the server does not know at first */
+static char name1[128], name2[128]; /* server: the client's endpoints' names */
+static size_t len1, len2;
+
+static void opt(int c, const char *arg)
+{
+	if (c == 'A')
+		av_type = !strcmp(arg, "map") ? FI_AV_MAP : FI_AV_TABLE;
+}
+
+/* ft_open_cqs with the AV type of -A. */
+static void open_cqs(void)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE, .size = 1024 };
+	struct fi_av_attr aa = { .type = av_type };
+	int rc;
+	if ((rc = fi_cq_open(ft_domain, &ca, &ft_txcq, NULL)) || (rc = fi_cq_open(ft_domain, &ca, &ft_rxcq, NULL)))
+		ft_die("fi_cq_open: %s", fi_strerror(-rc));
+	if ((rc = fi_av_open(ft_domain, &aa, &ft_av, NULL)))
+		ft_die("fi_av_open(%s): %s", av_type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE", fi_strerror(-rc));
+}
+
+/* Checks that fi_av_lookup(addr) returns `want` (`len` bytes). */
+static void check_lookup(fi_addr_t addr, const void *want, size_t len, const char *what)
+{
+	char got[128], s[128];
+	size_t glen = sizeof(got), slen = sizeof(s), tlen = 4;
+	int rc = fi_av_lookup(ft_av, addr, got, &glen);
+	FT_CHECK(rc == 0, "%s: fi_av_lookup = %d (%s)", what, rc, fi_strerror(-rc));
+	if (rc)
+		return;
+	FT_CHECK(glen == len, "%s: fi_av_lookup addrlen %zu, want %zu", what, glen, len);
+	FT_CHECK(!memcmp(got, want, len < glen ? len : glen), "%s: fi_av_lookup returned another address", what);
+	/* Short buffer: truncated, addrlen set to what is needed. */
+	memset(got, 0, sizeof(got));
+	rc = fi_av_lookup(ft_av, addr, got, &tlen);
+	FT_CHECK(rc == 0 || rc == -FI_ETOOSMALL, "%s: fi_av_lookup into 4 bytes = %d", what, rc);
+	FT_CHECK(tlen == len, "%s: fi_av_lookup into 4 bytes: addrlen %zu, want %zu", what, tlen, len);
+	FT_CHECK(!memcmp(got, want, 4) && got[4] == 0, "%s: fi_av_lookup into 4 bytes: not the first 4 bytes", what);
+	/* fi_av_straddr names the IP address and port. */
+	if (!fi_av_straddr(ft_av, want, s, &slen)) {
+		FT_CHECK(0, "%s: fi_av_straddr returned NULL", what);
+		return;
+	}
+	if (((const struct sockaddr *) want)->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = want;
+		char port[16], ip[INET_ADDRSTRLEN];
+		snprintf(port, sizeof(port), "%u", ntohs(sin->sin_port));
+		inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
+		FT_CHECK(strstr(s, ip) && strstr(s, port), "%s: fi_av_straddr \"%s\" lacks %s or port %s", what, s, ip,
+			 port);
+	}
+	FT_CHECK(slen == strlen(s) + 1, "%s: fi_av_straddr len %zu for \"%s\"", what, slen, s);
+	ft_log("%s: %s", what, s);
+}
+
+/* Sends a tagged message `seq` from `ep` to `dest` and waits for its
+ * completion on `txcq`. */
+static void send_seq(struct fid_ep *ep, struct fid_cq *txcq, fi_addr_t dest, uint64_t tag, unsigned seq)
+{
+	static char b[64];
+	struct fi_cq_tagged_entry e;
+	xf_fill_at(b, sizeof(b), seq);
+	FT_POST(fi_tsend(ep, b, sizeof(b), NULL, dest, tag, NULL), "fi_tsend");
+	xf_cq_get(txcq, &e, "send");
+}
+
+/* Receives tagged message `seq` from anyone; returns its source. */
+static fi_addr_t recv_seq(struct fid_ep *ep, struct fid_cq *rxcq, uint64_t tag, unsigned seq, const char *what)
+{
+	static char b[64];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	fi_addr_t src = 0x5a5a;
+	memset(b, 0, sizeof(b));
+	FT_POST(fi_trecv(ep, b, sizeof(b), NULL, FI_ADDR_UNSPEC, tag, 0, b), "fi_trecv");
+	int n = ft_cq_wait(rxcq, &e, &err, &src);
+	FT_CHECK(n == 1, "%s: %s", what, n < 0 ? fi_strerror(-n) : "ok");
+	if (n != 1)
+		return FI_ADDR_NOTAVAIL - 1;
+	FT_CHECK(xf_verify_at(b, sizeof(b), seq) < 0, "%s: payload is not message %u's", what, seq);
+	return src;
+}
+
+/* An fi_addr from a peer that is not in the AV. */
+static void check_unknown(fi_addr_t src, const char *what)
+{
+	if (av_type == FI_AV_TABLE)
+		FT_CHECK(src == FI_ADDR_NOTAVAIL, "%s: source %#llx, want FI_ADDR_NOTAVAIL", what,
+			 (unsigned long long) src);
+	else
+		FT_CHECK(src != ft_peer, "%s: source is the other peer's fi_addr %#llx", what, (unsigned long long) src);
+	ft_log("%s: source %#llx", what, (unsigned long long) src);
+}
+
+static void client(void)
+{
+	char name[128];
+	size_t len = sizeof(name);
+	fi_addr_t src, old;
+	int rc;
+	xf_open_ep(&ep2, ft_info, ft_av, FI_CQ_FORMAT_TAGGED, 0);
+
+	/* lookup */
+	check_lookup(ft_peer, ft_info->dest_addr, ft_info->dest_addrlen, "client: the server's address");
+	if ((rc = fi_getname(&ft_ep->fid, name, &len)))
+		ft_die("fi_getname: %s", fi_strerror(-rc));
+	FT_POST(fi_tsend(ft_ep, name, len, NULL, ft_peer, TAG_NAME, NULL), "fi_tsend(name)");
+	{
+		struct fi_cq_tagged_entry e;
+		xf_cq_get(ft_txcq, &e, "send of the name");
+	}
+	xf_tsync();
+
+	/* source */
+	send_seq(ft_ep, ft_txcq, ft_peer, TAG_CTL, 1);
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 2, "client: reply");
+	FT_CHECK(src == ft_peer, "client: reply source %#llx, want the server's fi_addr %#llx",
+		 (unsigned long long) src, (unsigned long long) ft_peer);
+	xf_tsync();
+
+	/* unknown: ep2 sends before and after the server inserts it. */
+	send_seq(ep2.ep, ep2.txcq, ft_peer, TAG_CTL, 3);
+	xf_tsync();
+	len = sizeof(name);
+	if ((rc = fi_getname(&ep2.ep->fid, name, &len)))
+		ft_die("fi_getname(ep2): %s", fi_strerror(-rc));
+	FT_POST(fi_tsend(ft_ep, name, len, NULL, ft_peer, TAG_NAME, NULL), "fi_tsend(ep2 name)");
+	{
+		struct fi_cq_tagged_entry e;
+		xf_cq_get(ft_txcq, &e, "send of ep2's name");
+	}
+	xf_tsync();
+	send_seq(ep2.ep, ep2.txcq, ft_peer, TAG_CTL, 4);
+	xf_tsync();
+
+	/* remove (server side): the server tells ep2 once ep1 is removed. */
+	recv_seq(ep2.ep, ep2.rxcq, TAG_CTL, 5, "client: ep2 told of the removal");
+	send_seq(ft_ep, ft_txcq, ft_peer, TAG_CTL, 6);
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 7, "client: message after the server's re-insert");
+	FT_CHECK(src == ft_peer, "client: source %#llx after the server's re-insert", (unsigned long long) src);
+	send_seq(ft_ep, ft_txcq, ft_peer, TAG_CTL, 8);
+	xf_tsync();
+
+	/* remove (client side) */
+	old = ft_peer;
+	FT_RC(fi_av_remove(ft_av, &old, 1, 0), 0);
+	FT_RC(fi_av_insert(ft_av, ft_info->dest_addr, 1, &ft_peer, 0, NULL), 1);
+	FT_CHECK(ft_peer != FI_ADDR_NOTAVAIL, "re-insert of the server gave FI_ADDR_NOTAVAIL");
+	ft_log("client: server re-inserted: fi_addr %#llx (was %#llx)", (unsigned long long) ft_peer,
+	       (unsigned long long) old);
+	check_lookup(ft_peer, ft_info->dest_addr, ft_info->dest_addrlen, "client: the server's re-inserted address");
+	send_seq(ft_ep, ft_txcq, ft_peer, TAG_CTL, 9);
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 10, "client: reply after re-insert");
+	FT_CHECK(src == ft_peer, "client: reply source %#llx, want the re-inserted fi_addr %#llx",
+		 (unsigned long long) src, (unsigned long long) ft_peer);
+	xf_tsync();
+}
+
+static void recv_name(char *name, size_t *len)
+{
+	struct fi_cq_tagged_entry e;
+	FT_POST(fi_trecv(ft_ep, name, 128, NULL, FI_ADDR_UNSPEC, TAG_NAME, 0, NULL), "fi_trecv(name)");
+	if (xf_cq_get(ft_rxcq, &e, "receive of a name"))
+		*len = e.len;
+}
+
+static void server(void)
+{
+	fi_addr_t src, peer2 = FI_ADDR_UNSPEC, old, other_addr = FI_ADDR_NOTAVAIL;
+
+	/* lookup */
+	recv_name(name1, &len1);
+	check_lookup(ft_peer, name1, len1, "server: the client's address");
+	xf_tsync();
+
+	/* source */
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 1, "server: message from the client");
+	FT_CHECK(src == ft_peer, "server: source %#llx, want the client's fi_addr %#llx", (unsigned long long) src,
+		 (unsigned long long) ft_peer);
+	send_seq(ft_ep, ft_txcq, ft_peer, TAG_CTL, 2);
+	xf_tsync();
+
+	/* unknown */
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 3, "server: message from an endpoint not in the AV");
+	check_unknown(src, "server: endpoint not in the AV");
+	xf_tsync();
+	recv_name(name2, &len2);
+	FT_RC(fi_av_insert(ft_av, name2, 1, &peer2, 0, NULL), 1);
+	xf_tsync();
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 4, "server: message from the inserted second endpoint");
+	FT_CHECK(src == peer2, "server: source %#llx, want the second endpoint's new fi_addr %#llx",
+		 (unsigned long long) src, (unsigned long long) peer2);
+	xf_tsync();
+
+	/* remove; then another address takes the freed entry (where the
+	 * AV reuses it), which a message from the removed client must not
+	 * be attributed to. */
+	old = ft_peer;
+	FT_RC(fi_av_remove(ft_av, &old, 1, 0), 0);
+	{
+		struct sockaddr_in other = { .sin_family = AF_INET, .sin_port = htons(9) };
+		other.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		FT_RC(fi_av_insert(ft_av, &other, 1, &other_addr, 0, NULL), 1);
+		ft_log("server: client removed (fi_addr %#llx); 127.0.0.1:9 inserted as %#llx", (unsigned long long) old,
+		       (unsigned long long) other_addr);
+	}
+	send_seq(ft_ep, ft_txcq, peer2, TAG_CTL, 5);
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 6, "server: message from the removed client");
+	FT_CHECK(src != other_addr, "server: a message from the removed client reports the fi_addr %#llx of the "
+		 "address inserted after the removal", (unsigned long long) src);
+	check_unknown(src, "server: removed client");
+	FT_RC(fi_av_insert(ft_av, name1, 1, &ft_peer, 0, NULL), 1);
+	FT_CHECK(ft_peer != FI_ADDR_NOTAVAIL, "re-insert of the client gave FI_ADDR_NOTAVAIL");
+	ft_log("server: client re-inserted: fi_addr %#llx (was %#llx)", (unsigned long long) ft_peer,
+	       (unsigned long long) old);
+	check_lookup(ft_peer, name1, len1, "server: the client's re-inserted address");
+	send_seq(ft_ep, ft_txcq, ft_peer, TAG_CTL, 7);
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 8, "server: message after re-insert");
+	FT_CHECK(src == ft_peer, "server: source %#llx, want the re-inserted fi_addr %#llx", (unsigned long long) src,
+		 (unsigned long long) ft_peer);
+	xf_tsync();
+
+	/* the client removes and re-inserts us */
+	src = recv_seq(ft_ep, ft_rxcq, TAG_CTL, 9, "server: message after the client's re-insert");
+	FT_CHECK(src == ft_peer, "server: source %#llx after the client's re-insert", (unsigned long long) src);
+	send_seq(ft_ep, ft_txcq, ft_peer, TAG_CTL, 10);
+	xf_tsync();
+}
+
+int main(int argc, char **argv)
+{
+	struct fi_info *hints;
+	ft_args(argc, argv, "A:", opt);
+	hints = ft_hints(FI_MSG | FI_TAGGED | FI_SOURCE);
+	hints->mode = 0; /* shared.h's ~0 lets ofi_rxm pick FI_BUFFERED_RECV */
+	hints->domain_attr->av_type = av_type;
+	ft_setup(hints);
+	open_cqs();
+	ft_init_ep();
+	if (ft_is_client())
+		client();
+	else
+		server();
+	xf_close_ep(&ep2);
+	return ft_finish("fi_av_xfer");
+}
