@@ -21,9 +21,9 @@ struct side {
 
 static struct fi_info *rinfo;
 
-static int open_side(struct side *s)
+static int open_side(struct side *s, size_t cq_size)
 {
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = cq_size };
 	struct fi_av_attr aa = { .type = FI_AV_TABLE };
 	size_t len = sizeof(s->addr);
 	return fi_cq_open(ft_domain, &ca, &s->cq, NULL) || fi_av_open(ft_domain, &aa, &s->av, NULL) ||
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 	}
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	FT_CHECK(!open_side(&a) && !open_side(&b), "endpoints");
+	FT_CHECK(!open_side(&a, 0) && !open_side(&b, 0), "endpoints");
 	FT_RC(fi_av_insert(a.av, &b.addr, 1, &a.peer, 0, NULL), 1);
 	FT_RC(fi_av_insert(b.av, &a.addr, 1, &b.peer, 0, NULL), 1);
 
@@ -142,6 +142,29 @@ int main(int argc, char **argv)
 	FT_CHECK(rc == -FI_ETRUNC && err.olen == 6 && err.len == 4 && err.op_context == small,
 		 "FI_ETRUNC (rc %d olen %zu len %zu ctx %p)", rc, err.olen, err.len, err.op_context);
 	FT_CHECK(next(&b, &a, &e, &src, &err) == 1, "send completion");
+
+	/* A full CQ refuses new work with -FI_EAGAIN instead of growing:
+	 * c's CQ holds 8 entries; once 8 send completions sit unread, the
+	 * next send is refused, and reading them makes room again. */
+	struct side c;
+	memset(&c, 0, sizeof(c));
+	FT_CHECK(!open_side(&c, 8), "endpoint with an 8-entry CQ");
+	FT_RC(fi_av_insert(c.av, &a.addr, 1, &c.peer, 0, NULL), 1);
+	FT_RC(fi_send(c.ep, "hi", 3, NULL, c.peer, NULL), 0);
+	FT_CHECK(next(&c, &a, &e, &src, &err) == 1, "first send (connects)");
+	int sent = 0;
+	ssize_t src_rc = 0;
+	while (sent < 100 && (src_rc = fi_send(c.ep, "hi", 3, NULL, c.peer, NULL)) == 0)
+		sent++;
+	FT_CHECK(src_rc == -FI_EAGAIN && sent >= 8 && sent < 100, "send refused once the CQ is full (%d sent, rc %zd)",
+		 sent, src_rc);
+	for (int i = 0; i < sent; i++)
+		FT_CHECK(next(&c, &a, &e, &src, &err) == 1, "queued completion %d", i);
+	FT_RC(fi_send(c.ep, "hi", 3, NULL, c.peer, NULL), 0);
+	FT_CHECK(next(&c, &a, &e, &src, &err) == 1, "send accepted after the CQ was read");
+	fi_close(&c.ep->fid);
+	fi_close(&c.av->fid);
+	fi_close(&c.cq->fid);
 
 	fi_close(&a.ep->fid);
 	fi_close(&b.ep->fid);

@@ -11,7 +11,7 @@ use super::signal::{deadline, poll_readable, Signal};
 use crate::abi::*;
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, Weak};
 
 /// One successful completion; which fields the application sees depends on
@@ -53,6 +53,8 @@ pub struct CompletionQueue {
     pub wait_obj: fi_wait_obj,
     pub wait_cond: fi_cq_wait_cond,
     queue: Mutex<VecDeque<Entry>>,
+    /// Entries queued, readable without the lock (see `is_full`).
+    queued: AtomicUsize,
     signal: Signal,
     interrupted: AtomicBool,
     sources: Sources,
@@ -92,6 +94,7 @@ impl CompletionQueue {
             wait_obj: attr.wait_obj,
             wait_cond: attr.wait_cond,
             queue: Mutex::new(VecDeque::with_capacity(size.min(1 << 16))),
+            queued: AtomicUsize::new(0),
             signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
             interrupted: AtomicBool::new(false),
             sources: Sources::default(),
@@ -105,12 +108,14 @@ impl CompletionQueue {
     /// Queues a completion (provider side).
     pub fn push(&self, c: Completion) {
         self.lock().push_back(Entry::Ok(c));
+        self.queued.fetch_add(1, Ordering::Relaxed);
         self.signal.set();
     }
 
     /// Queues an error completion (provider side).
     pub fn push_err(&self, e: CqError) {
         self.lock().push_back(Entry::Err(Box::new(e)));
+        self.queued.fetch_add(1, Ordering::Relaxed);
         self.signal.set();
     }
 
@@ -144,6 +149,7 @@ impl CompletionQueue {
                 Some(Entry::Ok(c)) => {
                     out(n, c);
                     q.pop_front();
+                    self.queued.fetch_sub(1, Ordering::Relaxed);
                     n += 1;
                 }
                 Some(Entry::Err(_)) => {
@@ -174,6 +180,7 @@ impl CompletionQueue {
                 let Some(Entry::Err(e)) = q.pop_front() else {
                     unreachable!()
                 };
+                self.queued.fetch_sub(1, Ordering::Relaxed);
                 if q.is_empty() {
                     self.signal.clear();
                 }
@@ -181,6 +188,14 @@ impl CompletionQueue {
             }
             _ => Err(Error::Again),
         }
+    }
+
+    /// Whether the queue holds its size in unread entries: providers then
+    /// refuse new operations that would complete here with `-FI_EAGAIN`,
+    /// so an application that never reads cannot make it grow without
+    /// bound (operations already in flight may still add theirs).
+    pub fn is_full(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) >= self.size
     }
 
     /// Number of queued entries (completions and errors).

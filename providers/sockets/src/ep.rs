@@ -1457,6 +1457,10 @@ impl EndpointOps for SockEp {
                 return Err(Error::Again);
             }
         }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.sinks.rx_room(op.flags) {
+            // The application has to read its CQ first.
+            return Err(Error::Again);
+        }
         if op.flags & FI_PEEK != 0 {
             // Let whatever has arrived be seen.
             self.progress_locked(&mut st);
@@ -1527,6 +1531,10 @@ impl EndpointOps for SockEp {
             if st.tx_queued >= attrs::QUEUE_SIZE {
                 return Err(Error::Again);
             }
+        }
+        if !st.sinks.tx_room(op.flags) {
+            // The application has to read its CQ first.
+            return Err(Error::Again);
         }
         let tagged = op.tag.is_some();
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;

@@ -34,6 +34,17 @@ impl Sinks {
     }
 
     /// A send finished.
+    /// Whether a send with `op_flags` may be posted: its completion would
+    /// have room (see `CompletionQueue::is_full`).
+    pub fn tx_room(&self, op_flags: u64) -> bool {
+        !self.wants_tx(op_flags) || self.tx_cq.as_ref().is_none_or(|cq| !cq.is_full())
+    }
+
+    /// Whether a receive with `op_flags` may be posted (as `tx_room`).
+    pub fn rx_room(&self, op_flags: u64) -> bool {
+        !self.wants_rx(op_flags) || self.rx_cq.as_ref().is_none_or(|cq| !cq.is_full())
+    }
+
     pub fn tx_done(&self, ctx: usize, op_flags: u64, tagged: bool) {
         if self.wants_tx(op_flags) {
             if let Some(cq) = &self.tx_cq {
