@@ -43,6 +43,12 @@ pub trait Provider: Sync {
     fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>>;
     /// Releases global state when the library unloads.
     fn cleanup(&self) {}
+    /// The provider's own parameters (`FI_<PROV>_<NAME>` variables) as
+    /// (name, type, help), defined before the first `fi_getinfo` or
+    /// `fi_getparams` so `fi_info -e` lists them.
+    fn params(&self) -> &'static [(&'static str, crate::abi::fi_param_type, &'static str)] {
+        &[]
+    }
 }
 
 /// Finds a provider by name (case-insensitive).

@@ -9,6 +9,9 @@ root=$PWD
 export OXI_ROOT=$root
 export OXI_LIB=$root/build/lib
 export OXI_WORK=$root/build/tests
+# Tests talk over loopback only: our sockets provider lists (and so binds)
+# nothing else. A test that is about interfaces unsets it itself.
+export FI_SOCKETS_IFACE=lo
 mkdir -p "$OXI_WORK"
 jobs=${OXI_TEST_JOBS:-2}
 

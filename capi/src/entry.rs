@@ -37,6 +37,7 @@ unsafe fn getinfo_layout(
     }
     // fi_getinfo(3): on failure the result is NULL.
     *out = core::ptr::null_mut();
+    crate::providers::define_params();
     let (Ok(node), Ok(service)) = (opt_str(node), opt_str(service)) else {
         core_warn!(
             FI_LOG_CORE,
@@ -247,6 +248,7 @@ pub unsafe extern "C" fn fi_getparams(params: *mut *mut fi_param, count: *mut c_
             core_warn!(FI_LOG_CORE, "fi_getparams: params or count is NULL");
             return -FI_EINVAL;
         }
+        crate::providers::define_params();
         let all = param::all();
         let arr = libc::calloc(all.len() + 1, core::mem::size_of::<fi_param>()) as *mut fi_param;
         if arr.is_null() {

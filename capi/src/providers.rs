@@ -4,3 +4,15 @@ use oxifabric::provider::Provider;
 
 /// Every shipped provider; the first one that matches is preferred.
 pub static PROVIDERS: &[&dyn Provider] = &[&oxifabric_sockets::PROVIDER];
+
+/// Defines every shipped provider's parameters, once.
+pub fn define_params() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for p in PROVIDERS {
+            for (name, ty, help) in p.params() {
+                let _ = oxifabric::param::define(p.name(), name, *ty, help);
+            }
+        }
+    });
+}

@@ -7,7 +7,7 @@ use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::{DomainAttr, EpAttr, FabricAttr, Info, RxAttr, TxAttr};
 use oxifabric::provider::Request;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// Capabilities of reliable endpoints (MSG, RDM).
 pub const RELIABLE_CAPS: u64 = FI_MSG
@@ -183,7 +183,13 @@ fn ifaces_for_dest<'a>(all: &'a [Iface], dest: &SocketAddr) -> Vec<&'a Iface> {
 
 /// The candidate entries for a request.
 pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
-    let all = iface::list();
+    let mut all = iface::list();
+    // FI_SOCKETS_IFACE: only the interfaces named (by prefix).
+    if let Ok(oxifabric::param::Value::Str(want)) = oxifabric::param::get("sockets", "iface") {
+        if !want.is_empty() {
+            all.retain(|i| i.name.starts_with(want.as_str()));
+        }
+    }
     let hints = req.hints;
     let hint_src = hints
         .and_then(|h| h.src_addr.as_ref())
@@ -218,8 +224,17 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
                 }
             }
             None => {
+                // No node: the port on every address of the family (what a
+                // server listening for anyone wants), as upstream does. An
+                // endpoint bound there names itself by its interface's
+                // address (see `ep.rs`).
                 for i in &all {
-                    places.push((i.clone(), SocketAddr::new(i.ip, port), hint_dest));
+                    let any: IpAddr = if i.ip.is_ipv4() {
+                        Ipv4Addr::UNSPECIFIED.into()
+                    } else {
+                        Ipv6Addr::UNSPECIFIED.into()
+                    };
+                    places.push((i.clone(), SocketAddr::new(any, port), hint_dest));
                 }
             }
         }
@@ -279,6 +294,25 @@ fn tailor(e: &mut Info, hints: Option<&Info>) {
     if h.domain.av_type == FI_AV_MAP || h.domain.av_type == FI_AV_TABLE {
         e.domain.av_type = h.domain.av_type;
     }
+}
+
+/// The address an endpoint bound to `bound` gives peers: a wildcard bind
+/// is named by the address of the entry's interface (`domain`), or by
+/// loopback when that interface is gone.
+pub fn advertised(bound: SocketAddr, domain: Option<&str>) -> SocketAddr {
+    if !bound.ip().is_unspecified() {
+        return bound;
+    }
+    let ip = iface::list()
+        .into_iter()
+        .find(|i| Some(i.name.as_str()) == domain && i.ip.is_ipv4() == bound.is_ipv4())
+        .map(|i| i.ip)
+        .unwrap_or(if bound.is_ipv4() {
+            Ipv4Addr::LOCALHOST.into()
+        } else {
+            Ipv6Addr::LOCALHOST.into()
+        });
+    SocketAddr::new(ip, bound.port())
 }
 
 /// Whether an address is one of this host's.

@@ -1216,7 +1216,10 @@ impl EndpointOps for SockEp {
                     }
                 })?;
                 l.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
-                st.local = l.local_addr().ok();
+                st.local = l
+                    .local_addr()
+                    .ok()
+                    .map(|a| attrs::advertised(a, self.info.domain.name.as_deref()));
                 self.epoll
                     .add(l.as_raw_fd(), TOKEN_LISTENER, false)
                     .map_err(|_| Error::Other(FI_EIO))?;
@@ -1232,7 +1235,10 @@ impl EndpointOps for SockEp {
                     Error::Other(FI_EADDRNOTAVAIL)
                 })?;
                 u.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
-                st.local = u.local_addr().ok();
+                st.local = u
+                    .local_addr()
+                    .ok()
+                    .map(|a| attrs::advertised(a, self.info.domain.name.as_deref()));
                 self.epoll
                     .add(u.as_raw_fd(), TOKEN_UDP, false)
                     .map_err(|_| Error::Other(FI_EIO))?;

@@ -41,6 +41,14 @@ impl Provider for Sockets {
         attrs::getinfo(req)
     }
 
+    fn params(&self) -> &'static [(&'static str, oxifabric::abi::fi_param_type, &'static str)] {
+        &[(
+            "iface",
+            oxifabric::abi::FI_PARAM_STRING,
+            "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
+        )]
+    }
+
     fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
         let _ = attr;
         Ok(Arc::new(fabric::SockFabric))
