@@ -1,22 +1,35 @@
 #!/usr/bin/env python3
-"""make bench: ours against upstream libfabric and the wire's limit.
+"""make bench: oxifabric against upstream libfabric and the medium's limit.
 
-Runs the SAME upstream-built binary (Debian's fi_pingpong) against both
-libraries, switching only LD_LIBRARY_PATH, plus a plain TCP ping-pong
-(bench/tcp_pingpong.c) as the medium's limit. Configurations are run
-interleaved (A B A B ...), medians are reported with the per-pair ratio
-ours/upstream, and peak RSS of each client. Writes bench/results/latest.md
-and bench/results/latest.svg.
+Every job runs the SAME binaries on both libraries, switching only
+LD_LIBRARY_PATH (ours: build/lib; upstream: Debian's libfabric.so.1):
+
+  fi_pingpong MSG / RDM      Debian's unmodified fi_pingpong
+  fi_msg_pingpong            fabtests-compat/benchmarks (built against
+  fi_rdm_tagged_pingpong       Debian's headers by `make bench-progs`)
+  fi_rdm_tagged_bw
+  MPI ping-pong / bandwidth  fabtests-compat/mpi/mpi_bench.c through Open MPI's
+                             ofi MTL (pml cm)
+  plain TCP ping-pong/stream bench/tcp_pingpong.c: busy-polling TCP_NODELAY
+                             loopback, the best a TCP-based provider can do
+
+Ours always uses our sockets provider; upstream uses its best providers for
+the job on this machine (tcp for MSG; tcp;ofi_rxm, sockets, udp;ofi_rxd and
+shm for RDM; a provider that fails here is skipped with a note). Each
+configuration runs several times, interleaved (A B A B ...); medians,
+ratios ours/upstream, the peak RSS of every process (server and client, or
+each MPI rank) and the report targets (met or missed) are written to
+bench/results/latest.md and latest.svg.
 
   bench/run.py [--quick] [--smoke]
 
---quick: fewer sizes and repeats (under 2 minutes); --smoke: one
-iteration of one size per configuration (used by make check to prove the
-harness works; no numbers are meaningful then).
+--quick: fewer sizes and repeats (under 2 minutes). --smoke: one iteration
+of one size for every job and configuration, output under build/bench-smoke
+(used by make check through `make bench-smoke`; its numbers mean nothing).
 """
+import math
 import os
-import re
-import threading
+import signal
 import socket
 import statistics
 import subprocess
@@ -25,26 +38,63 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OURS = os.path.join(ROOT, 'build', 'lib')
-TCP = os.path.join(ROOT, 'build', 'bench', 'tcp_pingpong')
+BIN = os.path.join(ROOT, 'build', 'bench')
 
 QUICK = '--quick' in sys.argv
 SMOKE = '--smoke' in sys.argv
-# A smoke run proves the harness works; its numbers mean nothing, so they
-# never replace the published results.
+MODE = 'smoke' if SMOKE else ('quick' if QUICK else 'full')
 OUT = os.path.join(ROOT, 'build', 'bench-smoke') if SMOKE else os.path.join(ROOT, 'bench', 'results')
-SIZES = [64] if SMOKE else ([1, 64, 8192, 1 << 20] if QUICK else [1, 64, 1024, 8192, 65536, 1 << 20, 4 << 20])
-REPEATS = 1 if SMOKE else (2 if QUICK else 3)
+KI, MI = 1 << 10, 1 << 20
+if SMOKE:
+    SIZES, PP_SIZES, REPEATS, ITERS = [64], [64], 1, 1
+elif QUICK:
+    SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
+    PP_SIZES = [8, MI]  # fi_pingpong: one process pair per size
+    REPEATS, ITERS = 3, 300
+else:
+    SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
+    PP_SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
+    REPEATS, ITERS = 5, 1000
+TIMEOUT = 30 if SMOKE else 90  # seconds for one process pair
+LAT, BW = 'latency', 'bandwidth'
 
-# (label, library, provider, endpoint): the jobs users pick a libfabric for.
-CONFIGS = [
-    ('oxifabric sockets RDM', 'ours', 'sockets', 'rdm'),
-    ('upstream tcp;ofi_rxm RDM', 'upstream', 'tcp;ofi_rxm', 'rdm'),
-    ('upstream sockets RDM', 'upstream', 'sockets', 'rdm'),
-    ('oxifabric sockets MSG', 'ours', 'sockets', 'msg'),
-    ('upstream tcp MSG', 'upstream', 'tcp', 'msg'),
-    ('plain TCP (limit)', 'tcp', None, None),
+
+class Cfg:
+    """One library/provider configuration of a job."""
+
+    def __init__(self, lib, prov, slow=False, oob=False):
+        self.lib, self.prov, self.slow, self.oob = lib, prov, slow, oob
+        self.label = 'plain TCP' if lib == 'tcp' else ('oxifabric ' if lib == 'ours' else 'upstream ') + prov
+
+    def iters(self):
+        # Upstream's sockets and udp;ofi_rxd take milliseconds per transfer
+        # here; fewer iterations keep the run short (medians stay valid).
+        return max(1, ITERS // 50) if self.slow else ITERS
+
+
+def rdm_cfgs(with_shm=True):
+    c = [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True),
+         Cfg('upstream', 'udp;ofi_rxd', slow=True)]
+    return c + ([Cfg('upstream', 'shm', oob=True)] if with_shm else [])
+
+
+MSG_CFGS = [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp')]
+# (job name, kind, metric, program/endpoint, configurations)
+JOBS = [
+    ('fi_pingpong MSG', 'fipp', LAT, 'msg', MSG_CFGS),
+    ('fi_pingpong RDM', 'fipp', LAT, 'rdm', rdm_cfgs()),
+    ('fi_msg_pingpong', 'ft', LAT, 'fi_msg_pingpong', MSG_CFGS),
+    ('fi_rdm_tagged_pingpong', 'ft', LAT, 'fi_rdm_tagged_pingpong', rdm_cfgs()),
+    ('fi_rdm_tagged_bw', 'ft', BW, 'fi_rdm_tagged_bw', rdm_cfgs()),
+    ('MPI', 'mpi', None, None, [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm')]),
+    ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
 ]
-PAIRS = [('oxifabric sockets RDM', 'upstream tcp;ofi_rxm RDM'), ('oxifabric sockets MSG', 'upstream tcp MSG')]
+# Jobs whose results come out of another job's run (MPI and TCP give two each).
+METRIC = {'fi_pingpong MSG': LAT, 'fi_pingpong RDM': LAT, 'fi_msg_pingpong': LAT,
+          'fi_rdm_tagged_pingpong': LAT, 'fi_rdm_tagged_bw': BW, 'MPI ping-pong': LAT,
+          'MPI bandwidth': BW, 'TCP ping-pong': LAT, 'TCP stream': BW}
+
+notes = []
 
 
 def free_port():
@@ -55,134 +105,393 @@ def free_port():
     return p
 
 
-def iters_for(size):
-    if SMOKE:
-        return 1
-    return max(10, min(2000, (64 << 20) // max(size, 1) // 8))
+def listening(port, udp):
+    """True once something is bound to port (TCP: listening)."""
+    files = ['/proc/net/udp', '/proc/net/udp6'] if udp else ['/proc/net/tcp', '/proc/net/tcp6']
+    want = ':%04X' % port
+    for f in files:
+        try:
+            for line in open(f).read().splitlines()[1:]:
+                p = line.split()
+                if p[1].endswith(want) and (udp or p[3] == '0A'):
+                    return True
+        except OSError:
+            pass
+    return False
 
 
-def wait_listen(port, udp=False):
-    for _ in range(200):
-        out = subprocess.run(['ss', '-ltn' if not udp else '-lun'], capture_output=True, text=True).stdout
-        if ':%d ' % port in out:
-            return
-        time.sleep(0.02)
-
-
-def run_one(cfg, size):
-    label, lib, prov, ep = cfg
+def env_for(lib):
     env = dict(os.environ)
-    env.pop('FI_PROVIDER', None)
+    for k in ('FI_PROVIDER', 'LD_LIBRARY_PATH', 'LD_PRELOAD'):
+        env.pop(k, None)
     if lib == 'ours':
         env['LD_LIBRARY_PATH'] = OURS
-    else:
-        env.pop('LD_LIBRARY_PATH', None)
-    port = free_port()
-    n = iters_for(size)
-    if lib == 'tcp':
-        srv_cmd = [TCP, '-B', str(port), '-S', str(size), '-I', str(n)]
-        cli_cmd = [TCP, '-P', str(port), '-S', str(size), '-I', str(n), '127.0.0.1']
-    else:
-        base = ['fi_pingpong', '-p', prov, '-e', ep, '-S', str(size), '-I', str(n)]
-        srv_cmd = base + ['-B', str(port)]
-        cli_cmd = base + ['-P', str(port), '127.0.0.1']
-    srv = subprocess.Popen(srv_cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_listen(port)
-    cli = subprocess.Popen(cli_cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    timer = threading.Timer(120, cli.kill)
-    timer.start()
-    out = cli.stdout.read()
-    # wait4 gives this client's own peak RSS (KiB).
-    _, _, ru = os.wait4(cli.pid, 0)
-    timer.cancel()
-    rss = ru.ru_maxrss
+    # Keep every provider on loopback (both libraries honour these).
+    env.update(FI_TCP_IFACE='lo', FI_SOCKETS_IFACE='lo', FI_UDP_IFACE='lo')
+    return env
+
+
+def spawn(cmd, env, rssfile, out):
+    return subprocess.Popen([os.path.join(BIN, 'rsswrap'), rssfile] + cmd, env=env, stdout=out,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def finish(p, deadline):
     try:
-        srv.wait(timeout=30)
+        p.wait(timeout=max(0.1, deadline - time.time()))
     except subprocess.TimeoutExpired:
-        srv.kill()
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        return False
+    return p.returncode == 0
+
+
+def read_rss(path):
+    try:
+        v = int(open(path).read().strip())
+        os.unlink(path)
+        return v
+    except (OSError, ValueError):
+        return None
+
+
+def run_pair(srv_cmd, cli_cmd, env, port, udp=False):
+    """Server then client; returns (client output, ok, (server KiB, client KiB), server output)."""
+    tmp = os.path.join(ROOT, 'build', 'bench', 'tmp')
+    os.makedirs(tmp, exist_ok=True)
+    rs, rc = os.path.join(tmp, 'srv.rss'), os.path.join(tmp, 'cli.rss')
+    so, co = open(os.path.join(tmp, 'srv.out'), 'w+'), open(os.path.join(tmp, 'cli.out'), 'w+')
+    deadline = time.time() + TIMEOUT
+    srv = spawn(srv_cmd, env, rs, so)
+    t0 = time.time()
+    while not listening(port, udp) and time.time() - t0 < 10 and srv.poll() is None:
+        time.sleep(0.005)
+    cli = spawn(cli_cmd, env, rc, co)
+    ok = finish(cli, deadline)
+    ok = finish(srv, time.time() + (5 if ok else 1)) and ok
+    so.seek(0)
+    co.seek(0)
+    return co.read(), ok, (read_rss(rs), read_rss(rc)), so.read()
+
+
+def parse_lines(out, usec_col, mbps_col):
+    """fabtests-style lines: {bytes: (usec per transfer, MB/s)}."""
+    res = {}
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 8 and f[0][0].isdigit():
-            return float(f[6]), float(f[5]), rss
+        if len(f) > max(usec_col, mbps_col) and f[0][0].isdigit():
+            try:
+                size = int(f[0]) if f[0].isdigit() else int(f[0][:-1]) * {'k': KI, 'm': MI}[f[0][-1]]
+                res[size] = (float(f[usec_col]), float(f[mbps_col]))
+            except (ValueError, KeyError):
+                pass
+    return res
+
+
+def run_cfg(job, kind, arg, cfg, size=None):
+    """One run of one configuration: ({result job: {size: (usec, MB/s)}}, {process: KiB}) or None."""
+    env = env_for(cfg.lib)
+    port = free_port()
+    n = str(cfg.iters())
+    sizes = ','.join(str(s) for s in SIZES)
+    warm = ['-w', '0' if SMOKE else ('1' if cfg.slow else '10')]
+    if kind == 'fipp':
+        base = ['fi_pingpong', '-p', cfg.prov, '-e', arg, '-S', str(size), '-I', n]
+        out, ok, rss, err = run_pair(base + ['-B', str(port)], base + ['-P', str(port), '127.0.0.1'], env, port)
+        res = {job: parse_lines(out, 6, 5)} if ok else None
+    elif kind == 'ft':
+        prog = os.path.join(BIN, arg)
+        base = [prog, '-p', cfg.prov, '-S', sizes, '-I', n, '-T', '20'] + warm
+        if arg == 'fi_rdm_tagged_bw':
+            base += ['-W', '1' if SMOKE else ('16' if cfg.slow else '64')]
+        if cfg.oob:
+            base.append('-E')
+        srv = base + ['-B', str(port)] + ([] if cfg.oob else ['-s', '127.0.0.1'])
+        udp = 'udp' in cfg.prov and not cfg.oob
+        out, ok, rss, err = run_pair(srv, base + ['-P', str(port), '127.0.0.1'], env, port, udp)
+        res = {job: parse_lines(out, 5, 4)} if ok else None
+    elif kind == 'tcp':
+        res, rss, ok, err = {}, {}, True, ''
+        for mode, name in (('pingpong', 'TCP ping-pong'), ('stream', 'TCP stream')):
+            port = free_port()
+            base = [os.path.join(BIN, 'tcp_pingpong'), '-m', mode, '-S', sizes, '-I', n]
+            out, ok1, r, e = run_pair(base + ['-B', str(port)], base + ['-P', str(port), '127.0.0.1'], env, port)
+            ok, err = ok and ok1, err + e
+            res[name] = parse_lines(out, 5, 4)
+            rss[name] = r
+        return (res, rss) if ok else fail(job, cfg, out + err)
+    else:  # mpi
+        env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
+        cmd = ['mpirun', '--oversubscribe', '-np', '2', '--host', 'localhost:2', '--mca', 'pml', 'cm',
+               '--mca', 'mtl', 'ofi', '--mca', 'mtl_ofi_provider_include', cfg.prov, '--mca', 'btl', 'self',
+               '--mca', 'oob_tcp_if_include', 'lo']
+        cmd += ['-x', 'FI_TCP_IFACE', '-x', 'FI_SOCKETS_IFACE', '-x', 'FI_UDP_IFACE']
+        if cfg.lib == 'ours':
+            cmd += ['-x', 'LD_LIBRARY_PATH']
+        cmd += [os.path.join(BIN, 'mpi_bench'), '-S', sizes, '-I', n, '-W', '1' if SMOKE else '64']
+        try:
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT * 2)
+            out, ok = p.stdout + p.stderr, p.returncode == 0
+        except subprocess.TimeoutExpired as e:
+            out, ok = str(e.stdout or '') + str(e.stderr or ''), False
+        pp, bw, ranks = {}, {}, {}
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 5 and f[0] in ('pingpong', 'bw'):
+                (pp if f[0] == 'pingpong' else bw)[int(f[1])] = (float(f[3]), float(f[4]))
+            elif len(f) == 3 and f[0] == 'rss':
+                ranks[int(f[1])] = int(f[2])
+        if not ok or not pp:
+            return fail(job, cfg, out)
+        return {'MPI ping-pong': pp, 'MPI bandwidth': bw}, {'MPI': (ranks.get(0), ranks.get(1))}
+    if not res or not any(res.values()):
+        return fail(job, cfg, out + err)
+    return res, {job: rss}
+
+
+def fail(job, cfg, out):
+    tail = ' / '.join(l.strip() for l in out.strip().splitlines()[-3:])
+    notes.append('%s, %s: run failed (%s)' % (job, cfg.label, tail[:300] or 'no output'))
+    print('  FAILED: %s %s: %s' % (job, cfg.label, tail[:300]), file=sys.stderr)
     return None
 
 
 def main():
-    os.makedirs(os.path.dirname(TCP), exist_ok=True)
-    subprocess.run(['gcc', '-O2', '-o', TCP, os.path.join(ROOT, 'bench', 'tcp_pingpong.c')], check=True)
-    results = {}
-    for size in SIZES:
-        for r in range(REPEATS):
-            for cfg in CONFIGS:  # interleaved: every config once per repeat
-                res = run_one(cfg, size)
-                if res:
-                    results.setdefault((cfg[0], size), []).append(res)
-    os.makedirs(OUT, exist_ok=True)
-    lines = ['# oxifabric benchmark', '',
-             'Same binaries (Debian fi_pingpong, bench/tcp_pingpong) on both libraries; loopback; '
-             'medians of %d interleaved runs; %s.' % (REPEATS, 'smoke run' if SMOKE else ('quick' if QUICK else 'full')),
-             '', '## Latency (usec per transfer, median)', '',
-             '| size | ' + ' | '.join(c[0] for c in CONFIGS) + ' |', '|---' * (len(CONFIGS) + 1) + '|']
-    med = {}
-    for size in SIZES:
-        row = [str(size)]
-        for cfg in CONFIGS:
-            v = results.get((cfg[0], size))
-            if v:
-                m = statistics.median(x[0] for x in v)
-                med[(cfg[0], size)] = (m, statistics.median(x[1] for x in v), max(x[2] for x in v))
-                row.append('%.2f' % m)
+    t_start = time.time()
+    missing = [p for p in ('rsswrap', 'tcp_pingpong', 'mpi_bench', 'fi_msg_pingpong') if
+               not os.path.exists(os.path.join(BIN, p))]
+    if missing:
+        sys.exit('bench: %s not built; run `make bench-progs`' % ', '.join(missing))
+    # results[(job, label)][size] = [(usec, MB/s), ...]; rss[(job, label)] = [(server, client), ...]
+    results, rss, skipped = {}, {}, set()
+
+    def record(job, cfg, r):
+        if r is None:
+            skipped.add((job, cfg.label))
+            return
+        res, mem = r
+        for name, per in res.items():
+            for s, v in per.items():
+                results.setdefault((name, cfg.label), {}).setdefault(s, []).append(v)
+        for name, v in mem.items():
+            rss.setdefault((name, cfg.label), []).append(v)
+
+    for rep in range(REPEATS):
+        for job, kind, metric, arg, cfgs in JOBS:
+            t = time.time()
+            live = [c for c in cfgs if (job, c.label) not in skipped]
+            if kind == 'fipp':
+                for size in PP_SIZES:
+                    for c in live:  # interleaved: A B A B for every size
+                        if (job, c.label) not in skipped:
+                            record(job, c, run_cfg(job, kind, arg, c, size))
             else:
-                row.append('n/a')
-        lines.append('| ' + ' | '.join(row) + ' |')
-    lines += ['', '## Bandwidth (MB/s, median)', '', '| size | ' + ' | '.join(c[0] for c in CONFIGS) + ' |',
-              '|---' * (len(CONFIGS) + 1) + '|']
-    for size in SIZES:
-        lines.append('| %d | ' % size + ' | '.join('%.1f' % med[(c[0], size)][1] if (c[0], size) in med else 'n/a'
-                                               for c in CONFIGS) + ' |')
-    lines += ['', '## Ratios ours/upstream (latency: lower is better)', '']
-    for a, b in PAIRS:
-        for size in SIZES:
-            if (a, size) in med and (b, size) in med and med[(b, size)][0] > 0:
-                bw = ('%.2fx' % (med[(a, size)][1] / med[(b, size)][1])) if med[(b, size)][1] > 0 else 'n/a'
-                lines.append('- %s vs %s, %d B: latency %.2fx, bandwidth %s' % (
-                    a, b, size, med[(a, size)][0] / med[(b, size)][0], bw))
-    lines += ['', 'Peak RSS of the client processes (KiB): ' + ', '.join(
-        '%s %d' % (c[0], max(med[(c[0], s)][2] for s in SIZES if (c[0], s) in med))
-        for c in CONFIGS if any((c[0], s) in med for s in SIZES))]
-    open(os.path.join(OUT, 'latest.md'), 'w').write('\n'.join(lines) + '\n')
-    svg(med)
-    print('\n'.join(lines))
+                for c in live:
+                    record(job, c, run_cfg(job, kind, arg, c))
+            if not SMOKE:
+                print('[%s] repeat %d/%d %s: %.1f s' % (MODE, rep + 1, REPEATS, job, time.time() - t),
+                      file=sys.stderr)
+    elapsed = time.time() - t_start
+    med = {}
+    for key, per in results.items():
+        for s, vals in per.items():
+            med[key + (s,)] = (statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals))
+    os.makedirs(OUT, exist_ok=True)
+    md = report(med, rss, elapsed)
+    open(os.path.join(OUT, 'latest.md'), 'w').write(md)
+    svg(med, os.path.join(OUT, 'latest.svg'))
+    print(md)
+    ours_failed = sorted('%s (%s)' % k for k in skipped if not k[1].startswith('upstream'))
+    if ours_failed:
+        # Upstream providers that fail here are only noted; ours must run.
+        sys.exit('bench: failed: ' + ', '.join(ours_failed))
 
 
-def svg(med):
-    """Latency against size, log-log, one line per configuration."""
-    import math
-    w, h, pad = 720, 420, 60
-    pts = [v[0] for v in med.values() if v[0] > 0]
-    if not pts:
-        return
-    lo, hi = math.log10(min(pts)), math.log10(max(pts)) + 0.1
-    xs = [math.log2(max(s, 1)) for s in SIZES]
-    x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
-    colors = ['#d62728', '#1f77b4', '#9467bd', '#ff7f0e', '#2ca02c', '#7f7f7f']
-    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">' % (w, h),
-           '<text x="%d" y="20">Latency (usec, log) against message size (bytes, log2)</text>' % pad]
-    for i, c in enumerate(CONFIGS):
-        p = []
+def labels_of(name):
+    seen = []
+    for (n, label, _s) in MED_KEYS:
+        if n == name and label not in seen:
+            seen.append(label)
+    return seen
+
+
+MED_KEYS = []
+
+
+def fmt(v):
+    return 'n/a' if v is None else ('%.0f' % v if v >= 100 else ('%.1f' % v if v >= 10 else '%.2f' % v))
+
+
+def size_name(s):
+    return '%d MiB' % (s // MI) if s >= MI else ('%d KiB' % (s // KI) if s >= KI else '%d B' % s)
+
+
+def report(med, rss, elapsed):
+    MED_KEYS[:] = sorted(med, key=lambda k: k[2])
+    order = ['fi_pingpong MSG', 'fi_msg_pingpong', 'fi_pingpong RDM', 'fi_rdm_tagged_pingpong',
+             'fi_rdm_tagged_bw', 'MPI ping-pong', 'MPI bandwidth', 'TCP ping-pong', 'TCP stream']
+    L = ['# oxifabric benchmark (%s run)' % MODE, '',
+         'Same binaries on both libraries (switching only `LD_LIBRARY_PATH`); loopback on a shared '
+         '%d-core machine; every configuration run %d times, interleaved; medians. Latency is usec per '
+         'one-way transfer (half the round trip), bandwidth MB/s (10^6 bytes). Ratios are ours/upstream: '
+         'below 1 is better for latency, above 1 for bandwidth. Total run time %.0f s.'
+         % (os.cpu_count() or 0, REPEATS, elapsed), '']
+    tcp_lat = {s: med.get(('TCP ping-pong', 'plain TCP', s)) for s in SIZES}
+    tcp_bw = {s: med.get(('TCP stream', 'plain TCP', s)) for s in SIZES}
+    for name in order:
+        labels = labels_of(name)
+        if not labels:
+            continue
+        metric = METRIC[name]
+        col = 0 if metric == LAT else 1
+        ours = [l for l in labels if l.startswith('oxifabric')]
+        ups = [l for l in labels if l.startswith('upstream')]
+        sizes = sorted({k[2] for k in med if k[0] == name})
+        L += ['## %s: %s (%s)' % (name, metric, 'usec' if metric == LAT else 'MB/s'), '']
+        head = labels + ['%s / %s' % (o.replace('oxifabric ', 'ours '), u.replace('upstream ', 'up '))
+                         for o in ours for u in ups]
+        L += ['| size | ' + ' | '.join(head) + ' |', '|---' * (len(head) + 1) + '|']
+        for s in sizes:
+            row = [size_name(s)]
+            for l in labels:
+                v = med.get((name, l, s))
+                row.append(fmt(v[col]) if v else 'n/a')
+            for o in ours:
+                for u in ups:
+                    a, b = med.get((name, o, s)), med.get((name, u, s))
+                    row.append('%.2fx' % (a[col] / b[col]) if a and b and b[col] > 0 else 'n/a')
+            L.append('| ' + ' | '.join(row) + ' |')
+        L.append('')
+    L += ['## Peak RSS (KiB, median over runs; each process measured on its own)', '',
+          '| job | configuration | server / rank 1 | client / rank 0 |', '|---|---|---|---|']
+    for (name, label), vals in sorted(rss.items()):
+        srv = [v[0] for v in vals if v and v[0]]
+        cli = [v[1] for v in vals if v and v[1]]
+        if name == 'MPI':  # mpi_bench prints rank 0 then rank 1
+            srv, cli = cli, srv
+        L.append('| %s | %s | %s | %s |' % (name, label, '%d' % statistics.median(srv) if srv else 'n/a',
+                                            '%d' % statistics.median(cli) if cli else 'n/a'))
+    L += ['', '## Targets (reported, not asserted)', '']
+    L += targets(med, tcp_lat, tcp_bw)
+    if notes:
+        L += ['', '## Notes', ''] + ['- ' + n for n in notes]
+    return '\n'.join(L) + '\n'
+
+
+def best_up(med, name, s, col, exclude=('upstream shm',)):
+    """Upstream's best value (lowest latency / highest bandwidth) and its label, shm excluded."""
+    best = None
+    for (n, l, sz), v in med.items():
+        if n == name and sz == s and l.startswith('upstream') and l not in exclude:
+            if best is None or (v[col] < best[0] if col == 0 else v[col] > best[0]):
+                best = (v[col], l)
+    return best
+
+
+def targets(med, tcp_lat, tcp_bw):
+    out = []
+    ls = 8 if 8 in SIZES else SIZES[0]
+    big = [s for s in SIZES if s >= MI]
+
+    def line(text, ratio, goal, le):
+        if ratio is None:
+            out.append('- %s: not measured' % text)
+            return
+        met = ratio <= goal if le else ratio >= goal
+        out.append('- %s: %.2fx (target %s %.1fx) %s' % (text, ratio, '<=' if le else '>=', goal,
+                                                         'MET' if met else 'MISSED'))
+
+    def ours(name, s, col):
+        v = med.get((name, 'oxifabric sockets', s))
+        return v[col] if v else None
+
+    o = ours('fi_rdm_tagged_pingpong', ls, 0)
+    b = best_up(med, 'fi_rdm_tagged_pingpong', ls, 0, ('upstream shm',))
+    line('%d B RDM tagged latency (fi_rdm_tagged_pingpong), ours / upstream best, shm excluded (%s)'
+         % (ls, b[1] if b else '-'), o / b[0] if o and b else None, 0.8, True)
+    o = ours('fi_msg_pingpong', ls, 0)
+    b = med.get(('fi_msg_pingpong', 'upstream tcp', ls))
+    line('%d B MSG latency (fi_msg_pingpong), ours / upstream tcp' % ls, o / b[0] if o and b else None, 0.9, True)
+    for s in big:
+        o = ours('fi_rdm_tagged_bw', s, 1)
+        b = best_up(med, 'fi_rdm_tagged_bw', s, 1)
+        line('%s RDM bandwidth (fi_rdm_tagged_bw), ours / upstream best, shm excluded (%s)' % (size_name(s), b[1] if b else '-'),
+             o / b[0] if o and b else None, 1.2, False)
+    for s in big:
+        o = ours('fi_rdm_tagged_bw', s, 1)
+        t = tcp_bw.get(s)
+        line('%s RDM bandwidth, ours / plain TCP stream' % size_name(s), o / t[1] if o and t else None, 0.8, False)
+    for name in ('fi_rdm_tagged_pingpong', 'fi_msg_pingpong'):
+        o = ours(name, ls, 0)
+        t = tcp_lat.get(ls)
+        line('%d B latency (%s), ours / plain TCP ping-pong' % (ls, name), o / t[0] if o and t else None, 1.2, True)
+    o = med.get(('MPI ping-pong', 'oxifabric sockets', ls))
+    b = med.get(('MPI ping-pong', 'upstream tcp;ofi_rxm', ls))
+    line('%d B MPI ping-pong latency (mtl ofi), ours / upstream tcp;ofi_rxm' % ls,
+         o[0] / b[0] if o and b else None, 0.8, True)
+    return out
+
+
+COLORS = ['#d62728', '#1f77b4', '#9467bd', '#8c564b', '#17becf', '#ff7f0e', '#2ca02c', '#000000']
+
+
+def svg(med, path):
+    """Two log-log panels: latency (ping-pong jobs) and bandwidth (streaming jobs) against size."""
+    lat = [('fi_rdm_tagged_pingpong', l, 'RDM ' + l) for l in labels_of('fi_rdm_tagged_pingpong')]
+    lat += [('fi_msg_pingpong', l, 'MSG ' + l) for l in labels_of('fi_msg_pingpong')]
+    lat += [('TCP ping-pong', 'plain TCP', 'plain TCP ping-pong (limit)')]
+    bw = [('fi_rdm_tagged_bw', l, 'RDM ' + l) for l in labels_of('fi_rdm_tagged_bw')]
+    bw += [('MPI bandwidth', l, 'MPI ' + l) for l in labels_of('MPI bandwidth')]
+    bw += [('TCP stream', 'plain TCP', 'plain TCP stream (limit)')]
+    W, H, pw, ph, ml, mt = 1100, 580, 430, 360, 70, 50
+    o = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" '
+         'font-size="11">' % (W, H), '<rect width="100%" height="100%" fill="white"/>']
+    style = {}
+    for i, key in enumerate(sorted({(l) for _, l, _ in lat + bw})):
+        style[key] = i
+    for pi, (series, col, title, unit) in enumerate(((lat, 0, 'Latency (ping-pong)', 'usec'),
+                                                     (bw, 1, 'Bandwidth (streaming)', 'MB/s'))):
+        x0 = ml + pi * (pw + 120)
+        pts = [med[(n, l, s)][col] for n, l, _ in series for s in SIZES if (n, l, s) in med and med[(n, l, s)][col] > 0]
+        if not pts:
+            continue
+        lo, hi = math.floor(math.log10(min(pts))), math.ceil(math.log10(max(pts)))
+        hi = hi if hi > lo else lo + 1
+        sx = [math.log2(max(s, 1)) for s in SIZES]
+        a, b = min(sx), max(sx) if max(sx) > min(sx) else min(sx) + 1
+
+        def X(s):
+            return x0 + (math.log2(max(s, 1)) - a) / (b - a) * pw
+
+        def Y(v):
+            return mt + ph - (math.log10(v) - lo) / (hi - lo) * ph
+        o.append('<text x="%d" y="%d" font-size="13" font-weight="bold">%s, %s (log) against message size</text>'
+                 % (x0, mt - 20, title, unit))
+        o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#888"/>' % (x0, mt, pw, ph))
+        for e in range(lo, hi + 1):
+            y = Y(10 ** e)
+            o.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (x0, y, x0 + pw, y))
+            o.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (x0 - 4, y + 4, fmt(10.0 ** e)))
         for s in SIZES:
-            if (c[0], s) in med and med[(c[0], s)][0] > 0:
-                x = pad + (math.log2(max(s, 1)) - x0) / (x1 - x0) * (w - 2 * pad)
-                y = h - pad - (math.log10(med[(c[0], s)][0]) - lo) / (hi - lo) * (h - 2 * pad)
-                p.append('%.1f,%.1f' % (x, y))
-        if p:
-            out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>' % (colors[i % 6], ' '.join(p)))
-        out.append('<text x="%d" y="%d" fill="%s">%s</text>' % (w - 250, 40 + 14 * i, colors[i % 6], c[0]))
-    for s in SIZES:
-        x = pad + (math.log2(max(s, 1)) - x0) / (x1 - x0) * (w - 2 * pad)
-        out.append('<text x="%.1f" y="%d">%d</text>' % (x, h - pad + 15, s))
-    out.append('</svg>')
-    open(os.path.join(OUT, 'latest.svg'), 'w').write('\n'.join(out) + '\n')
+            o.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eee"/>' % (X(s), mt, X(s), mt + ph))
+            o.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>'
+                     % (X(s), mt + ph + 14, size_name(s).replace(' ', '')))
+        for li, (n, l, name) in enumerate(series):
+            p = ['%.1f,%.1f' % (X(s), Y(med[(n, l, s)][col])) for s in SIZES
+                 if (n, l, s) in med and med[(n, l, s)][col] > 0]
+            if not p:
+                continue
+            c = COLORS[style[l] % len(COLORS)]
+            dash = '' if n.startswith('fi_rdm') else (' stroke-dasharray="6,3"' if n.startswith(('fi_msg', 'MPI'))
+                                                      else ' stroke-dasharray="2,2"')
+            width = 3 if l.startswith('oxifabric') or l == 'plain TCP' else 1.5
+            o.append('<polyline fill="none" stroke="%s" stroke-width="%s"%s points="%s"/>' % (c, width, dash, ' '.join(p)))
+            ly = mt + ph + 34 + 13 * li
+            o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="%s"%s/>'
+                     % (x0, ly - 4, x0 + 24, ly - 4, c, width, dash))
+            o.append('<text x="%d" y="%d">%s</text>' % (x0 + 30, ly, name))
+    o.append('</svg>')
+    open(path, 'w').write('\n'.join(o) + '\n')
 
 
 if __name__ == '__main__':
