@@ -65,6 +65,12 @@ fn progress_thread(domain: Weak<SockDomain>, stop: Arc<AtomicBool>) {
             std::thread::sleep(Duration::from_millis(50));
             continue;
         }
+        if eps.iter().all(|e| e.app_polling()) {
+            // The application drives everything itself: do not even wake
+            // on its traffic (each wake-up takes a core it is spinning on).
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        }
         let fds: Vec<_> = eps.iter().filter_map(|e| e.wait_fd()).collect();
         oxifabric::service::signal::poll_readable(
             &fds,

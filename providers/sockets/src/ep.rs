@@ -985,21 +985,10 @@ impl SockEp {
     }
 
     fn progress_locked(&self, st: &mut EpState) {
-        // A connected MSG endpoint with nothing waiting to be written has
-        // one descriptor worth looking at: read it directly, which costs
-        // the same one syscall as asking epoll when nothing is there and
-        // saves the epoll_wait when something is.
-        if let MsgState::Connected(slot) = st.msg {
-            let quiet = st
-                .conns
-                .get(slot)
-                .and_then(Option::as_ref)
-                .is_some_and(|c| c.state == ConnState::Open && !c.watching_out && c.txq.is_empty());
-            if quiet && st.conns.iter().filter(|c| c.is_some()).count() == 1 {
-                self.read_conn(st, slot);
-                return;
-            }
-        }
+        // Readiness comes from epoll even for a single connection: a recv
+        // that finds nothing still takes the socket's lock, and a thread
+        // spinning on it delays the kernel's delivery of the very data it
+        // waits for; epoll_wait checks a ready list without that lock.
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 32];
         let n = self.epoll.wait(&mut evs, 0);
         for ev in &evs[..n] {
@@ -1077,15 +1066,21 @@ impl SockEp {
 }
 
 impl SockEp {
-    /// Progress from the auto-progress thread: skipped while the
-    /// application is polling this endpoint itself (it will see the data
-    /// sooner, and two threads spinning on two cores only slow both).
-    /// Returns false when skipped.
-    pub fn progress_background(&self) -> bool {
+    /// Whether the application drove this endpoint's progress itself in
+    /// the last 10 ms: the auto-progress thread then stays away (the
+    /// application sees its data sooner, and two threads spinning on two
+    /// cores only slow both).
+    pub fn app_polling(&self) -> bool {
         let last = self
             .app_progress_ms
             .load(std::sync::atomic::Ordering::Relaxed);
-        if now_ms().saturating_sub(last) < 10 {
+        now_ms().saturating_sub(last) < 10
+    }
+
+    /// Progress from the auto-progress thread, unless the application is
+    /// polling (see `app_polling`). Returns false when skipped.
+    pub fn progress_background(&self) -> bool {
+        if self.app_polling() {
             return false;
         }
         if let Ok(mut st) = self.st.try_lock() {
