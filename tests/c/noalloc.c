@@ -1,5 +1,6 @@
 /*
- * The fast path allocates nothing: two RDM endpoints in one process
+ * The fast path allocates nothing, and a large message is never staged in
+ * a buffer of its own size: two RDM endpoints in one process
  * (manual progress, so every byte moves inside these calls) exchange
  * small tagged and untagged messages, and after a warm-up the malloc,
  * calloc and realloc calls made during 2000 round trips (post receive,
@@ -29,23 +30,30 @@ extern void __libc_free(void *);
 
 static volatile int counting;
 static volatile long allocs;
+static volatile size_t largest;
+
+static void count(size_t n)
+{
+	if (!counting)
+		return;
+	allocs++;
+	if (n > largest)
+		largest = n;
+}
 
 void *malloc(size_t n)
 {
-	if (counting)
-		allocs++;
+	count(n);
 	return __libc_malloc(n);
 }
 void *calloc(size_t a, size_t b)
 {
-	if (counting)
-		allocs++;
+	count(a * b);
 	return __libc_calloc(a, b);
 }
 void *realloc(void *p, size_t n)
 {
-	if (counting)
-		allocs++;
+	count(n);
 	return __libc_realloc(p, n);
 }
 void free(void *p)
@@ -152,6 +160,34 @@ int main(void)
 		got[tagged] = allocs;
 	}
 	printf("allocations in 2000 round trips: untagged %ld, tagged %ld\n", got[0], got[1]);
+
+	/* A 16 MiB message sent before its receive is posted: it must wait
+	 * with its sender (rendezvous), not in a 16 MiB buffer here. */
+	size_t big = 16u << 20;
+	char *tx = malloc(big), *rx = malloc(big);
+	memset(tx, 0x5a, big);
+	memset(rx, 0, big);
+	largest = 0;
+	counting = 1;
+	int big_rc = fi_tsend(b.ep, tx, big, NULL, b.peer, 99, NULL);
+	/* Let the announcement arrive and sit unexpected. */
+	for (int i = 0; i < 1000 && !big_rc; i++) {
+		(void) fi_cq_read(a.cq, NULL, 0);
+		(void) fi_cq_read(b.cq, NULL, 0);
+	}
+	big_rc = big_rc || fi_trecv(a.ep, rx, big, NULL, a.peer, 99, 0, NULL) || reap(&a, &b, 1) || reap(&b, &a, 1);
+	counting = 0;
+	printf("16 MiB unexpected message: rc %d, largest allocation %zu bytes\n", big_rc, largest);
+	if (big_rc || memcmp(tx, rx, big)) {
+		printf("FAIL: the large message did not arrive intact\n");
+		return 1;
+	}
+	if (largest >= (1u << 20)) {
+		printf("FAIL: a large unexpected message was staged in a buffer of %zu bytes\n", largest);
+		return 1;
+	}
+	free(tx);
+	free(rx);
 	fi_close(&a.ep->fid);
 	fi_close(&b.ep->fid);
 	fi_close(&a.av->fid);

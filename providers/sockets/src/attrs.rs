@@ -35,6 +35,9 @@ const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
 pub const INJECT_SIZE: usize = 4096;
 /// Outstanding operations per direction.
 pub const QUEUE_SIZE: usize = 65536;
+/// Messages above this size go by rendezvous (`Rts`, `Cts`, `Data`):
+/// one round trip more, but never buffered or copied at the receiver.
+pub const RNDV_THRESHOLD: usize = 256 << 10;
 /// iovec entries per operation.
 pub const IOV_LIMIT: usize = 8;
 /// Largest datagram payload (UDP payload limit minus our header).

@@ -16,10 +16,10 @@
 use crate::attrs;
 use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
 use crate::domain::SockDomain;
-use crate::rx::{complete_into, scatter, Placement, RxQueues, Unexpected};
+use crate::rx::{complete_into, scatter, Announced, Placement, RndvMatch, RxQueues, Unexpected};
 use crate::sinks::Sinks;
 use crate::sock::{self, Epoll};
-use crate::wire::{Header, Op, HEADER_LEN};
+use crate::wire::{Header, Op, FLAG_DISCARD, HEADER_LEN};
 use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
@@ -73,6 +73,13 @@ struct EpState {
     tx_queued: usize,
     /// DGRAM: the buffer datagrams are received into (allocated once).
     udp_buf: Vec<u8>,
+    /// Large sends announced with `Rts`, waiting for the receiver's `Cts`,
+    /// by message id: the `Data` frame to send then, and the RDM peer
+    /// (None on MSG endpoints).
+    rndv_tx: HashMap<u64, (TxItem, Option<SocketAddr>)>,
+    /// Receives matched to an announced message, waiting for its `Data`,
+    /// by (connection, sender's message id).
+    rndv_rx: HashMap<(usize, u64), RndvMatch>,
     fid: usize,
 }
 
@@ -158,6 +165,8 @@ impl SockEp {
                 udp: None,
                 conns: Vec::new(),
                 udp_buf: Vec::new(),
+                rndv_tx: HashMap::new(),
+                rndv_rx: HashMap::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
                 next_msg_id: 1,
@@ -266,18 +275,47 @@ impl SockEp {
             ..
         } = &c.rx
         {
-            if hdr.op == Op::Msg {
+            if matches!(hdr.op, Op::Msg | Op::Data) {
                 st.sinks.rx_err(recv, err, 0, 0, hdr.tag().is_some());
             }
         }
-        // A peer whose connection died: its waiting sends fail too, and the
+        // Receives waiting for this connection's announced data fail, and
+        // announcements nobody matched yet are forgotten.
+        let waiting: Vec<(usize, u64)> =
+            st.rndv_rx.keys().filter(|k| k.0 == slot).copied().collect();
+        for k in waiting {
+            if let Some(m) = st.rndv_rx.remove(&k) {
+                st.sinks.rx_err(&m.recv, err, 0, 0, m.recv.tag.is_some());
+            }
+        }
+        st.rxq.drop_announced(slot);
+        // A peer whose connection died: its waiting sends fail too (those
+        // announced and waiting for a clear-to-send among them), and the
         // next send connects afresh.
         let mut failed = Vec::new();
-        for p in st.peers.values_mut() {
+        let mut gone = Vec::new();
+        for (sa, p) in st.peers.iter_mut() {
             if p.conn == Some(slot) {
                 p.conn = None;
                 p.ready = false;
                 failed.extend(p.pending.drain(..));
+                gone.push(*sa);
+            }
+        }
+        let msg_conn =
+            matches!(st.msg, MsgState::Connected(s) | MsgState::Connecting(s) if s == slot);
+        let announced: Vec<u64> = st
+            .rndv_tx
+            .iter()
+            .filter(|(_, (_, to))| match to {
+                Some(sa) => gone.contains(sa),
+                None => msg_conn,
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        for k in announced {
+            if let Some((item, _)) = st.rndv_tx.remove(&k) {
+                failed.push(item);
             }
         }
         for item in failed {
@@ -571,13 +609,103 @@ impl SockEp {
                 self.close_conn(st, slot, FI_ECONNRESET, "peer shut down");
                 None
             }
+            Op::Rts => {
+                let src = if self.ep_type == FI_EP_MSG {
+                    FI_ADDR_NOTAVAIL
+                } else {
+                    Self::src_of(st, slot)
+                };
+                let from = Announced {
+                    slot,
+                    msg_id: hdr.msg_id,
+                    len: hdr.len as usize,
+                };
+                match st.rxq.place_last(src, hdr.tag(), from.len) {
+                    Placement::Posted { recv, region, keep } => {
+                        let m = RndvMatch {
+                            from,
+                            recv,
+                            region,
+                            keep,
+                            discard: false,
+                        };
+                        self.clear_to_send(st, m);
+                    }
+                    Placement::Unexpected => st.rxq.push_unexpected(Unexpected {
+                        src,
+                        tag: hdr.tag(),
+                        data: hdr.cq_data(),
+                        payload: Vec::new(),
+                        claimed: None,
+                        rndv: Some(from),
+                    }),
+                }
+                None
+            }
+            Op::Cts => {
+                let Some((item, _)) = st.rndv_tx.remove(&hdr.msg_id) else {
+                    self.close_conn(st, slot, FI_EIO, "clear-to-send for no announced message");
+                    return None;
+                };
+                st.tx_queued = st.tx_queued.saturating_sub(1);
+                if hdr.flags & FLAG_DISCARD != 0 {
+                    // The receiver discarded it: delivered, as far as the
+                    // sender can tell.
+                    if let Some(d) = item.done {
+                        st.sinks.tx_done(d.ctx, d.flags, d.tagged);
+                    }
+                } else {
+                    let _ = self.submit(st, slot, item);
+                }
+                None
+            }
+            Op::Data => match st.rndv_rx.remove(&(slot, hdr.msg_id)) {
+                Some(m) if m.from.len as u64 == hdr.len => Some(RxState::Payload {
+                    hdr,
+                    dest: Dest::Posted {
+                        recv: m.recv,
+                        region: m.region,
+                        keep: m.keep,
+                    },
+                    got: 0,
+                }),
+                _ => {
+                    self.close_conn(st, slot, FI_EIO, "data for no cleared message");
+                    None
+                }
+            },
+        }
+    }
+
+    /// A receive matched an announced message: answer `Cts` (with
+    /// `FI_DISCARD`, telling the sender to drop it) and wait for its data.
+    fn clear_to_send(&self, st: &mut EpState, m: RndvMatch) {
+        let mut h = Header::control(Op::Cts, m.from.msg_id);
+        if m.discard {
+            h.flags = FLAG_DISCARD;
+        }
+        let item = TxItem {
+            hdr: h.encode(),
+            data: TxData::Owned(Vec::new()),
+            total: HEADER_LEN,
+            off: 0,
+            done: None,
+        };
+        if !m.discard {
+            st.rndv_rx.insert((m.from.slot, m.from.msg_id), m);
+        }
+        if self.submit(st, m.from.slot, item).is_err() {
+            if let Some(m) = st.rndv_rx.remove(&(m.from.slot, m.from.msg_id)) {
+                st.sinks
+                    .rx_err(&m.recv, FI_ECONNRESET, 0, 0, m.recv.tag.is_some());
+            }
         }
     }
 
     /// A whole frame was read.
     fn on_frame(&self, st: &mut EpState, slot: usize, hdr: Header, dest: Dest) {
         match (hdr.op, dest) {
-            (Op::Msg, Dest::Posted { recv, region, keep }) => {
+            (Op::Msg | Op::Data, Dest::Posted { recv, region, keep }) => {
                 let src = if self.ep_type == FI_EP_MSG {
                     FI_ADDR_NOTAVAIL
                 } else {
@@ -631,6 +759,7 @@ impl SockEp {
                         data: hdr.cq_data(),
                         payload,
                         claimed: None,
+                        rndv: None,
                     }),
                 }
                 self.ack(st, slot, &hdr);
@@ -976,6 +1105,7 @@ impl SockEp {
                             data: hdr.cq_data(),
                             payload: payload.to_vec(),
                             claimed: None,
+                            rndv: None,
                         });
                     }
                 }
@@ -1436,6 +1566,16 @@ impl EndpointOps for SockEp {
             }
         }
         st.msg = MsgState::Down;
+        for (_, (item, _)) in std::mem::take(&mut st.rndv_tx) {
+            if let Some(d) = item.done {
+                st.sinks.tx_err(d.ctx, d.tagged, FI_ECANCELED);
+            }
+        }
+        for (_, m) in std::mem::take(&mut st.rndv_rx) {
+            st.sinks
+                .rx_err(&m.recv, FI_ECANCELED, 0, 0, m.recv.tag.is_some());
+        }
+        st.rxq.drop_announced(slot);
         let sinks = st.sinks.clone();
         st.rxq.fail_all(FI_ECANCELED, &sinks);
         Ok(())
@@ -1489,7 +1629,9 @@ impl EndpointOps for SockEp {
             op.tag,
             op.flags
         );
-        st.rxq.post(op, &sinks);
+        for m in st.rxq.post(op, &sinks) {
+            self.clear_to_send(&mut st, m);
+        }
         self.resume_paused(&mut st);
         Ok(())
     }
@@ -1572,8 +1714,11 @@ impl EndpointOps for SockEp {
         let mut iov = [unsafe { IoBuf::new(core::ptr::null_mut(), 0) }; attrs::IOV_LIMIT];
         let n = op.iov.len().min(iov.len());
         iov[..n].copy_from_slice(&op.iov[..n]);
+        // Large messages are announced and sent once the receiver has a
+        // buffer for them (rendezvous), so they are never buffered there.
+        let rndv = len > attrs::RNDV_THRESHOLD;
         let item = TxItem {
-            hdr: hdr.encode(),
+            hdr: if rndv { hdr.with_op(Op::Data) } else { hdr }.encode(),
             data: TxData::User { iov, n },
             total: HEADER_LEN + len,
             off: 0,
@@ -1584,16 +1729,37 @@ impl EndpointOps for SockEp {
                 ack: want_ack.then_some(msg_id),
             }),
         };
-        match self.ep_type {
+        let (item, held) = if rndv {
+            let rts = TxItem {
+                hdr: hdr.with_op(Op::Rts).encode(),
+                data: TxData::Owned(Vec::new()),
+                total: HEADER_LEN,
+                off: 0,
+                done: None,
+            };
+            (rts, Some(item))
+        } else {
+            (item, None)
+        };
+        let to = match self.ep_type {
             FI_EP_MSG => match st.msg {
-                MsgState::Connected(slot) => self.submit(&mut st, slot, item),
-                _ => Err(Error::Other(FI_ENOTCONN)),
+                MsgState::Connected(slot) => {
+                    self.submit(&mut st, slot, item)?;
+                    None
+                }
+                _ => return Err(Error::Other(FI_ENOTCONN)),
             },
             _ => {
                 let sa = self.rdm_peer(&mut st, op.dest)?;
-                self.rdm_submit(&mut st, sa, item)
+                self.rdm_submit(&mut st, sa, item)?;
+                Some(sa)
             }
+        };
+        if let Some(data) = held {
+            st.tx_queued += 1;
+            st.rndv_tx.insert(msg_id, (data, to));
         }
+        Ok(())
     }
 
     fn rx_size_left(&self) -> Result<usize> {

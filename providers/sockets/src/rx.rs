@@ -127,9 +127,43 @@ pub struct Unexpected {
     pub src: fi_addr_t,
     pub tag: Option<u64>,
     pub data: Option<u64>,
+    /// The payload (empty for an announced large message).
     pub payload: Vec<u8>,
     /// Context of the `FI_PEEK | FI_CLAIM` that reserved it.
     pub claimed: Option<usize>,
+    /// A large message only announced (`Rts`): its data stays with the
+    /// sender until a receive matches.
+    pub rndv: Option<Announced>,
+}
+
+impl Unexpected {
+    /// The message's length.
+    pub fn len(&self) -> usize {
+        self.rndv.map_or(self.payload.len(), |r| r.len)
+    }
+}
+
+/// Where an announced message comes from: the connection and the
+/// sender's message id, to answer with `Cts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Announced {
+    pub slot: usize,
+    pub msg_id: u64,
+    pub len: usize,
+}
+
+/// A receive matched to an announced message: the endpoint sends `Cts`
+/// and places the `Data` frame into `region` (or, for a discarded
+/// message, tells the sender to drop it).
+#[derive(Debug, Clone, Copy)]
+pub struct RndvMatch {
+    pub from: Announced,
+    pub recv: Posted,
+    pub region: Region,
+    /// A multi-receive buffer stays posted.
+    pub keep: bool,
+    /// `FI_DISCARD`: no data is wanted.
+    pub discard: bool,
 }
 
 /// Everything on the receive side of one endpoint.
@@ -165,6 +199,23 @@ impl RxQueues {
 
     /// Finds the receive for an arriving message.
     pub fn place(&mut self, src: fi_addr_t, tag: Option<u64>, len: usize) -> Placement {
+        self.place_inner(src, tag, len, false)
+    }
+
+    /// `place` for an announced large message, whose data comes later: a
+    /// multi-receive buffer it lands in is released with it, so no later
+    /// message can complete (and hand the buffer back) before its data.
+    pub fn place_last(&mut self, src: fi_addr_t, tag: Option<u64>, len: usize) -> Placement {
+        self.place_inner(src, tag, len, true)
+    }
+
+    fn place_inner(
+        &mut self,
+        src: fi_addr_t,
+        tag: Option<u64>,
+        len: usize,
+        last: bool,
+    ) -> Placement {
         let q = if tag.is_some() {
             &mut self.posted_tagged
         } else {
@@ -178,7 +229,7 @@ impl RxQueues {
         if p.flags & FI_MULTI_RECV != 0 {
             let left = p.capacity() - p.used;
             let after = left.saturating_sub(len);
-            let keep = after >= self.min_multi_recv.max(1);
+            let keep = !last && after >= self.min_multi_recv.max(1);
             if keep {
                 q[i].used += len.min(left);
             } else {
@@ -218,10 +269,13 @@ impl RxQueues {
 
     /// Handles a newly posted receive: against unexpected messages first
     /// (completing it at once), else queues it. `FI_PEEK`, `FI_CLAIM` and
-    /// `FI_DISCARD` are handled here too.
-    pub fn post(&mut self, op: &RecvOp<'_>, sinks: &Sinks) {
+    /// `FI_DISCARD` are handled here too. Matches with announced large
+    /// messages are returned for the endpoint to answer (an empty Vec, which
+    /// does not allocate, in every other case).
+    pub fn post(&mut self, op: &RecvOp<'_>, sinks: &Sinks) -> Vec<RndvMatch> {
         let p = Posted::new(op);
         let tagged = op.tag.is_some();
+        let discard = op.flags & FI_DISCARD != 0;
         if op.flags & FI_CLAIM != 0 && op.flags & FI_PEEK == 0 {
             // Take the message a previous FI_PEEK|FI_CLAIM reserved.
             let Some(i) = self
@@ -230,83 +284,128 @@ impl RxQueues {
                 .position(|u| u.claimed == Some(op.context))
             else {
                 sinks.rx_err(&p, FI_ENOMSG, 0, 0, tagged);
-                return;
+                return Vec::new();
             };
             let u = self.take_unexpected(i);
-            if op.flags & FI_DISCARD != 0 {
+            if discard {
                 sinks.rx_done(&p, 0, 0, u.data, u.tag, u.src, tagged, 0);
-            } else {
-                deliver_unexpected(&p, u, sinks, tagged);
+                return u
+                    .rndv
+                    .map(|from| RndvMatch::discard(from, p))
+                    .into_iter()
+                    .collect();
             }
-            return;
+            return match u.rndv {
+                Some(from) => vec![RndvMatch::whole(from, p)],
+                None => {
+                    deliver_unexpected(&p, u, sinks, tagged);
+                    Vec::new()
+                }
+            };
         }
         let found = self
             .unexpected
             .iter()
             .position(|u| u.claimed.is_none() && p.matches(u.src, u.tag));
         if op.flags & FI_PEEK != 0 {
-            match found {
-                Some(i) => {
-                    let (len, data, tag, src) = {
-                        let u = &self.unexpected[i];
-                        (u.payload.len(), u.data, u.tag, u.src)
-                    };
-                    if op.flags & FI_DISCARD != 0 {
-                        self.take_unexpected(i);
-                    } else if op.flags & FI_CLAIM != 0 {
-                        self.unexpected[i].claimed = Some(op.context);
-                    }
-                    sinks.rx_done(&p, len, 0, data, tag, src, tagged, 0);
-                }
-                None => sinks.rx_err(&p, FI_ENOMSG, 0, 0, tagged),
+            let Some(i) = found else {
+                sinks.rx_err(&p, FI_ENOMSG, 0, 0, tagged);
+                return Vec::new();
+            };
+            let (len, data, tag, src, rndv) = {
+                let u = &self.unexpected[i];
+                (u.len(), u.data, u.tag, u.src, u.rndv)
+            };
+            let mut answer = Vec::new();
+            if discard {
+                self.take_unexpected(i);
+                answer.extend(rndv.map(|from| RndvMatch::discard(from, p)));
+            } else if op.flags & FI_CLAIM != 0 {
+                self.unexpected[i].claimed = Some(op.context);
             }
-            return;
+            sinks.rx_done(&p, len, 0, data, tag, src, tagged, 0);
+            return answer;
         }
-        match found {
-            Some(i) => {
-                if p.flags & FI_MULTI_RECV != 0 {
-                    // Fill the multi-receive buffer with as many queued
-                    // messages as fit, then keep it posted if room is left.
-                    let mut p = p;
-                    let mut i = Some(i);
-                    while let Some(idx) = i {
-                        let len = self.unexpected[idx].payload.len();
-                        let left = p.capacity() - p.used;
-                        if len > left && p.used > 0 {
-                            break;
-                        }
-                        let u = self.take_unexpected(idx);
-                        let region = p.region();
-                        let n = scatter(&region, 0, &u.payload);
-                        let after = left - n;
-                        let release = after < self.min_multi_recv.max(1);
-                        let trunc = u.payload.len() - n;
-                        complete_into(
-                            &p, &region, n, trunc, u.data, u.tag, u.src, sinks, tagged, release,
-                        );
-                        p.used += n;
-                        if release {
-                            return;
-                        }
-                        i = self
-                            .unexpected
-                            .iter()
-                            .position(|u| u.claimed.is_none() && p.matches(u.src, u.tag));
-                    }
-                    self.posted.push_back(p);
-                } else {
-                    let u = self.take_unexpected(i);
+        let Some(i) = found else {
+            if tagged {
+                self.posted_tagged.push_back(p);
+            } else {
+                self.posted.push_back(p);
+            }
+            return Vec::new();
+        };
+        if p.flags & FI_MULTI_RECV == 0 {
+            let u = self.take_unexpected(i);
+            return match u.rndv {
+                Some(from) => vec![RndvMatch::whole(from, p)],
+                None => {
                     deliver_unexpected(&p, u, sinks, tagged);
+                    Vec::new()
                 }
-            }
-            None => {
-                if tagged {
-                    self.posted_tagged.push_back(p);
-                } else {
-                    self.posted.push_back(p);
-                }
-            }
+            };
         }
+        // Fill the multi-receive buffer with as many queued messages as
+        // fit, then keep it posted if room is left.
+        let mut out = Vec::new();
+        let mut p = p;
+        let mut i = Some(i);
+        while let Some(idx) = i {
+            let len = self.unexpected[idx].len();
+            let left = p.capacity() - p.used;
+            if len > left && p.used > 0 {
+                break;
+            }
+            let u = self.take_unexpected(idx);
+            let region = p.region();
+            let n = len.min(left);
+            let release = left - n < self.min_multi_recv.max(1);
+            match u.rndv {
+                // Its bytes arrive later: it is the buffer's last message
+                // (see `place_last`).
+                Some(from) => {
+                    out.push(RndvMatch {
+                        from,
+                        recv: p,
+                        region,
+                        keep: false,
+                        discard: false,
+                    });
+                    return out;
+                }
+                None => {
+                    scatter(&region, 0, &u.payload);
+                    complete_into(
+                        &p,
+                        &region,
+                        n,
+                        len - n,
+                        u.data,
+                        u.tag,
+                        u.src,
+                        sinks,
+                        tagged,
+                        release,
+                    );
+                }
+            }
+            p.used += n;
+            if release {
+                return out;
+            }
+            i = self
+                .unexpected
+                .iter()
+                .position(|u| u.claimed.is_none() && p.matches(u.src, u.tag));
+        }
+        self.posted.push_back(p);
+        out
+    }
+
+    /// Forgets announced messages from a connection that is gone: their
+    /// data can no longer come.
+    pub fn drop_announced(&mut self, slot: usize) {
+        self.unexpected
+            .retain(|u| u.rndv.is_none_or(|r| r.slot != slot));
     }
 
     /// `fi_cancel`: removes the receive posted with `ctx`.
@@ -332,6 +431,27 @@ impl RxQueues {
             for p in q.drain(..) {
                 sinks.rx_err(&p, err, 0, 0, tagged);
             }
+        }
+    }
+}
+
+impl RndvMatch {
+    /// A whole receive buffer for an announced message.
+    fn whole(from: Announced, recv: Posted) -> RndvMatch {
+        RndvMatch {
+            from,
+            region: recv.region(),
+            recv,
+            keep: false,
+            discard: false,
+        }
+    }
+
+    /// An announced message the application discarded.
+    fn discard(from: Announced, recv: Posted) -> RndvMatch {
+        RndvMatch {
+            discard: true,
+            ..RndvMatch::whole(from, recv)
         }
     }
 }

@@ -37,7 +37,12 @@ pub const FLAG_CQ_DATA: u16 = 1 << 0;
 pub const FLAG_TAGGED: u16 = 1 << 1;
 /// The sender wants an [`Op::Ack`] once the message is delivered.
 pub const FLAG_ACK_REQ: u16 = 1 << 2;
-const KNOWN_FLAGS: u16 = FLAG_CQ_DATA | FLAG_TAGGED | FLAG_ACK_REQ;
+/// On [`Op::Cts`]: the receiver discarded the message (`FI_DISCARD`); the
+/// sender completes its send without sending the data.
+pub const FLAG_DISCARD: u16 = 1 << 3;
+/// Flags a message header ([`Op::Msg`], [`Op::Rts`], [`Op::Data`]) may carry.
+const MSG_FLAGS: u16 = FLAG_CQ_DATA | FLAG_TAGGED | FLAG_ACK_REQ;
+const KNOWN_FLAGS: u16 = MSG_FLAGS | FLAG_DISCARD;
 
 /// What a frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +68,14 @@ pub enum Op {
     /// Answer to `Hello`: both sides connected at once and the other
     /// connection won; close this one.
     HelloNack = 9,
+    /// Announces a large message (rendezvous): its header, with `len` the
+    /// message's length, and no payload. The receiver answers with `Cts`
+    /// once a receive matches, so large messages are never buffered.
+    Rts = 10,
+    /// Clear to send the message `msg_id` announced by `Rts`; no payload.
+    Cts = 11,
+    /// The payload of the message `msg_id` announced by `Rts`.
+    Data = 12,
 }
 
 impl Op {
@@ -77,6 +90,9 @@ impl Op {
             7 => Op::Shutdown,
             8 => Op::HelloAck,
             9 => Op::HelloNack,
+            10 => Op::Rts,
+            11 => Op::Cts,
+            12 => Op::Data,
             _ => return None,
         })
     }
@@ -161,6 +177,11 @@ impl Header {
         }
     }
 
+    /// The same header as another operation (a message's `Rts` and `Data`).
+    pub fn with_op(self, op: Op) -> Header {
+        Header { op, ..self }
+    }
+
     /// Encodes into the fixed-size header bytes.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
@@ -199,10 +220,19 @@ impl Header {
         if len > max_len {
             return Err(WireError::TooLong(len));
         }
-        if matches!(op, Op::Ack | Op::Shutdown | Op::HelloAck | Op::HelloNack) && len != 0 {
+        if matches!(
+            op,
+            Op::Ack | Op::Shutdown | Op::HelloAck | Op::HelloNack | Op::Cts
+        ) && len != 0
+        {
             return Err(WireError::UnexpectedPayload);
         }
-        if op != Op::Msg && flags != 0 {
+        let allowed = match op {
+            Op::Msg | Op::Rts | Op::Data => MSG_FLAGS,
+            Op::Cts => FLAG_DISCARD,
+            _ => 0,
+        };
+        if flags & !allowed != 0 {
             return Err(WireError::Flags(flags));
         }
         Ok(Header {
@@ -238,6 +268,35 @@ mod tests {
         assert_eq!(h.cq_data(), Some(0xdead));
         let c = Header::control(Op::Ack, 5);
         assert_eq!(Header::decode(&c.encode(), 0), Ok(c));
+        let r = h.with_op(Op::Rts);
+        assert_eq!(Header::decode(&r.encode(), 1 << 20), Ok(r));
+        let mut cts = Header::control(Op::Cts, 99);
+        cts.flags = FLAG_DISCARD;
+        assert_eq!(Header::decode(&cts.encode(), 0), Ok(cts));
+    }
+
+    #[test]
+    fn rendezvous_frames_are_checked() {
+        // A clear-to-send carries neither a payload nor message flags.
+        let mut cts = Header::control(Op::Cts, 1);
+        cts.len = 5;
+        assert_eq!(
+            Header::decode(&cts.encode(), 100),
+            Err(WireError::UnexpectedPayload)
+        );
+        cts.len = 0;
+        cts.flags = FLAG_TAGGED;
+        assert!(matches!(
+            Header::decode(&cts.encode(), 100),
+            Err(WireError::Flags(_))
+        ));
+        // Discard is only meaningful on a clear-to-send.
+        let mut m = Header::msg(10, None, None, 1, false);
+        m.flags = FLAG_DISCARD;
+        assert!(matches!(
+            Header::decode(&m.encode(), 100),
+            Err(WireError::Flags(_))
+        ));
     }
 
     #[test]
