@@ -136,6 +136,9 @@ int main(void)
 		{ "reserved bytes set", 1, 2, 0, 4, 1 },
 		{ "oversized control frame", 1, 1, 0, 1 << 20, 0 },
 		{ "acknowledgement with a payload", 1, 3, 0, 8, 0 },
+		{ "clear-to-send for no announced message", 1, 11, 0, 0, 0 },
+		{ "clear-to-send with a payload", 1, 11, 0, 8, 0 },
+		{ "data for no cleared message", 1, 12, 0, 4, 0 },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int s = raw_connect();
