@@ -10,6 +10,12 @@
 //!   (connection requests arrive at a passive endpoint, `pep.rs`).
 //! - `FI_EP_DGRAM`: one UDP socket; each message is one datagram.
 //!
+//! On TCP, messages up to `attrs::RNDV_THRESHOLD` go eagerly (header and
+//! payload at once; the receiver buffers them if no receive is posted);
+//! larger ones by rendezvous: `Rts` announces the message, the receiver
+//! answers `Cts` once a receive matches, and `Data` streams the payload
+//! straight into that receive.
+//!
 //! All state sits behind one mutex per endpoint. Progress takes it with
 //! `try_lock`: whoever holds it is already making progress.
 
