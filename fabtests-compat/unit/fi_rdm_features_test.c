@@ -183,6 +183,17 @@ int main(int argc, char **argv)
 		pm.tag = 0x52;
 		FT_RC(fi_trecvmsg(a.ep, &pm, FI_PEEK), 0);
 		FT_CHECK(next(&a, &b, &e, &src, &err) == -FI_ENOMSG, "the discarded message is gone");
+
+		/* A large send with FI_DELIVERY_COMPLETE into a posted receive. */
+		struct iovec siov = { tx, big_len };
+		struct fi_msg_tagged sm = { .msg_iov = &siov, .iov_count = 1, .addr = b.peer, .tag = 0x53,
+					    .context = tx };
+		memset(rx, 0, big_len);
+		FT_RC(fi_trecv(a.ep, rx, big_len, NULL, FI_ADDR_UNSPEC, 0x53, 0, rx), 0);
+		FT_RC(fi_tsendmsg(b.ep, &sm, FI_DELIVERY_COMPLETE | FI_COMPLETION), 0);
+		FT_CHECK(next(&a, &b, &e, &src, &err) == 1 && e.op_context == rx && !memcmp(rx, tx, big_len),
+			 "large delivery-complete message received intact");
+		FT_CHECK(next(&b, &a, &e, &src, &err) == 1 && e.op_context == tx, "delivery-complete send completes");
 		free(tx);
 		free(rx);
 	}
