@@ -637,14 +637,20 @@ impl SockEp {
                         };
                         self.clear_to_send(st, m);
                     }
-                    Placement::Unexpected => st.rxq.push_unexpected(Unexpected {
-                        src,
-                        tag: hdr.tag(),
-                        data: hdr.cq_data(),
-                        payload: Vec::new(),
-                        claimed: None,
-                        rndv: Some(from),
-                    }),
+                    Placement::Unexpected => {
+                        if !st.rxq.unexpected_room(crate::rx::ANNOUNCED_COST) {
+                            // Wait in TCP flow control, as eager messages do.
+                            return Some(RxState::Paused { hdr });
+                        }
+                        st.rxq.push_unexpected(Unexpected {
+                            src,
+                            tag: hdr.tag(),
+                            data: hdr.cq_data(),
+                            payload: Vec::new(),
+                            claimed: None,
+                            rndv: Some(from),
+                        })
+                    }
                 }
                 None
             }

@@ -136,7 +136,20 @@ pub struct Unexpected {
     pub rndv: Option<Announced>,
 }
 
+/// What an announced message counts against `UNEXPECTED_LIMIT`: its
+/// entry, so a peer cannot announce without bound either.
+pub const ANNOUNCED_COST: usize = 128;
+
 impl Unexpected {
+    /// Bytes it holds here, as counted against `UNEXPECTED_LIMIT`.
+    pub fn held(&self) -> usize {
+        if self.rndv.is_some() {
+            ANNOUNCED_COST
+        } else {
+            self.payload.len()
+        }
+    }
+
     /// The message's length.
     pub fn len(&self) -> usize {
         self.rndv.map_or(self.payload.len(), |r| r.len)
@@ -257,13 +270,13 @@ impl RxQueues {
 
     /// Queues an unexpected message.
     pub fn push_unexpected(&mut self, u: Unexpected) {
-        self.unexpected_bytes += u.payload.len();
+        self.unexpected_bytes += u.held();
         self.unexpected.push_back(u);
     }
 
     fn take_unexpected(&mut self, i: usize) -> Unexpected {
         let u = self.unexpected.remove(i).expect("index checked");
-        self.unexpected_bytes -= u.payload.len();
+        self.unexpected_bytes -= u.held();
         u
     }
 
@@ -404,8 +417,10 @@ impl RxQueues {
     /// Forgets announced messages from a connection that is gone: their
     /// data can no longer come.
     pub fn drop_announced(&mut self, slot: usize) {
+        let before = self.unexpected.len();
         self.unexpected
             .retain(|u| u.rndv.is_none_or(|r| r.slot != slot));
+        self.unexpected_bytes -= (before - self.unexpected.len()) * ANNOUNCED_COST;
     }
 
     /// `fi_cancel`: removes the receive posted with `ctx`.
