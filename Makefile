@@ -94,15 +94,16 @@ BENCH_PROGS := $(addprefix $(BENCH_DIR)/,$(BENCH_FT) tcp_pingpong rsswrap mpi_be
 
 bench-progs: $(BENCH_PROGS)
 
-$(BENCH_DIR)/fi_%: fabtests-compat/benchmarks/fi_%.c fabtests-compat/benchmarks/bench_common.h
+$(BENCH_DIR)/fi_%: fabtests-compat/benchmarks/fi_%.c fabtests-compat/benchmarks/bench_common.h fabtests-compat/benchmarks/sizes.h
 	@mkdir -p $(BENCH_DIR)
 	$(CC) -std=c99 -O2 -Wall -Wextra -Werror -o $@ $< -lfabric
 
+$(BENCH_DIR)/tcp_pingpong: fabtests-compat/benchmarks/sizes.h
 $(BENCH_DIR)/tcp_pingpong $(BENCH_DIR)/rsswrap: $(BENCH_DIR)/%: bench/%.c
 	@mkdir -p $(BENCH_DIR)
 	$(CC) -std=c99 -O2 -Wall -Wextra -Werror -o $@ $<
 
-$(BENCH_DIR)/mpi_bench: fabtests-compat/mpi/mpi_bench.c
+$(BENCH_DIR)/mpi_bench: fabtests-compat/mpi/mpi_bench.c fabtests-compat/benchmarks/sizes.h
 	@mkdir -p $(BENCH_DIR)
 	mpicc -std=c99 -O2 -Wall -Wextra -Werror -o $@ $<
 

@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "../fabtests-compat/benchmarks/sizes.h"
 
 #define TIMEOUT_S 30.0
 
@@ -78,30 +79,18 @@ static void xfer(int s, char *b, size_t n, int rd)
 	}
 }
 
-static size_t parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
-	return (size_t) v;
-}
-
 int main(int argc, char **argv)
 {
 	int port = 9228, iters = 1000, c, one = 1, s = -1, stream = 0, nsizes = 0;
 	size_t sizes[64], max = 1;
 	const char *host = NULL;
-	char *save = NULL;
 	while ((c = getopt(argc, argv, "B:P:S:I:m:")) != -1) {
 		if (c == 'B' || c == 'P') {
 			port = atoi(optarg);
 		} else if (c == 'S') {
-			nsizes = 0;
-			for (char *t = strtok_r(optarg, ",", &save); t && nsizes < 64; t = strtok_r(NULL, ",", &save))
-				sizes[nsizes++] = parse_size(t);
+			nsizes = parse_size_list(optarg, sizes, 64);
+			if (nsizes < 0)
+				fail("bad size list");
 		} else if (c == 'I') {
 			iters = atoi(optarg);
 		} else if (c == 'm') {

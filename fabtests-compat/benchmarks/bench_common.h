@@ -34,6 +34,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+#include "sizes.h"
 
 #define BENCH_MAX_SIZES 64
 #define BENCH_DEFAULT_PORT "9228"
@@ -124,21 +125,6 @@ static inline int default_sizes(size_t *out)
 	return n;
 }
 
-static inline size_t parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
-	else if (*end == 'g' || *end == 'G')
-		v <<= 30;
-	else if (*end)
-		die("bad size '%s'", s);
-	return (size_t) v;
-}
-
 static inline void usage(const char *name, const char *what)
 {
 	fprintf(stderr,
@@ -192,12 +178,9 @@ static inline void parse_opts(struct bench *b, int argc, char **argv, enum fi_ep
 			if (!strcmp(optarg, "all")) {
 				o->nsizes = default_sizes(o->sizes);
 			} else {
-				char *dup = strdup(optarg), *save = NULL;
-				o->nsizes = 0;
-				for (char *t = strtok_r(dup, ",", &save); t && o->nsizes < BENCH_MAX_SIZES;
-				     t = strtok_r(NULL, ",", &save))
-					o->sizes[o->nsizes++] = parse_size(t);
-				free(dup);
+				o->nsizes = parse_size_list(optarg, o->sizes, BENCH_MAX_SIZES);
+				if (o->nsizes < 0)
+					die("bad size list '%s'", optarg);
 			}
 			break;
 		case 's': o->src_addr = optarg; break;

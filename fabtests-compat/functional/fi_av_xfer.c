@@ -264,7 +264,6 @@ int main(int argc, char **argv)
 	struct fi_info *hints;
 	ft_args(argc, argv, "A:", opt);
 	hints = ft_hints(FI_MSG | FI_TAGGED | FI_SOURCE);
-	hints->mode = 0; /* shared.h's ~0 lets ofi_rxm pick FI_BUFFERED_RECV */
 	hints->domain_attr->av_type = av_type;
 	ft_setup(hints);
 	open_cqs();

@@ -172,18 +172,12 @@ static void server(void)
 
 int main(int argc, char **argv)
 {
-	struct fi_info *hints, *probe = NULL;
+	struct fi_info *hints;
 	ft_args(argc, argv, "F:", opt);
 	hints = ft_hints(FI_MSG | FI_TAGGED);
-	hints->mode = 0; /* shared.h's ~0 lets ofi_rxm pick FI_BUFFERED_RECV */
 	hints->domain_attr->cq_data_size = 8;
 	/* Without FI_TAGGED on this endpoint type, test the message calls only. */
-	if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe)) {
-		tagged_ok = 0;
-		hints->caps = FI_MSG;
-		printf("no FI_TAGGED on this endpoint: tagged cases skipped\n");
-	}
-	fi_freeinfo(probe);
+	tagged_ok = ft_probe_tagged(hints);
 	ft_setup(hints);
 	FT_CHECK(ft_info->domain_attr->cq_data_size >= 8, "cq_data_size %zu, want 8",
 		 ft_info->domain_attr->cq_data_size);

@@ -174,18 +174,12 @@ static void server(void)
 
 int main(int argc, char **argv)
 {
-	struct fi_info *hints, *probe = NULL;
+	struct fi_info *hints;
 	ft_args(argc, argv, NULL, NULL);
 	hints = ft_hints(FI_MSG | FI_TAGGED);
-	hints->mode = 0; /* shared.h's ~0 lets ofi_rxm pick FI_BUFFERED_RECV */
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
-	if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe)) {
-		tagged_ok = 0;
-		hints->caps = FI_MSG;
-		printf("no FI_TAGGED on this endpoint: tagged cases skipped\n");
-	}
-	fi_freeinfo(probe);
+	tagged_ok = ft_probe_tagged(hints);
 	ft_setup(hints);
 	isz = ft_info->tx_attr->inject_size;
 	ft_log("inject_size %zu", isz);

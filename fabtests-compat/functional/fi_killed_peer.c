@@ -76,22 +76,6 @@ static void do_recv(void *buf, size_t len, uint64_t tag, void *ctx, const char *
 		FT_POST(fi_recv(ft_ep, buf, len, NULL, 0, ctx), what);
 }
 
-/* One non-blocking read of `cq`: 1 with `e`, -1 with `err`, 0 if empty. */
-static int cq_poll(struct fid_cq *cq, struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *err)
-{
-	ssize_t n = fi_cq_read(cq, e, 1);
-	if (n == 1)
-		return 1;
-	if (n == -FI_EAVAIL) {
-		memset(err, 0, sizeof(*err));
-		if (fi_cq_readerr(cq, err, 0) != 1)
-			ft_die("fi_cq_readerr failed");
-		return -1;
-	}
-	if (n != -FI_EAGAIN)
-		ft_die("fi_cq_read: %s", fi_strerror((int) -n));
-	return 0;
-}
 
 /* A stream message: its sequence number in the first 4 bytes, then the
  * fill pattern of that sequence number. */
@@ -134,7 +118,7 @@ static void victim_stream(fi_addr_t server)
 			do_send(bufs[posted], STREAM_SIZE, server, TAG_STREAM, &ctx_vsend[posted], "victim stream send");
 			posted++;
 		}
-		n = cq_poll(ft_txcq, &e, &err);
+		n = ft_cq_poll(ft_txcq, &e, &err, NULL);
 		if (n < 0)
 			ft_die("victim: send error %s", fi_strerror(err.err));
 		if (n > 0 && ++done == KILL_AFTER) {
@@ -336,7 +320,7 @@ static int poll_server(struct fi_cq_tagged_entry *out, double *last)
 	for (int k = 0; k < 2; k++) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry err;
-		int n = cq_poll(cqs[k], &e, &err);
+		int n = ft_cq_poll(cqs[k], &e, &err, NULL);
 		if (!n)
 			continue;
 		if (last)
@@ -372,7 +356,7 @@ static void cancel_stream(void)
 	while (ended < left && ft_now() < end) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry err;
-		int n = cq_poll(ft_rxcq, &e, &err), i;
+		int n = ft_cq_poll(ft_rxcq, &e, &err, NULL), i;
 		if (!n)
 			continue;
 		if (!account(ft_rxcq, n, &e, &err))

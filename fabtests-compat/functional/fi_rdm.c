@@ -591,7 +591,6 @@ int main(int argc, char **argv)
 	ft_opts.size = 64 << 20;
 	ft_args(argc, argv, "x:", opt);
 	hints = ft_hints(FI_MSG | FI_TAGGED | FI_DIRECTED_RECV);
-	hints->mode = 0; /* shared.h's ~0 lets ofi_rxm pick FI_BUFFERED_RECV */
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
 	ft_setup(hints);

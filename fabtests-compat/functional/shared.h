@@ -128,6 +128,21 @@ static inline struct fi_info *ft_hints(uint64_t caps)
 	return h;
 }
 
+/* Drops FI_TAGGED from `hints` when the provider has no such entry for
+ * this endpoint type (upstream tcp MSG); returns whether tagged calls can
+ * be tested. */
+static inline int ft_probe_tagged(struct fi_info *hints)
+{
+	struct fi_info *probe = NULL;
+	int ok = !fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe);
+	fi_freeinfo(probe);
+	if (!ok) {
+		hints->caps &= ~FI_TAGGED;
+		printf("no FI_TAGGED on this endpoint: tagged cases skipped\n");
+	}
+	return ok;
+}
+
 /* fi_getinfo for the server (bound to -s/-B) or the client (toward the
  * positional address and -P), then fabric, domain and EQ. Frees hints. */
 static inline void ft_setup(struct fi_info *hints)
@@ -248,9 +263,26 @@ static inline void ft_connect(const void *data, size_t len, struct fi_eq_cm_entr
 	ft_eq_expect(FI_CONNECTED, out, outlen);
 }
 
-/* Reads one completion of `cq`, bounded. Returns 1 with `entry` filled
- * (it must hold the CQ's format), or -err with `err` filled for an error
- * completion. `src` (may be NULL) receives the source address. */
+/* One non-blocking read of `cq`: 1 with `entry` filled (it must hold the
+ * CQ's format), -err with `err` filled for an error completion, 0 when
+ * nothing is there. `src` (may be NULL) receives the source address. */
+static inline int ft_cq_poll(struct fid_cq *cq, void *entry, struct fi_cq_err_entry *err, fi_addr_t *src)
+{
+	ssize_t n = src ? fi_cq_readfrom(cq, entry, 1, src) : fi_cq_read(cq, entry, 1);
+	if (n == 1)
+		return 1;
+	if (n == -FI_EAVAIL) {
+		memset(err, 0, sizeof(*err));
+		if (fi_cq_readerr(cq, err, 0) != 1)
+			ft_die("fi_cq_readerr failed");
+		return err->err ? -err->err : -FI_EOTHER;
+	}
+	if (n != -FI_EAGAIN)
+		ft_die("fi_cq_read: %s", fi_strerror((int) -n));
+	return 0;
+}
+
+/* Reads one completion of `cq`, bounded: as ft_cq_poll, but waits. */
 static inline int ft_cq_wait(struct fid_cq *cq, void *entry, struct fi_cq_err_entry *err, fi_addr_t *src)
 {
 	double end = ft_now() + FT_TIMEOUT;
@@ -258,17 +290,9 @@ static inline int ft_cq_wait(struct fid_cq *cq, void *entry, struct fi_cq_err_en
 	if (!err)
 		err = &scratch;
 	while (ft_now() < end) {
-		ssize_t n = src ? fi_cq_readfrom(cq, entry, 1, src) : fi_cq_read(cq, entry, 1);
-		if (n == 1)
-			return 1;
-		if (n == -FI_EAVAIL) {
-			memset(err, 0, sizeof(*err));
-			if (fi_cq_readerr(cq, err, 0) != 1)
-				ft_die("fi_cq_readerr failed");
-			return -err->err;
-		}
-		if (n != -FI_EAGAIN)
-			ft_die("fi_cq_read: %s", fi_strerror((int) -n));
+		int n = ft_cq_poll(cq, entry, err, src);
+		if (n)
+			return n;
 	}
 	ft_die("no completion within %.0f s", FT_TIMEOUT);
 	return 0;

@@ -19,19 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "../benchmarks/sizes.h"
 
 #define MAX_SIZES 64
-
-static size_t parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (*end == 'k' || *end == 'K')
-		v <<= 10;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20;
-	return (size_t) v;
-}
 
 /* Peak resident set of this process image, from /proc (not ru_maxrss,
  * which also counts the launcher's image before exec). */
@@ -63,15 +53,17 @@ int main(int argc, char **argv)
 {
 	size_t sizes[MAX_SIZES] = { 1, 64, 1024, 8192, 65536, 1 << 20, 4 << 20 }, max = 1;
 	int nsizes = 7, base = 1000, window = 64, rank, np, c;
-	char *save = NULL;
+
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &np);
 	while ((c = getopt(argc, argv, "S:I:W:")) != -1) {
 		if (c == 'S') {
-			nsizes = 0;
-			for (char *t = strtok_r(optarg, ",", &save); t && nsizes < MAX_SIZES; t = strtok_r(NULL, ",", &save))
-				sizes[nsizes++] = parse_size(t);
+			nsizes = parse_size_list(optarg, sizes, MAX_SIZES);
+			if (nsizes < 0) {
+				fprintf(stderr, "bad size list '%s'\n", optarg);
+				MPI_Abort(MPI_COMM_WORLD, 2);
+			}
 		} else if (c == 'I') {
 			base = atoi(optarg);
 		} else if (c == 'W') {

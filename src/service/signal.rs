@@ -75,11 +75,12 @@ impl Signal {
 
     /// Sets the signal and wakes every waiter.
     pub fn set(&self) {
-        if self.flag.swap(true, SeqCst) && !self.fd_live.load(SeqCst) {
+        let was_set = self.flag.swap(true, SeqCst);
+        let live = self.fd_live.load(SeqCst);
+        if was_set && !live {
             // Already set: waiters were woken by whoever set it.
             return;
         }
-        let live = self.fd_live.load(SeqCst);
         if live || self.waiters.load(SeqCst) > 0 {
             let mut g = self.lock();
             if live {

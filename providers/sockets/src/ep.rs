@@ -520,7 +520,13 @@ impl SockEp {
         }
     }
 
-    fn src_of(st: &mut EpState, slot: usize) -> fi_addr_t {
+    /// The sender of what arrives on `slot` as the application names it:
+    /// its AV entry (RDM), or `FI_ADDR_NOTAVAIL` (MSG endpoints, and
+    /// senders not in the AV).
+    fn src_of(&self, st: &mut EpState, slot: usize) -> fi_addr_t {
+        if self.ep_type == FI_EP_MSG {
+            return FI_ADDR_NOTAVAIL;
+        }
         let Some(c) = st.conns[slot].as_mut() else {
             return FI_ADDR_NOTAVAIL;
         };
@@ -540,11 +546,7 @@ impl SockEp {
     fn on_header(&self, st: &mut EpState, slot: usize, hdr: Header) -> Option<RxState> {
         match hdr.op {
             Op::Msg => {
-                let src = if self.ep_type == FI_EP_MSG {
-                    FI_ADDR_NOTAVAIL
-                } else {
-                    Self::src_of(st, slot)
-                };
+                let src = self.src_of(st, slot);
                 let len = hdr.len as usize;
                 prov_log!(
                     PROV,
@@ -616,11 +618,7 @@ impl SockEp {
                 None
             }
             Op::Rts => {
-                let src = if self.ep_type == FI_EP_MSG {
-                    FI_ADDR_NOTAVAIL
-                } else {
-                    Self::src_of(st, slot)
-                };
+                let src = self.src_of(st, slot);
                 let from = Announced {
                     slot,
                     msg_id: hdr.msg_id,
@@ -718,11 +716,7 @@ impl SockEp {
     fn on_frame(&self, st: &mut EpState, slot: usize, hdr: Header, dest: Dest) {
         match (hdr.op, dest) {
             (Op::Msg | Op::Data, Dest::Posted { recv, region, keep }) => {
-                let src = if self.ep_type == FI_EP_MSG {
-                    FI_ADDR_NOTAVAIL
-                } else {
-                    Self::src_of(st, slot)
-                };
+                let src = self.src_of(st, slot);
                 let cap: usize = region.iter().map(IoBuf::len).sum();
                 let n = (hdr.len as usize).min(cap);
                 let sinks = st.sinks.clone();
@@ -741,11 +735,7 @@ impl SockEp {
                 self.ack(st, slot, &hdr);
             }
             (Op::Msg, Dest::Buffer(payload)) => {
-                let src = if self.ep_type == FI_EP_MSG {
-                    FI_ADDR_NOTAVAIL
-                } else {
-                    Self::src_of(st, slot)
-                };
+                let src = self.src_of(st, slot);
                 // A matching receive may have been posted while the payload
                 // was arriving: deliver to it rather than queue.
                 match st.rxq.place(src, hdr.tag(), payload.len()) {
