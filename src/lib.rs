@@ -1,6 +1,8 @@
 //! oxifabric's engine: the ABI mirror of libfabric 1.17 and the provider-
 //! independent core (fi_info handling, providers registry, errors, logging,
 //! parameters, `fi_tostr`).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 pub mod abi;
 pub mod addr;
 pub mod error;
@@ -13,8 +15,13 @@ pub mod provider;
 
 /// `FI_VERSION(1, 17)`: the API version this library implements.
 pub const FI_VERSION_CURRENT: u32 = (1 << 16) | 17;
+// TODO(h-abi): remove once compat.rs's unsafe code complies.
+#[allow(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 pub mod compat;
 pub mod object;
+// TODO(h-core): remove once IoBuf's `unsafe impl`s carry SAFETY comments
+// and its docs name methods that exist.
+#[allow(clippy::undocumented_unsafe_blocks, rustdoc::broken_intra_doc_links)]
 pub mod ops;
 pub mod service;
 pub mod strerror;

@@ -52,11 +52,15 @@ impl<C, T> Handle<C, T> {
     /// `class` it must be a handle created by [`Handle::boxed`] with these
     /// type parameters (one Rust type per class keeps that true).
     pub unsafe fn from_fid<'a>(fid: *const fid, class: c_int) -> Option<&'a Handle<C, T>> {
-        let f = fid.as_ref()?;
+        // SAFETY: NULL or a readable struct fid, by the caller's promise.
+        let f = unsafe { fid.as_ref() }?;
         if f.fclass as c_int != class {
             return None;
         }
-        let h = &*(fid as *const Handle<C, T>);
+        // SAFETY: a fid of this class is, by the caller's promise, one of
+        // our handles with these type parameters; the magic check below
+        // catches foreign objects that merely carry the class number.
+        let h = unsafe { &*(fid as *const Handle<C, T>) };
         (h.magic == MAGIC && h.class == class).then_some(h)
     }
 
@@ -65,7 +69,8 @@ impl<C, T> Handle<C, T> {
     /// # Safety
     /// `h` came from [`Handle::boxed`] and no reference to it remains.
     pub unsafe fn free(h: *const Handle<C, T>) {
-        let mut b = Box::from_raw(h as *mut Handle<C, T>);
+        // SAFETY: h came from Box::into_raw in boxed and is freed once.
+        let mut b = unsafe { Box::from_raw(h as *mut Handle<C, T>) };
         b.magic = 0;
         drop(b);
     }

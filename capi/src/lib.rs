@@ -58,12 +58,6 @@ pub mod boundary;
 pub mod cntr;
 pub mod cq;
 pub mod domain;
-// TODO(h-hyg): remove once entry.rs and fabric.rs comply.
-#[allow(
-    unsafe_op_in_unsafe_fn,
-    clippy::undocumented_unsafe_blocks,
-    clippy::missing_safety_doc
-)]
 pub mod entry;
 // TODO(h-core): remove once the endpoint thunks comply.
 #[allow(
@@ -73,12 +67,6 @@ pub mod entry;
 )]
 pub mod ep;
 pub mod eq;
-// TODO(h-hyg): remove once entry.rs and fabric.rs comply.
-#[allow(
-    unsafe_op_in_unsafe_fn,
-    clippy::undocumented_unsafe_blocks,
-    clippy::missing_safety_doc
-)]
 pub mod fabric;
 pub mod handles;
 pub mod nosys;
