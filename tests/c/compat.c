@@ -15,18 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <rdma/fabric.h>
-
-static int failures;
-
-#define EXPECT(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			failures++; \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-			printf(__VA_ARGS__); \
-			printf("\n"); \
-		} \
-	} while (0)
+#include "check.h"
 
 /* Sizes of each struct in each old ABI (see src/compat.rs). */
 struct layout {
