@@ -49,10 +49,17 @@
 //! cannot be checked from here; breaking it is undefined behaviour, as it
 //! is with upstream libfabric.
 //!
-//! The vtable thunks are safe `extern "C" fn`s that are private to their
-//! module: nothing but the C side reaches them, and their `unsafe` blocks
-//! rely on the rules above. The exported `fi_*` symbols are `unsafe extern
-//! "C" fn`s whose `# Safety` sections name the rules they rely on.
+//! The vtable thunks are safe `extern "C" fn`s, private to their module or
+//! to this crate: nothing but the C side reaches them (through the static
+//! vtables), and their `unsafe` blocks rely on the rules above. The
+//! exported `fi_*` symbols are `unsafe extern "C" fn`s whose `# Safety`
+//! sections name the rules they rely on. (`ep.rs` and `pep.rs` still have
+//! `unsafe` thunks without these notes; see the allow on their `mod` line.)
+//!
+//! Every thunk body runs inside [`boundary::catch`] (usually through
+//! `with_handle!`, which also recovers the object), so a panic becomes the
+//! return type's fallback and a warn line; unsupported operations are the
+//! logging stubs of [`nosys`].
 pub mod av;
 pub mod boundary;
 pub mod cntr;
