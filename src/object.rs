@@ -10,6 +10,7 @@
 //! being used.
 
 use crate::abi::*;
+use core::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -57,11 +58,23 @@ impl<C, T> Handle<C, T> {
         if f.fclass as c_int != class {
             return None;
         }
+        let h = fid as *const Handle<C, T>;
         // SAFETY: a fid of this class is, by the caller's promise, one of
-        // our handles with these type parameters; the magic check below
-        // catches foreign objects that merely carry the class number.
-        let h = unsafe { &*(fid as *const Handle<C, T>) };
-        (h.magic == MAGIC && h.class == class).then_some(h)
+        // our handles with these type parameters, so its magic and class
+        // fields are readable; they are read in place, without a reference
+        // to the whole handle, so that an object of the same class from
+        // elsewhere that is at least that large is refused, not used.
+        let (magic, cls) = unsafe {
+            (
+                ptr::addr_of!((*h).magic).read(),
+                ptr::addr_of!((*h).class).read(),
+            )
+        };
+        if magic != MAGIC || cls != class {
+            return None;
+        }
+        // SAFETY: the magic says it is a live handle made by boxed.
+        Some(unsafe { &*h })
     }
 
     /// Frees a handle (after `fi_close` decided it may go).

@@ -20,12 +20,13 @@
 //! through the exported symbols or an object's vtable) promises:
 //!
 //! 1. **Objects.** A `struct fid *` argument (or `fid_ep *`, `fid_cq *`,
-//!    ...) is NULL or points to memory readable for at least a
-//!    `struct fid`, and an object is not used after `fi_close` returned 0
-//!    for it. Within that, anything goes: the boundary reads the class,
-//!    then checks our magic before it trusts the pointer as one of its
-//!    handles ([`oxifabric::object::Handle::from_fid`]), so a NULL, foreign
-//!    or wrong-class fid gets `-FI_EINVAL` and a warn line.
+//!    ...) is NULL or points to a `struct fid`, one of the class the call
+//!    expects is an object this library created, and no object is used
+//!    after `fi_close` returned 0 for it. The boundary checks NULL and the
+//!    class, and then our magic number as well before it trusts the
+//!    pointer ([`oxifabric::object::Handle::from_fid`]), so NULL, a
+//!    wrong-class fid and most foreign objects of the right class get
+//!    `-FI_EINVAL` and a warn line instead of being used.
 //! 2. **Inputs.** A pointer to input (an attribute struct, `fi_info`,
 //!    `iovec` or address array, an `fi_msg`, a count of entries) is NULL or
 //!    points to that many initialised values of the documented type, valid
