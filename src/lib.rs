@@ -1,8 +1,8 @@
 //! oxifabric's engine: the ABI mirror of libfabric 1.17 and the provider-
 //! independent core (fi_info handling, providers registry, errors, logging,
 //! parameters, `fi_tostr`).
-#![deny(unsafe_op_in_unsafe_fn)]
-#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+#![warn(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 pub mod abi;
 pub mod addr;
 pub mod error;

@@ -61,6 +61,8 @@
 //! `with_handle!`, which also recovers the object), so a panic becomes the
 //! return type's fallback and a warn line; unsupported operations are the
 //! logging stubs of [`nosys`].
+#![warn(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 pub mod av;
 pub mod boundary;
 pub mod cntr;
