@@ -1,0 +1,180 @@
+/*
+ * fi_multinode: NPROCS processes started together, one RDM endpoint each,
+ * talking at once (in the spirit of upstream fabtests' multinode test).
+ *
+ *   fi_multinode -p PROV -n NPROCS -r RANK -B BASEPORT [-s ADDR] [-I N]
+ *
+ * Rank r binds its endpoint to BASEPORT + r on 127.0.0.1 (or -s), so
+ * every address is known in advance: no rendezvous, and no process waits
+ * for another's endpoint before sending. A send to a peer whose endpoint
+ * is not open yet must be retried by the provider until the peer
+ * listens (a reliable endpoint's promise), not fail.
+ *
+ * Patterns, each -I times, each on a tag of its own (so that messages of
+ * a later pattern from a faster peer wait as unexpected ones), every
+ * message carrying source, destination, pattern and round in its header
+ * and a payload derived from them, checked on arrival:
+ *   mesh       every rank sends to every other one
+ *   ring       rank r sends to r + 1, receives from r - 1
+ *   gather     every rank sends to rank 0
+ *   broadcast  rank 0 sends to every other rank
+ * Finally a gather and broadcast of "done" keeps every endpoint open
+ * until all ranks have everything. Prints "N checks, N failed".
+ *
+ * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+ */
+#include "shared.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#define MAXN 16
+#define PAY 1000
+#define MAGIC 0x6d6e6f64u
+
+enum { MESH = 1, RING, GATHER, BCAST, DONE_UP, DONE_DOWN, NPAT };
+static const char *pat_name[] = { "", "mesh", "ring", "gather", "broadcast", "done-gather", "done-broadcast" };
+
+struct msg {
+	uint32_t magic, src, dst, pat, round;
+	unsigned char payload[PAY];
+};
+
+static int nprocs, rank = -1;
+static fi_addr_t addrs[MAXN];
+
+static void extra_opt(int opt, const char *arg)
+{
+	if (opt == 'n')
+		nprocs = atoi(arg);
+	else if (opt == 'r')
+		rank = atoi(arg);
+}
+
+static unsigned seed_of(uint32_t src, uint32_t dst, uint32_t pat, uint32_t round)
+{
+	return ((src * MAXN + dst) * NPAT + pat) * 1000 + round;
+}
+
+/* One pattern round: posts the receives this rank expects (from the
+ * ranks in `from`), sends to the ranks in `to`, waits for all. */
+static void run_round(int pat, int round, const int *to, int nto, int nfrom)
+{
+	static struct msg txm[MAXN], rxm[MAXN];
+	int seen[MAXN] = { 0 };
+	uint64_t tag = (uint64_t) pat << 32 | (uint32_t) round;
+	char what[96];
+
+	for (int k = 0; k < nfrom; k++)
+		FT_POST(fi_trecv(ft_ep, &rxm[k], sizeof(rxm[k]), NULL, FI_ADDR_UNSPEC, tag, 0, &rxm[k]), "fi_trecv");
+	for (int k = 0; k < nto; k++) {
+		struct msg *m = &txm[k];
+		m->magic = MAGIC;
+		m->src = (uint32_t) rank;
+		m->dst = (uint32_t) to[k];
+		m->pat = (uint32_t) pat;
+		m->round = (uint32_t) round;
+		ft_fill(m->payload, PAY, seed_of(m->src, m->dst, m->pat, m->round));
+		snprintf(what, sizeof(what), "%s round %d: fi_tsend to rank %d", pat_name[pat], round, to[k]);
+		FT_POST(fi_tsend(ft_ep, m, sizeof(*m), NULL, addrs[to[k]], tag, m), what);
+	}
+	for (int k = 0; k < nto; k++) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		snprintf(what, sizeof(what), "%s round %d: send completion", pat_name[pat], round);
+		int n = ft_cq_wait(ft_txcq, &e, &err, NULL);
+		if (n < 0) {
+			int dst = err.op_context ? (int) ((struct msg *) err.op_context)->dst : -1;
+			ft_die("%s round %d: send to rank %d failed: %s (prov_errno %d)", pat_name[pat], round, dst,
+			       fi_strerror(err.err), err.prov_errno);
+		}
+	}
+	for (int k = 0; k < nfrom; k++) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		int n = ft_cq_wait(ft_rxcq, &e, &err, NULL);
+		if (n < 0)
+			ft_die("%s round %d: receive failed: %s", pat_name[pat], round, fi_strerror(err.err));
+		struct msg *m = e.op_context;
+		FT_CHECK(e.len == sizeof(*m) && m->magic == MAGIC && e.tag == tag,
+			 "%s round %d: message of %zu bytes, magic %#x, tag %#llx", pat_name[pat], round, e.len, m->magic,
+			 (unsigned long long) e.tag);
+		FT_CHECK(m->dst == (uint32_t) rank && m->pat == (uint32_t) pat && m->round == (uint32_t) round &&
+				 m->src < (uint32_t) nprocs,
+			 "%s round %d: header src %u dst %u pattern %u round %u", pat_name[pat], round, m->src, m->dst, m->pat,
+			 m->round);
+		if (m->src < (uint32_t) nprocs && ++seen[m->src] != 1)
+			FT_CHECK(0, "%s round %d: %d messages from rank %u", pat_name[pat], round, seen[m->src], m->src);
+		long bad = ft_verify(m->payload, PAY, seed_of(m->src, m->dst, m->pat, m->round));
+		FT_CHECK(bad < 0, "%s round %d: message from rank %u: byte %ld differs", pat_name[pat], round, m->src, bad);
+	}
+}
+
+static void pattern(int pat, int round)
+{
+	int to[MAXN], nto = 0, nfrom = 0;
+	switch (pat) {
+	case MESH:
+		for (int k = 0; k < nprocs; k++)
+			if (k != rank)
+				to[nto++] = k;
+		nfrom = nprocs - 1;
+		break;
+	case RING:
+		to[nto++] = (rank + 1) % nprocs;
+		nfrom = 1;
+		break;
+	case GATHER:
+	case DONE_UP:
+		if (rank)
+			to[nto++] = 0;
+		nfrom = rank ? 0 : nprocs - 1;
+		break;
+	case BCAST:
+	case DONE_DOWN:
+		if (!rank)
+			for (int k = 1; k < nprocs; k++)
+				to[nto++] = k;
+		nfrom = rank ? 1 : 0;
+		break;
+	}
+	run_round(pat, round, to, nto, nfrom);
+}
+
+int main(int argc, char **argv)
+{
+	struct fi_info *hints;
+	char port[16];
+	int rc;
+
+	ft_args(argc, argv, "n:r:", extra_opt);
+	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs)
+		ft_die("usage: fi_multinode -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT", MAXN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ft_ep_type = FI_EP_RDM;
+	snprintf(port, sizeof(port), "%d", atoi(ft_opts.src_port) + rank);
+	ft_opts.src_port = port;
+	hints = ft_hints(FI_MSG | FI_TAGGED);
+	ft_setup(hints);
+	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
+	ft_open_ep(ft_info);
+	/* Every rank's address from the base port, no exchange. */
+	for (int k = 0; k < nprocs; k++) {
+		char svc[16];
+		snprintf(svc, sizeof(svc), "%d", atoi(port) - rank + k);
+		rc = fi_av_insertsvc(ft_av, ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1", svc, &addrs[k], 0, NULL);
+		if (rc != 1)
+			ft_die("fi_av_insertsvc(rank %d, port %s) = %d", k, svc, rc);
+	}
+	ft_log("rank %d of %d on port %s", rank, nprocs, port);
+	for (int pat = MESH; pat <= BCAST; pat++) {
+		for (int i = 0; i < ft_opts.iters; i++)
+			pattern(pat, i);
+		printf("rank %d: %s done\n", rank, pat_name[pat]);
+	}
+	pattern(DONE_UP, 0);
+	pattern(DONE_DOWN, 0);
+	char label[64];
+	snprintf(label, sizeof(label), "fi_multinode rank %d/%d", rank, nprocs);
+	ft_teardown();
+	return ft_report(label);
+}
