@@ -17,7 +17,7 @@
  *  -m legacy: insert, lookup, straddr, remove, FI_SYNC_ERR, insertsvc,
  *     insertsym, the FI_EVENT flag given to fi_av_insert, fi_close of an
  *     EQ still bound to an AV, fi_rx_addr, on the -e endpoint type.
- *  -m all (the default): legacy and sync; event too once "-m all+event".
+ *  -m all (the default): legacy and sync. -m all+event: all three.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
