@@ -163,30 +163,40 @@ static void set_counts(struct fi_info *info)
 }
 
 /* MSG: NEP connections, endpoint i of the client to endpoint i of the
- * server (accepted in order). */
+ * server (requests accepted in the order they come; on the server's one
+ * EQ an FI_CONNECTED may follow the next FI_CONNREQ). */
 static void connect_all(void)
 {
 	struct fi_eq_cm_entry cm;
-	int rc;
-	if (!ft_is_client())
-		ft_listen();
-	for (int i = 0; i < NEP; i++) {
-		if (ft_is_client()) {
+	int rc, accepted = 0, connected = 0;
+	if (ft_is_client()) {
+		for (int i = 0; i < NEP; i++) {
 			open_ep(i, ft_info);
 			if ((rc = fi_connect(eps[i], ft_info->dest_addr, NULL, 0)))
 				ft_die("fi_connect %d: %s", i, fi_strerror(-rc));
 			ft_eq_expect(FI_CONNECTED, &cm, sizeof(cm));
 			FT_CHECK(cm.fid == &eps[i]->fid, "FI_CONNECTED for another endpoint than %d", i);
-		} else {
-			ft_eq_expect(FI_CONNREQ, &cm, sizeof(cm));
+		}
+		return;
+	}
+	ft_listen();
+	while (connected < NEP) {
+		struct fi_eq_err_entry err;
+		uint32_t event = 0;
+		if (ft_eq_wait(&cm, sizeof(cm), &err, &event) == -FI_EAVAIL)
+			ft_die("EQ error while accepting: %s", fi_strerror(err.err));
+		if (event == FI_CONNREQ && accepted < NEP) {
+			int i = accepted++;
 			set_counts(cm.info);
 			open_ep(i, cm.info);
 			fi_freeinfo(cm.info);
 			if ((rc = fi_accept(eps[i], NULL, 0)))
 				ft_die("fi_accept %d: %s", i, fi_strerror(-rc));
-			ft_eq_expect(FI_CONNECTED, &cm, sizeof(cm));
+		} else if (event == FI_CONNECTED) {
+			connected++;
+		} else {
+			ft_die("EQ event %u while accepting (%d accepted, %d connected)", event, accepted, connected);
 		}
-		peers[i] = 0;
 	}
 }
 
