@@ -518,7 +518,7 @@ static ssize_t eq_read_exact(struct fid_eq *eq, uint32_t *event, void *buf, size
 {
 	double end = ft_now() + FT_TIMEOUT;
 	while (ft_now() < end) {
-		ssize_t n = fi_eq_sread(eq, event, buf, len, 20, 0);
+		ssize_t n = fi_eq_sread(eq, event, buf, len, 2000, 0);
 		if (n >= 0)
 			return n;
 		if (n == -FI_EAVAIL) {
