@@ -671,10 +671,14 @@ static void run_client_rounds(void)
 
 int main(int argc, char **argv)
 {
+	struct fi_info *hints;
 	ft_args(argc, argv, "Rr", extra_opt);
 	if (ft_ep_type != FI_EP_MSG)
 		ft_die("fi_cm_data needs -e msg");
-	ft_setup(ft_hints(FI_MSG));
+	hints = ft_hints(FI_MSG);
+	if (rounds_mode)
+		ft_require(hints, "msg endpoints");
+	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_MSG);
 	if (rounds_mode && ft_is_client())
 		run_client_rounds();

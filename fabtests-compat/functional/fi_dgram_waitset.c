@@ -200,18 +200,11 @@ static void run_server(void)
 
 int main(int argc, char **argv)
 {
-	struct fi_info *hints, *probe = NULL;
-	int rc;
+	struct fi_info *hints;
 	ft_args(argc, argv, NULL, NULL);
 	ft_ep_type = FI_EP_DGRAM;
 	hints = ft_hints(FI_MSG);
-	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe);
-	fi_freeinfo(probe);
-	if (rc == -FI_ENODATA) {
-		printf("SKIP: %s lacks dgram endpoints\n", ft_prov);
-		fi_freeinfo(hints);
-		return 77;
-	}
+	ft_require(hints, "dgram endpoints");
 	ft_setup(hints);
 	open_objects();
 	if (ft_is_client())

@@ -181,10 +181,13 @@ static void run_client(void)
 
 int main(int argc, char **argv)
 {
+	struct fi_info *hints;
 	ft_args(argc, argv, NULL, NULL);
 	if (ft_ep_type != FI_EP_MSG)
 		ft_die("fi_msg_sockets needs -e msg");
-	ft_setup(ft_hints(FI_MSG));
+	hints = ft_hints(FI_MSG);
+	ft_require(hints, "msg endpoints");
+	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_MSG);
 	if (ft_is_client())
 		run_client();

@@ -154,6 +154,7 @@ int main(int argc, char **argv)
 	snprintf(port, sizeof(port), "%d", atoi(ft_opts.src_port) + rank);
 	ft_opts.src_port = port;
 	hints = ft_hints(FI_MSG | FI_TAGGED);
+	ft_require(hints, "tagged rdm endpoints");
 	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
 	ft_open_ep(ft_info);

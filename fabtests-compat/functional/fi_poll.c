@@ -136,12 +136,15 @@ static void take(struct fid_cq *cq, struct fid_cntr *cntr, uint64_t count, const
 
 int main(int argc, char **argv)
 {
+	struct fi_info *hints;
 	size_t size;
 	char *tx, *rx;
 	ft_args(argc, argv, "t:", extra_opt);
 	if (ft_ep_type != FI_EP_MSG)
 		ft_die("fi_poll needs -e msg");
-	ft_setup(ft_hints(FI_MSG));
+	hints = ft_hints(FI_MSG);
+	ft_require(hints, "msg endpoints");
+	ft_setup(hints);
 	open_objects();
 	connect_pair();
 	size = ft_opts.size;

@@ -184,21 +184,14 @@ static void run_client(void)
 
 int main(int argc, char **argv)
 {
-	struct fi_info *hints, *probe = NULL;
-	int rc;
+	struct fi_info *hints;
 	ft_args(argc, argv, NULL, NULL);
 	if (ft_ep_type == FI_EP_MSG)
 		ft_die("fi_rdm_shared_av needs -e rdm or -e dgram");
 	snprintf(av_name, sizeof(av_name), "/fi_rdm_shared_av.%s", ft_is_client() ? ft_opts.dst_port : ft_opts.src_port);
 	hints = ft_hints(FI_MSG);
 	hints->domain_attr->caps = FI_SHARED_AV;
-	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe);
-	fi_freeinfo(probe);
-	if (rc == -FI_ENODATA) {
-		printf("SKIP: %s lacks FI_SHARED_AV\n", ft_prov);
-		fi_freeinfo(hints);
-		return 77;
-	}
+	ft_require(hints, "FI_SHARED_AV");
 	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_MSG);
 	/* ft_open_cqs opened a private AV; this program opens its own. */

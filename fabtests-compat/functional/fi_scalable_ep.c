@@ -142,6 +142,7 @@ int main(int argc, char **argv)
 	hints = ft_hints(FI_MSG | FI_NAMED_RX_CTX);
 	hints->ep_attr->tx_ctx_cnt = NCTX;
 	hints->ep_attr->rx_ctx_cnt = NCTX;
+	ft_require(hints, "scalable endpoints with FI_NAMED_RX_CTX");
 	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe);
 	if (!rc && (probe->domain_attr->max_ep_tx_ctx < NCTX || probe->domain_attr->max_ep_rx_ctx < NCTX))
 		rc = -FI_ENODATA;

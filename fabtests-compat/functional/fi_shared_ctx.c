@@ -319,8 +319,8 @@ static void send_round(int iters)
 
 int main(int argc, char **argv)
 {
-	struct fi_info *hints, *probe = NULL;
-	char *args[64];
+	struct fi_info *hints;
+	char *args[64], what[96];
 	int n = 0, rc;
 
 	for (int i = 0; i < argc && n < 63; i++) {
@@ -337,15 +337,10 @@ int main(int argc, char **argv)
 		ft_opts.iters = MAXI;
 	hints = ft_hints(FI_MSG);
 	set_counts(hints);
-	rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe);
-	fi_freeinfo(probe);
-	if (rc == -FI_ENODATA) {
-		printf("SKIP: %s lacks shared %s contexts on %s endpoints\n", ft_prov,
-		       shared_tx && shared_rx ? "transmit and receive" : shared_tx ? "transmit" : "receive",
-		       ft_ep_type == FI_EP_MSG ? "msg" : ft_ep_type == FI_EP_DGRAM ? "dgram" : "rdm");
-		fi_freeinfo(hints);
-		return 77;
-	}
+	snprintf(what, sizeof(what), "shared %s contexts on %s endpoints",
+		 shared_tx && shared_rx ? "transmit and receive" : shared_tx ? "transmit" : "receive",
+		 ft_ep_type == FI_EP_MSG ? "msg" : ft_ep_type == FI_EP_DGRAM ? "dgram" : "rdm");
+	ft_require(hints, what);
 	ft_setup(hints);
 	if (shared_tx) {
 		FT_CHECK(ft_info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT, "fi_info tx_ctx_cnt %zu, want FI_SHARED_CONTEXT",
