@@ -21,6 +21,12 @@
  * Finally a gather and broadcast of "done" keeps every endpoint open
  * until all ranks have everything. Prints "N checks, N failed".
  *
+ * -m RANK: that rank never starts (multinode.sh leaves it out). Every
+ * other rank first sends one message to it, which must fail within
+ * FT_TIMEOUT seconds, as an error completion or an error returned by
+ * fi_tsend (not -FI_EAGAIN for ever, not a hang); the patterns then run
+ * among the ranks that are there (ring over them, rank root the lowest).
+ *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #include "shared.h"
@@ -39,7 +45,7 @@ struct msg {
 	unsigned char payload[PAY];
 };
 
-static int nprocs, rank = -1;
+static int nprocs, rank = -1, missing = -1;
 static fi_addr_t addrs[MAXN];
 
 static void extra_opt(int opt, const char *arg)
@@ -48,6 +54,53 @@ static void extra_opt(int opt, const char *arg)
 		nprocs = atoi(arg);
 	else if (opt == 'r')
 		rank = atoi(arg);
+	else if (opt == 'm')
+		missing = atoi(arg);
+}
+
+static int live(int k)
+{
+	return k != missing;
+}
+
+/* -m: one send to the missing rank must fail within FT_TIMEOUT. */
+static void send_to_missing(void)
+{
+	static struct msg m;
+	double t0 = ft_now(), end = t0 + FT_TIMEOUT;
+	ssize_t rc;
+	m.magic = MAGIC;
+	m.src = (uint32_t) rank;
+	m.dst = (uint32_t) missing;
+	while ((rc = fi_tsend(ft_ep, &m, sizeof(m), NULL, addrs[missing], (uint64_t) NPAT << 32, &m)) == -FI_EAGAIN &&
+	       ft_now() < end)
+		(void) fi_cq_read(ft_txcq, NULL, 0);
+	if (rc == -FI_EAGAIN) {
+		FT_CHECK(0, "send to missing rank %d: fi_tsend still -FI_EAGAIN after %.0f s", missing, FT_TIMEOUT);
+		return;
+	}
+	if (rc < 0) {
+		printf("rank %d: send to missing rank %d refused by fi_tsend after %.2f s: %s\n", rank, missing,
+		       ft_now() - t0, fi_strerror((int) -rc));
+		return;
+	}
+	while (ft_now() < end) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		int n = ft_cq_poll(ft_txcq, &e, &err, NULL);
+		if (n == 1) {
+			FT_CHECK(0, "send to missing rank %d completed successfully", missing);
+			return;
+		}
+		if (n < 0) {
+			FT_CHECK(err.op_context == &m, "error completion with context %p, want the send's %p",
+				 err.op_context, (void *) &m);
+			printf("rank %d: send to missing rank %d failed after %.2f s: %s\n", rank, missing, ft_now() - t0,
+			       fi_strerror(err.err));
+			return;
+		}
+	}
+	FT_CHECK(0, "send to missing rank %d: no completion within %.0f s", missing, FT_TIMEOUT);
 }
 
 static unsigned seed_of(uint32_t src, uint32_t dst, uint32_t pat, uint32_t round)
@@ -111,30 +164,34 @@ static void run_round(int pat, int round, const int *to, int nto, int nfrom)
 
 static void pattern(int pat, int round)
 {
-	int to[MAXN], nto = 0, nfrom = 0;
+	int to[MAXN], nto = 0, nfrom = 0, nlive = nprocs - (missing >= 0), root = live(0) ? 0 : 1, next = rank;
 	switch (pat) {
 	case MESH:
 		for (int k = 0; k < nprocs; k++)
-			if (k != rank)
+			if (k != rank && live(k))
 				to[nto++] = k;
-		nfrom = nprocs - 1;
+		nfrom = nlive - 1;
 		break;
 	case RING:
-		to[nto++] = (rank + 1) % nprocs;
+		do
+			next = (next + 1) % nprocs;
+		while (!live(next));
+		to[nto++] = next;
 		nfrom = 1;
 		break;
 	case GATHER:
 	case DONE_UP:
-		if (rank)
-			to[nto++] = 0;
-		nfrom = rank ? 0 : nprocs - 1;
+		if (rank != root)
+			to[nto++] = root;
+		nfrom = rank != root ? 0 : nlive - 1;
 		break;
 	case BCAST:
 	case DONE_DOWN:
-		if (!rank)
-			for (int k = 1; k < nprocs; k++)
-				to[nto++] = k;
-		nfrom = rank ? 1 : 0;
+		if (rank == root)
+			for (int k = 0; k < nprocs; k++)
+				if (k != root && live(k))
+					to[nto++] = k;
+		nfrom = rank != root ? 1 : 0;
 		break;
 	}
 	run_round(pat, round, to, nto, nfrom);
@@ -146,9 +203,11 @@ int main(int argc, char **argv)
 	char port[16];
 	int rc;
 
-	ft_args(argc, argv, "n:r:", extra_opt);
-	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs)
-		ft_die("usage: fi_multinode -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT", MAXN);
+	ft_args(argc, argv, "n:r:m:", extra_opt);
+	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs || rank == missing || missing >= nprocs ||
+	    (missing >= 0 && nprocs < 3))
+		ft_die("usage: fi_multinode -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT [-m MISSING_RANK (NPROCS >= 3)]",
+		       MAXN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ft_ep_type = FI_EP_RDM;
 	snprintf(port, sizeof(port), "%d", atoi(ft_opts.src_port) + rank);
@@ -167,6 +226,8 @@ int main(int argc, char **argv)
 			ft_die("fi_av_insertsvc(rank %d, port %s) = %d", k, svc, rc);
 	}
 	ft_log("rank %d of %d on port %s", rank, nprocs, port);
+	if (missing >= 0)
+		send_to_missing();
 	for (int pat = MESH; pat <= BCAST; pat++) {
 		for (int i = 0; i < ft_opts.iters; i++)
 			pattern(pat, i);
