@@ -4,7 +4,7 @@
  *
  *   fi_multinode -p PROV -n NPROCS -r RANK -B BASEPORT [-s ADDR] [-I N]
  *
- * Rank r binds its endpoint to BASEPORT + r on 127.0.0.1 (or -s), so
+ * Rank r binds its endpoint to BASEPORT + r on 127.0.0.1 (or -s, IPv4), so
  * every address is known in advance: no rendezvous, and no process waits
  * for another's endpoint before sending. A send to a peer whose endpoint
  * is not open yet must be retried by the provider until the peer
@@ -20,6 +20,10 @@
  *   broadcast  rank 0 sends to every other rank
  * Finally a gather and broadcast of "done" keeps every endpoint open
  * until all ranks have everything. Prints "N checks, N failed".
+ *
+ * -D MS (default 100): rank r opens its endpoint r * MS milliseconds after
+ * it starts, as launch jitter would have it, so that lower ranks surely
+ * send to endpoints that are not there yet (0: all at once).
  *
  * -m RANK: that rank never starts (multinode.sh leaves it out). Every
  * other rank first sends one message to it, which must fail within
@@ -45,7 +49,7 @@ struct msg {
 	unsigned char payload[PAY];
 };
 
-static int nprocs, rank = -1, missing = -1;
+static int nprocs, rank = -1, missing = -1, stagger_ms = 100;
 static fi_addr_t addrs[MAXN];
 
 static void extra_opt(int opt, const char *arg)
@@ -56,6 +60,8 @@ static void extra_opt(int opt, const char *arg)
 		rank = atoi(arg);
 	else if (opt == 'm')
 		missing = atoi(arg);
+	else if (opt == 'D')
+		stagger_ms = atoi(arg);
 }
 
 static int live(int k)
@@ -203,12 +209,17 @@ int main(int argc, char **argv)
 	char port[16];
 	int rc;
 
-	ft_args(argc, argv, "n:r:m:", extra_opt);
+	ft_args(argc, argv, "n:r:m:D:", extra_opt);
 	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs || rank == missing || missing >= nprocs ||
 	    (missing >= 0 && nprocs < 3))
 		ft_die("usage: fi_multinode -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT [-m MISSING_RANK (NPROCS >= 3)]",
 		       MAXN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (stagger_ms > 0) {
+		long ms = (long) stagger_ms * rank;
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
 	ft_ep_type = FI_EP_RDM;
 	snprintf(port, sizeof(port), "%d", atoi(ft_opts.src_port) + rank);
 	ft_opts.src_port = port;
@@ -217,13 +228,15 @@ int main(int argc, char **argv)
 	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
 	ft_open_ep(ft_info);
-	/* Every rank's address from the base port, no exchange. */
+	/* Every rank's address from the base port, no exchange (IPv4). */
 	for (int k = 0; k < nprocs; k++) {
-		char svc[16];
-		snprintf(svc, sizeof(svc), "%d", atoi(port) - rank + k);
-		rc = fi_av_insertsvc(ft_av, ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1", svc, &addrs[k], 0, NULL);
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+		sin.sin_port = htons((uint16_t) (atoi(port) - rank + k));
+		if (inet_pton(AF_INET, ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1", &sin.sin_addr) != 1)
+			ft_die("-s %s is not an IPv4 address", ft_opts.src_addr);
+		rc = fi_av_insert(ft_av, &sin, 1, &addrs[k], 0, NULL);
 		if (rc != 1)
-			ft_die("fi_av_insertsvc(rank %d, port %s) = %d", k, svc, rc);
+			ft_die("fi_av_insert(rank %d, port %u) = %d", k, ntohs(sin.sin_port), rc);
 	}
 	ft_log("rank %d of %d on port %s", rank, nprocs, port);
 	if (missing >= 0)
