@@ -6,6 +6,22 @@
 # (and the skipped count). With FT_LIB=DIR the programs are built against
 # this checkout's include/ and run with LD_LIBRARY_PATH=DIR instead (our
 # library: FT_LIB=build/lib).
+#
+# Debian's libfabric 1.17 (Nov 2026), where it fails checks the man pages
+# require (the checks stay):
+#  sockets  fi_av_test -m sync: FI_SYNC_ERR refused with -FI_EBADFLAGS.
+#           fi_msg_sockets: fi_getname before fi_enable -FI_EOPBADSTATE
+#           (tcp reports the src_addr's port right after open).
+#           fi_cm_data -r: about half the runs see stale or duplicate CM
+#           events (reject data of an earlier round, a second FI_CONNREQ,
+#           fi_accept -EIO); tcp passes every run.
+#           fi_multi_recv -O: only the older zero-length-message check.
+#           multinode: fi_tsend to a peer not listening yet fails at once
+#           with -FI_ENOENT (no retry).
+#  tcp, tcp;ofi_rxm  multinode -m: fi_tsend to a peer that never appears
+#           stays -FI_EAGAIN (no error within the bound).
+#  Shared/scalable contexts and shared AVs: only sockets has them (others
+#  skip); sockets passes those programs.
 set -u
 prov=${1:-sockets}
 here=$(cd "$(dirname "$0")" && pwd)
