@@ -117,7 +117,11 @@ static void wait_data(uint64_t data, const char *what)
 static void target_check(size_t off, size_t len, size_t seed, const char *what)
 {
 	long bad = xf_verify_at(reg.buf + off, len, seed);
-	FT_CHECK(bad < 0, "%s: target byte %ld of %zu wrong", what, bad, len);
+	unsigned char want[1] = { 0 };
+	if (bad >= 0)
+		xf_fill_at(want, 1, seed + (size_t) bad);
+	FT_CHECK(bad < 0, "%s: target byte %ld of %zu is %#x, want %#x", what, bad, len,
+		 bad < 0 ? 0 : (unsigned char) reg.buf[off + (size_t) bad], want[0]);
 	FT_CHECK(os_untouched(reg.buf + off - GUARD, GUARD, FILL_T) < 0, "%s: bytes before the target range written",
 		 what);
 	FT_CHECK(os_untouched(reg.buf + off + len, GUARD, FILL_T) < 0, "%s: bytes after the target range written",
