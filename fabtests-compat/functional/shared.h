@@ -143,6 +143,22 @@ static inline int ft_probe_tagged(struct fi_info *hints)
 	return ok;
 }
 
+/* Ends the program with "SKIP: PROV lacks WHAT" and exit status 77 when
+ * the provider has no entry for `hints` (fi_getinfo gives -FI_ENODATA):
+ * for programs that need something a provider may rightly not offer.
+ * Frees hints only when it ends the program. */
+static inline void ft_require(struct fi_info *hints, const char *what)
+{
+	struct fi_info *probe = NULL;
+	int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe);
+	fi_freeinfo(probe);
+	if (rc != -FI_ENODATA)
+		return;
+	printf("SKIP: %s lacks %s\n", ft_prov, what);
+	fi_freeinfo(hints);
+	exit(77);
+}
+
 /* fi_getinfo for the server (bound to -s/-B) or the client (toward the
  * positional address and -P), then fabric, domain and EQ. Frees hints. */
 static inline void ft_setup(struct fi_info *hints)
