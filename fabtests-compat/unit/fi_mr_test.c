@@ -403,6 +403,8 @@ static void api_checks(const char *label, uint64_t mode, const struct fi_info *i
 	}
 }
 
+static int domains_opened;
+
 static void run_case(const struct mode_case *c)
 {
 	int rc;
@@ -440,6 +442,7 @@ static void run_case(const struct mode_case *c)
 	       (unsigned long long) got, (unsigned long long) mode, info->domain_attr->mr_key_size,
 	       info->domain_attr->mr_iov_limit);
 	if (!rc) {
+		domains_opened++;
 		open_self();
 		api_checks(c->label, mode, info);
 		close_self();
@@ -490,5 +493,6 @@ int main(int argc, char **argv)
 	}
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
+	FT_CHECK(domains_opened > 0, "provider %s gave no fi_info with FI_RMA for any mr_mode", ft_prov);
 	return ft_report("fi_mr_test");
 }
