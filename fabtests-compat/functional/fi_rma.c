@@ -22,6 +22,8 @@
  *             FI_INJECT
  *  compflags  fi_writemsg with FI_INJECT_COMPLETE / FI_TRANSMIT_COMPLETE /
  *             FI_DELIVERY_COMPLETE, fi_readmsg with FI_DELIVERY_COMPLETE
+ *  more       three fi_writemsg with FI_MORE and a last one without: all
+ *             four complete and land
  *  fence      (FI_FENCE) a write followed by a fenced read of the same
  *             bytes: the read sees the write
  *  selective  (RDM) a second client endpoint whose transmit CQ is bound
@@ -424,6 +426,42 @@ static void phase_compflags(void)
 	ft_log("compflags: %zu bytes", n);
 }
 
+/* ---- more ---- */
+
+/* Three fi_writemsg with FI_MORE, then one without: all four complete and
+ * land (FI_MORE only lets the provider batch). */
+static void phase_more(void)
+{
+	static int ctx[4];
+	size_t n = 3000;
+	if (ft_is_client()) {
+		struct fi_cq_tagged_entry e;
+		int seen = 0;
+		for (int k = 0; k < 4; k++) {
+			size_t off = GUARD + (size_t) k * (n + 2 * GUARD);
+			struct iovec iov = { reg.buf + off, n };
+			struct fi_rma_iov rma = { peer.addr + off, n, peer.key };
+			struct fi_msg_rma m = { .msg_iov = &iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer,
+						.rma_iov = &rma, .rma_iov_count = 1, .context = &ctx[k] };
+			xf_fill_at(reg.buf + off, n, 0x6000 + (size_t) k);
+			FT_POST(fi_writemsg(ft_ep, &m, k < 3 ? FI_MORE : 0), k < 3 ? "fi_writemsg(FI_MORE)" : "fi_writemsg");
+		}
+		for (int k = 0; k < 4; k++)
+			if (xf_cq_get(ft_txcq, &e, "FI_MORE write"))
+				for (int j = 0; j < 4; j++)
+					seen |= e.op_context == &ctx[j] ? 1 << j : 0;
+		FT_CHECK(seen == 15, "FI_MORE: completions for writes %#x, want all four", seen);
+		memset(reg.buf, FILL_I, 4 * (n + 2 * GUARD) + GUARD);
+		os_sync();
+	} else {
+		os_sync();
+		for (int k = 0; k < 4; k++)
+			target_check(GUARD + (size_t) k * (n + 2 * GUARD), n, 0x6000 + (size_t) k, "FI_MORE write");
+	}
+	os_sync();
+	ft_log("more: done");
+}
+
 /* ---- fence ---- */
 
 static void phase_fence(void)
@@ -571,6 +609,7 @@ int main(int argc, char **argv)
 	PHASE(iov);
 	PHASE(inject);
 	PHASE(compflags);
+	PHASE(more);
 	PHASE(fence);
 	PHASE(selective);
 	os_sync();
