@@ -143,6 +143,14 @@ static void local_check(size_t off, size_t len, size_t seed, const char *what)
 	memset(reg.buf + off - GUARD, FILL_I, len + 2 * GUARD);
 }
 
+/* A one-piece fi_msg_rma on this side's region toward the peer. */
+static struct fi_msg_rma one_msg(struct iovec *iov, struct fi_rma_iov *rma, void *ctx)
+{
+	struct fi_msg_rma m = { .msg_iov = iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer, .rma_iov = rma,
+				.rma_iov_count = 1, .context = ctx };
+	return m;
+}
+
 /* ---- sizes ---- */
 
 static void one_case(enum op op, size_t size, unsigned idx)
@@ -349,8 +357,7 @@ static void phase_inject(void)
 		if (ft_is_client()) {
 			struct iovec iov = { reg.buf + off, n };
 			struct fi_rma_iov rma = { peer.addr + off, n, peer.key };
-			struct fi_msg_rma m = { .msg_iov = &iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer,
-						.rma_iov = &rma, .rma_iov_count = 1, .context = &reg };
+			struct fi_msg_rma m = one_msg(&iov, &rma, &reg);
 			xf_fill_at(reg.buf + off, n, seed);
 			if (k == 0)
 				FT_POST(fi_inject_write(ft_ep, reg.buf + off, n, ft_peer, peer.addr + off, peer.key), names[k]);
@@ -393,8 +400,7 @@ static void phase_compflags(void)
 		if (ft_is_client()) {
 			struct iovec iov = { reg.buf + off, n };
 			struct fi_rma_iov rma = { peer.addr + off, n, peer.key };
-			struct fi_msg_rma m = { .msg_iov = &iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer,
-						.rma_iov = &rma, .rma_iov_count = 1, .context = &reg };
+			struct fi_msg_rma m = one_msg(&iov, &rma, &reg);
 			int rc;
 			if (rd)
 				os_sync();
@@ -441,8 +447,7 @@ static void phase_more(void)
 			size_t off = GUARD + (size_t) k * (n + 2 * GUARD);
 			struct iovec iov = { reg.buf + off, n };
 			struct fi_rma_iov rma = { peer.addr + off, n, peer.key };
-			struct fi_msg_rma m = { .msg_iov = &iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer,
-						.rma_iov = &rma, .rma_iov_count = 1, .context = &ctx[k] };
+			struct fi_msg_rma m = one_msg(&iov, &rma, &ctx[k]);
 			xf_fill_at(reg.buf + off, n, 0x6000 + (size_t) k);
 			FT_POST(fi_writemsg(ft_ep, &m, k < 3 ? FI_MORE : 0), k < 3 ? "fi_writemsg(FI_MORE)" : "fi_writemsg");
 		}
@@ -479,8 +484,7 @@ static void phase_fence(void)
 		static int wctx, rctx;
 		struct iovec iov = { reg.buf + roff, n };
 		struct fi_rma_iov rma = { peer.addr + woff, n, peer.key };
-		struct fi_msg_rma m = { .msg_iov = &iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer,
-					.rma_iov = &rma, .rma_iov_count = 1, .context = &rctx };
+		struct fi_msg_rma m = one_msg(&iov, &rma, &rctx);
 		struct fi_cq_tagged_entry e;
 		int seen = 0;
 		xf_fill_at(reg.buf + woff, n, 0x4000);
@@ -520,8 +524,7 @@ static void phase_selective(void)
 			size_t off = GUARD + (size_t) k * (n + 2 * GUARD);
 			struct iovec iov = { reg.buf + off, n };
 			struct fi_rma_iov rma = { peer.addr + off, n, peer.key };
-			struct fi_msg_rma m = { .msg_iov = &iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer,
-						.rma_iov = &rma, .rma_iov_count = 1, .context = &c[k] };
+			struct fi_msg_rma m = one_msg(&iov, &rma, &c[k]);
 			uint64_t f = (k & 1) ? FI_COMPLETION : 0;
 			xf_fill_at(reg.buf + off, n, 0x5000 + (size_t) k);
 			if (k < 2)
@@ -538,8 +541,7 @@ static void phase_selective(void)
 		{
 			struct iovec iov = { reg.buf + GUARD, 1 };
 			struct fi_rma_iov rma = { peer.addr + GUARD, 1, peer.key };
-			struct fi_msg_rma m = { .msg_iov = &iov, .desc = &reg.desc, .iov_count = 1, .addr = ft_peer,
-						.rma_iov = &rma, .rma_iov_count = 1, .context = &c[0] };
+			struct fi_msg_rma m = one_msg(&iov, &rma, &c[0]);
 			FT_POST(fi_readmsg(ep2.ep, &m, FI_COMPLETION), "fi_readmsg(ep2, drain)");
 			xf_cq_get(ep2.txcq, &e, "selective drain read");
 		}
