@@ -194,6 +194,10 @@ static inline void ft_open_cqs(enum fi_cq_format format)
 		ft_die("fi_av_open: %s", fi_strerror(-rc));
 }
 
+/* Called by ft_open_ep after its bindings and before fi_enable, when set:
+ * a program binds more (counters, ...) to the endpoint there. */
+static void (*ft_before_enable)(struct fid_ep *ep);
+
 /* Creates, binds and enables the active endpoint from `info`. */
 static inline void ft_open_ep(struct fi_info *info)
 {
@@ -206,6 +210,8 @@ static inline void ft_open_ep(struct fi_info *info)
 		ft_die("fi_ep_bind(av): %s", fi_strerror(-rc));
 	if (info->ep_attr->type == FI_EP_MSG && (rc = fi_ep_bind(ft_ep, &ft_eq->fid, 0)))
 		ft_die("fi_ep_bind(eq): %s", fi_strerror(-rc));
+	if (ft_before_enable)
+		ft_before_enable(ft_ep);
 	if ((rc = fi_enable(ft_ep)))
 		ft_die("fi_enable: %s", fi_strerror(-rc));
 }
