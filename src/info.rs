@@ -88,6 +88,13 @@ pub struct DomainAttr {
     pub max_err_data: usize,
     pub mr_cnt: usize,
     pub tclass: u32,
+    /// ABI 1.7 on (libfabric 1.20).
+    pub max_ep_auth_key: usize,
+    /// ABI 1.8 on (libfabric 2.0).
+    pub max_group_id: u32,
+    /// ABI 1.9 on (libfabric 2.5).
+    pub max_cntr_value: u64,
+    pub max_err_cntr_value: u64,
 }
 
 /// Fabric attributes. `fabric` is the opaque fabric handle.
@@ -302,6 +309,10 @@ impl DomainAttr {
                 max_err_data: a.max_err_data,
                 mr_cnt: a.mr_cnt,
                 tclass: a.tclass,
+                max_ep_auth_key: a.max_ep_auth_key,
+                max_group_id: a.max_group_id,
+                max_cntr_value: a.max_cntr_value,
+                max_err_cntr_value: a.max_err_cntr_value,
             },
         }
     }
@@ -333,6 +344,10 @@ impl DomainAttr {
         a.max_err_data = self.max_err_data;
         a.mr_cnt = self.mr_cnt;
         a.tclass = self.tclass;
+        a.max_ep_auth_key = self.max_ep_auth_key;
+        a.max_group_id = self.max_group_id;
+        a.max_cntr_value = self.max_cntr_value;
+        a.max_err_cntr_value = self.max_err_cntr_value;
     }
 }
 

@@ -733,6 +733,14 @@ struct fi_domain_attr {
 	size_t mr_cnt;
 	/* `tclass`. */
 	uint32_t tclass;
+	/* `max_ep_auth_key` (ABI 1.7, libfabric 1.20). */
+	size_t max_ep_auth_key;
+	/* `max_group_id` (ABI 1.8, libfabric 2.0). */
+	uint32_t max_group_id;
+	/* `max_cntr_value` (ABI 1.9, libfabric 2.5). */
+	uint64_t max_cntr_value;
+	/* `max_err_cntr_value` (ABI 1.9, libfabric 2.5). */
+	uint64_t max_err_cntr_value;
 };
 
 /* `struct fi_fabric_attr`. */
@@ -982,6 +990,9 @@ struct fid_fabric {
 	/* `api_version`. */
 	uint32_t api_version;
 };
+
+/* `fi_fabric2` (libfabric 2.0): opens the fabric an `fi_info` names. */
+int fi_fabric2(struct fi_info *info, struct fid_fabric **fabric, uint64_t flags, void *context);
 
 /* `fi_fabric`. */
 int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);

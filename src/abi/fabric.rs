@@ -674,6 +674,14 @@ pub struct fi_domain_attr {
     pub mr_cnt: usize,
     /// `tclass`.
     pub tclass: u32,
+    /// `max_ep_auth_key` (ABI 1.7, libfabric 1.20).
+    pub max_ep_auth_key: usize,
+    /// `max_group_id` (ABI 1.8, libfabric 2.0).
+    pub max_group_id: u32,
+    /// `max_cntr_value` (ABI 1.9, libfabric 2.5).
+    pub max_cntr_value: u64,
+    /// `max_err_cntr_value` (ABI 1.9, libfabric 2.5).
+    pub max_err_cntr_value: u64,
 }
 
 /// `struct fi_fabric_attr`.
@@ -1020,6 +1028,16 @@ pub struct fid_fabric {
     pub ops: *mut fi_ops_fabric,
     /// `api_version`.
     pub api_version: u32,
+}
+
+extern "C" {
+    /// `fi_fabric2` (libfabric 2.0): opens the fabric an `fi_info` names.
+    pub fn fi_fabric2(
+        info: *mut fi_info,
+        fabric: *mut *mut fid_fabric,
+        flags: u64,
+        context: *mut c_void,
+    ) -> c_int;
 }
 
 extern "C" {

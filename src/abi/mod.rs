@@ -54,6 +54,7 @@ pub mod eq;
 pub mod errno;
 pub mod ext;
 pub mod fabric;
+pub mod layouts;
 pub mod log;
 pub mod prov;
 pub mod rma;

@@ -1,7 +1,8 @@
 /*
- * The compat entry points: fi_getinfo/fi_dupinfo/fi_freeinfo at
- * FABRIC_1.0, 1.1 and 1.2 and fi_fabric at FABRIC_1.0 accept the older,
- * smaller attribute layouts. Old-layout hints are placed at the very end
+ * The entry points of every ABI node: fi_getinfo/fi_dupinfo/fi_freeinfo at
+ * FABRIC_1.0, 1.1, 1.2, 1.3, 1.7, 1.8 and 1.9 (the default) and fi_fabric at
+ * FABRIC_1.0 accept that node's attribute layouts, and fi_fabric2@FABRIC_1.8
+ * opens the fabric of an entry. Old-layout hints are placed at the very end
  * of a page followed by an inaccessible page, so reading one byte past an
  * old struct crashes the test.
  *
@@ -28,16 +29,22 @@ static int failures;
 		} \
 	} while (0)
 
-/* Sizes of each struct in each old ABI (see src/compat.rs). */
+/* Sizes of each struct in each ABI node (fabric(7) "ABI CHANGES"), and an
+ * API version a program built against that node's headers passes. */
 struct layout {
 	const char *node;
 	size_t info, tx, rx, ep, domain, fabric;
+	uint32_t version;
 };
 
 static const struct layout layouts[] = {
-	{ "FABRIC_1.0", 112, 72, 64, 80, 120, 28 },
-	{ "FABRIC_1.1", 112, 72, 64, 96, 184, 32 },
-	{ "FABRIC_1.2", 120, 72, 64, 96, 184, 32 },
+	{ "FABRIC_1.0", 112, 72, 64, 80, 120, 28, FI_VERSION(1, 4) },
+	{ "FABRIC_1.1", 112, 72, 64, 96, 184, 32, FI_VERSION(1, 4) },
+	{ "FABRIC_1.2", 120, 72, 64, 96, 184, 32, FI_VERSION(1, 4) },
+	{ "FABRIC_1.3", 120, 80, 64, 96, 192, 32, FI_VERSION(1, 17) },
+	{ "FABRIC_1.7", 120, 80, 64, 96, 200, 32, FI_VERSION(1, 17) },
+	{ "FABRIC_1.8", 120, 80, 64, 96, 208, 32, FI_VERSION(1, 17) },
+	{ "FABRIC_1.9", 120, 80, 64, 96, 224, 32, FI_VERSION(1, 17) },
 };
 
 /* A zeroed object of `size` bytes that ends exactly at a guard page. */
@@ -88,16 +95,19 @@ int main(void)
 		fab->prov_name = (char *) "sockets";
 
 		struct fi_info *res = NULL;
-		int rc = gi(FI_VERSION(1, 4), "127.0.0.1", NULL, 0, h, &res);
+		int rc = gi(l->version, "127.0.0.1", NULL, 0, h, &res);
 		EXPECT(rc == 0 && res, "%s fi_getinfo: %d", l->node, rc);
 		if (rc == 0) {
 			EXPECT(res->ep_attr->type == FI_EP_RDM, "%s: entry type", l->node);
 			EXPECT(res->fabric_attr->prov_name &&
 			       strcmp(res->fabric_attr->prov_name, "sockets") == 0, "%s: prov_name", l->node);
 			/* Old applications get the old mr_mode enum (API < 1.5). */
-			EXPECT(res->domain_attr->mr_mode == FI_MR_BASIC ||
+			EXPECT(l->version >= FI_VERSION(1, 5) ||
+			       res->domain_attr->mr_mode == FI_MR_BASIC ||
 			       res->domain_attr->mr_mode == FI_MR_SCALABLE,
 			       "%s: mr_mode %d is not an old enum value", l->node, res->domain_attr->mr_mode);
+			EXPECT(res->fabric_attr->api_version == l->version, "%s: api_version %#x",
+			       l->node, res->fabric_attr->api_version);
 			struct fi_info *d = di(res);
 			EXPECT(d && d->fabric_attr->prov_name != res->fabric_attr->prov_name &&
 			       strcmp(d->fabric_attr->prov_name, "sockets") == 0, "%s: fi_dupinfo copies strings", l->node);
@@ -134,6 +144,29 @@ int main(void)
 				EXPECT(fabric->api_version == FI_VERSION(1, 0), "api_version %#x", fabric->api_version);
 				fi_close(&fabric->fid);
 			}
+		}
+	}
+	/* fi_fabric2@FABRIC_1.8 opens the fabric of an entry, at its API. */
+	{
+		typedef int (*fabric2_fn)(struct fi_info *, struct fid_fabric **, uint64_t, void *);
+		fabric2_fn f2 = (fabric2_fn) dlvsym(lib, "fi_fabric2", "FABRIC_1.8");
+		getinfo_fn gi = (getinfo_fn) dlvsym(lib, "fi_getinfo", "FABRIC_1.8");
+		freeinfo_fn fi = (freeinfo_fn) dlvsym(lib, "fi_freeinfo", "FABRIC_1.8");
+		struct fi_info *res = NULL;
+		struct fid_fabric *fabric = NULL;
+		EXPECT(f2 && gi && fi, "fi_fabric2@FABRIC_1.8");
+		if (f2 && gi && fi && gi(FI_VERSION(1, 17), "127.0.0.1", NULL, 0, NULL, &res) == 0) {
+			EXPECT(f2(NULL, &fabric, 0, NULL) == -FI_EINVAL, "fi_fabric2(NULL info)");
+			EXPECT(f2(res, NULL, 0, NULL) == -FI_EINVAL, "fi_fabric2(NULL fabric)");
+			EXPECT(f2(res, &fabric, 1, NULL) == -FI_EBADFLAGS, "fi_fabric2 flags");
+			EXPECT(f2(res, &fabric, 0, &failures) == 0 && fabric, "fi_fabric2");
+			if (fabric) {
+				EXPECT(fabric->api_version == FI_VERSION(1, 17), "fi_fabric2 api_version %#x",
+				       fabric->api_version);
+				EXPECT(fabric->fid.context == &failures, "fi_fabric2 context");
+				fi_close(&fabric->fid);
+			}
+			fi(res);
 		}
 	}
 	printf("compat: %d failures\n", failures);
