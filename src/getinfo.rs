@@ -306,7 +306,7 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
         if !p
             .prov_name
             .as_deref()
-            .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            .is_some_and(|n| crate::provider::hint_selects(name, n))
         {
             return mismatch("prov_name", &p.prov_name, &h.prov_name);
         }
@@ -434,12 +434,12 @@ pub fn getinfo(providers: &[&dyn Provider], req: &Request<'_>) -> Result<Vec<Inf
     let mut reasons = Vec::new();
     for prov in providers {
         let name = prov.name();
-        if !env_filter.allows(name) {
+        if !env_filter.allows_provider(name) {
             reasons.push(format!("{name}: excluded by FI_PROVIDER"));
             continue;
         }
         if let Some(hp) = &hint_prov {
-            if !hp.eq_ignore_ascii_case(name) {
+            if !crate::provider::hint_selects(hp, name) {
                 reasons.push(format!("{name}: hints ask for provider {hp}"));
                 continue;
             }
@@ -449,9 +449,16 @@ pub fn getinfo(providers: &[&dyn Provider], req: &Request<'_>) -> Result<Vec<Inf
             continue;
         }
         if req.flags & FI_PROV_ATTR_ONLY != 0 {
+            let listed = crate::provider::listed_name(name);
+            if out
+                .iter()
+                .any(|i: &Info| i.fabric.prov_name.as_deref() == Some(listed))
+            {
+                continue;
+            }
             out.push(Info {
                 fabric: FabricAttr {
-                    prov_name: Some(name.to_string()),
+                    prov_name: Some(listed.to_string()),
                     prov_version: prov.version(),
                     api_version: req.version,
                     ..Default::default()
