@@ -1,5 +1,8 @@
-//! Reading `fi_info` lists of any ABI node, for the compat entry points
-//! (`fi_getinfo@FABRIC_1.0` … `@FABRIC_1.8`, `fi_fabric@FABRIC_1.0`).
+//! Older layouts: `fi_info` lists of any ABI node, for the compat entry
+//! points (`fi_getinfo@FABRIC_1.0` … `@FABRIC_1.8`, `fi_fabric@FABRIC_1.0`),
+//! and the structs applications allocate themselves, whose layout the API
+//! version they pass to `fi_getinfo` decides (`fi_cq_err_entry`,
+//! `fi_eq_err_entry`: how many bytes we may write).
 //!
 //! Attribute structs only ever grew at their tail ([`crate::abi::layouts`]),
 //! so reading an old-layout list copies each struct's prefix into zeroed
@@ -14,12 +17,45 @@
 
 use crate::abi::*;
 use crate::info::Info;
-use core::mem::{size_of, MaybeUninit};
+use core::mem::{offset_of, size_of, MaybeUninit};
 use core::ptr;
 
 pub use crate::abi::layouts::{
     Layout, ABI_1_0, ABI_1_1, ABI_1_2, ABI_1_3, ABI_1_7, ABI_1_8, ABI_1_9, ABI_CURRENT, ABI_NODES,
 };
+
+/// `FI_VERSION(1, 5)`: `err_data_size` in CQ and EQ error entries, the
+/// `mr_mode` bits instead of the old enum, auth keys.
+pub const API_1_5: u32 = (1 << 16) | 5;
+/// `FI_VERSION(1, 20)`: `fi_cq_err_entry.src_addr`; `max_ep_auth_key`.
+pub const API_1_20: u32 = (1 << 16) | 20;
+/// `FI_VERSION(2, 0)`: `max_group_id`; caps bits 45, 46 and 48 renamed.
+pub const API_2_0: u32 = 2 << 16;
+/// `FI_VERSION(2, 5)`: `max_cntr_value`, `max_err_cntr_value`.
+pub const API_2_5: u32 = (2 << 16) | 5;
+
+/// How many bytes of an application's `fi_cq_err_entry` an application of
+/// API version `api` has: without `err_data_size` before 1.5, without
+/// `src_addr` before 1.20 (what `fi_cq_readerr` may write).
+pub const fn cq_err_entry_size(api: u32) -> usize {
+    if api < API_1_5 {
+        offset_of!(fi_cq_err_entry, err_data_size)
+    } else if api < API_1_20 {
+        offset_of!(fi_cq_err_entry, src_addr)
+    } else {
+        size_of::<fi_cq_err_entry>()
+    }
+}
+
+/// How many bytes of an application's `fi_eq_err_entry` an application of
+/// API version `api` has (`err_data_size` from 1.5).
+pub const fn eq_err_entry_size(api: u32) -> usize {
+    if api < API_1_5 {
+        offset_of!(fi_eq_err_entry, err_data_size)
+    } else {
+        size_of::<fi_eq_err_entry>()
+    }
+}
 
 /// The layout of the node whose symbol version is `FABRIC_1.<minor>`.
 pub fn layout_of_node(minor: u32) -> Option<&'static Layout> {
@@ -124,6 +160,18 @@ mod tests {
         );
         assert_eq!(layout_of_node(8), Some(&ABI_1_8));
         assert_eq!(layout_of_node(4), None);
+    }
+
+    #[test]
+    fn error_entry_sizes_follow_the_api_version() {
+        let v = |maj: u32, min: u32| (maj << 16) | min;
+        assert_eq!(cq_err_entry_size(v(1, 4)), 72);
+        assert_eq!(cq_err_entry_size(v(1, 5)), 80);
+        assert_eq!(cq_err_entry_size(v(1, 19)), 80);
+        assert_eq!(cq_err_entry_size(v(1, 20)), 88);
+        assert_eq!(cq_err_entry_size(v(2, 1)), 88);
+        assert_eq!(eq_err_entry_size(v(1, 0)), 40);
+        assert_eq!(eq_err_entry_size(v(1, 17)), 48);
     }
 
     #[test]

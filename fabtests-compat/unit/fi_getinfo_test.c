@@ -673,8 +673,8 @@ static void check_versions(void)
 {
 	struct fi_info *h = hints_for(ft_ep_type), *info = NULL;
 	FT_RC(fi_getinfo(FI_VERSION(99, 0), NULL, NULL, 0, h, &info), -FI_ENOSYS);
-	FT_RC(fi_getinfo(FI_VERSION(1, 99), NULL, NULL, 0, h, &info), -FI_ENOSYS);
-	FT_RC(fi_getinfo(FI_VERSION(2, 0), NULL, NULL, 0, NULL, &info), -FI_ENOSYS);
+	FT_RC(fi_getinfo(FI_VERSION(2, 99), NULL, NULL, 0, h, &info), -FI_ENOSYS);
+	FT_RC(fi_getinfo(FI_VERSION(3, 0), NULL, NULL, 0, NULL, &info), -FI_ENOSYS);
 	FT_RC(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, h, &info), 0);
 	if (info)
 		FT_CHECK(info->fabric_attr->api_version == FI_VERSION(1, 5), "1.5 request: api_version %u.%u",

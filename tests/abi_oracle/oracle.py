@@ -43,7 +43,8 @@ SRC = '\n'.join('#include <rdma/%s>' % h for h in HEADERS) + '\n'
 # Structs a newer ABI node appended fields to: per upstream set, the Rust
 # expression for the size that set's layout has (src/abi/layouts.rs).
 GROWN = {
-    '1.17': {'struct fi_domain_attr': 'oxifabric::abi::layouts::ABI_1_3.domain'},
+    '1.17': {'struct fi_domain_attr': 'oxifabric::abi::layouts::ABI_1_3.domain',
+             'struct fi_cq_err_entry': 'oxifabric::compat::cq_err_entry_size((1 << 16) | 17)'},
     '2.1': {'struct fi_domain_attr': 'oxifabric::abi::layouts::ABI_1_8.domain'},
 }
 # Items of upstream releases after 2.1 (up to 2.6, the newest ABI node),
