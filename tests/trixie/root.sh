@@ -5,7 +5,7 @@
 # cached outside the checkout, so later runs cost nothing; concurrent callers
 # wait on one lock. OXI_TRIXIE_ROOT overrides the location.
 set -eu
-root=${OXI_TRIXIE_ROOT:-/var/cache/oxifabric/trixie-root}
+root=${OXI_TRIXIE_ROOT:-${OXI_CACHE:-/var/cache/oxifabric}/trixie-root}
 mirror=${OXI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 pkgs=libfabric-bin,openmpi-bin,libopenmpi-dev,automake,gcc,libc6-dev
 mkdir -p "$(dirname "$root")"
