@@ -137,7 +137,7 @@ install: all
 	ln -sf libfabric.so.1 $(DESTDIR)$(PREFIX)/lib/libfabric.so
 	install -m 0644 include/rdma/*.h $(DESTDIR)$(PREFIX)/include/rdma/
 	install -m 0644 include/rdma/providers/*.h $(DESTDIR)$(PREFIX)/include/rdma/providers/
-	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@version@|1.17.0|g' pkgconfig/libfabric.pc.in \
+	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@version@|2.1.0|g' pkgconfig/libfabric.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libfabric.pc
 
 clean:

@@ -2,7 +2,8 @@
 //! points (`fi_getinfo@FABRIC_1.0` … `@FABRIC_1.8`, `fi_fabric@FABRIC_1.0`),
 //! and the structs applications allocate themselves, whose layout the API
 //! version they pass to `fi_getinfo` decides (`fi_cq_err_entry`,
-//! `fi_eq_err_entry`: how many bytes we may write).
+//! `fi_eq_err_entry`: how many bytes we may write; `fi_mr_attr`: how many
+//! we may read).
 //!
 //! Attribute structs only ever grew at their tail ([`crate::abi::layouts`]),
 //! so reading an old-layout list copies each struct's prefix into zeroed
@@ -27,6 +28,10 @@ pub use crate::abi::layouts::{
 /// `FI_VERSION(1, 5)`: `err_data_size` in CQ and EQ error entries, the
 /// `mr_mode` bits instead of the old enum, auth keys.
 pub const API_1_5: u32 = (1 << 16) | 5;
+/// `FI_VERSION(1, 19)`: `fi_mr_attr.hmem_data`.
+pub const API_1_19: u32 = (1 << 16) | 19;
+/// `FI_VERSION(1, 22)`: `fi_mr_attr.page_size`.
+pub const API_1_22: u32 = (1 << 16) | 22;
 /// `FI_VERSION(1, 20)`: `fi_cq_err_entry.src_addr`; `max_ep_auth_key`.
 pub const API_1_20: u32 = (1 << 16) | 20;
 /// `FI_VERSION(2, 0)`: `max_group_id`; caps bits 45, 46 and 48 renamed.
@@ -54,6 +59,40 @@ pub const fn eq_err_entry_size(api: u32) -> usize {
         offset_of!(fi_eq_err_entry, err_data_size)
     } else {
         size_of::<fi_eq_err_entry>()
+    }
+}
+
+/// How many bytes of an application's `fi_mr_attr` an application of API
+/// version `api` has: auth keys from 1.5 (before that the struct ended at
+/// `context`), `hmem_data` from 1.19, the dma-buf union member from 1.20
+/// (same bytes as `mr_iov`), `page_size` from 1.22, `base_mr` and
+/// `sub_mr_cnt` from 2.0. What a registration may read.
+pub const fn mr_attr_size(api: u32) -> usize {
+    if api < API_1_5 {
+        offset_of!(fi_mr_attr, auth_key_size)
+    } else if api < API_1_19 {
+        offset_of!(fi_mr_attr, hmem_data)
+    } else if api < API_1_22 {
+        offset_of!(fi_mr_attr, page_size)
+    } else if api < API_2_0 {
+        offset_of!(fi_mr_attr, base_mr)
+    } else {
+        size_of::<fi_mr_attr>()
+    }
+}
+
+/// Reads an application's `fi_mr_attr`: only the fields its API version
+/// has, the rest zero.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of `mr_attr_size(api)` bytes.
+pub unsafe fn read_mr_attr(p: *const fi_mr_attr, api: u32) -> Option<fi_mr_attr> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: `p` is readable for this many bytes (caller); fi_mr_attr
+        // holds only integers, pointers and unions of them.
+        Some(unsafe { prefix(p, mr_attr_size(api)) })
     }
 }
 
@@ -172,6 +211,33 @@ mod tests {
         assert_eq!(cq_err_entry_size(v(2, 1)), 88);
         assert_eq!(eq_err_entry_size(v(1, 0)), 40);
         assert_eq!(eq_err_entry_size(v(1, 17)), 48);
+        assert_eq!(mr_attr_size(v(1, 4)), 48);
+        assert_eq!(mr_attr_size(v(1, 17)), 80);
+        assert_eq!(mr_attr_size(v(1, 19)), 88);
+        assert_eq!(mr_attr_size(v(1, 22)), 96);
+        assert_eq!(mr_attr_size(v(2, 0)), 112);
+    }
+
+    #[test]
+    fn mr_attr_reads_only_the_api_versions_fields() {
+        // SAFETY: a zeroed fi_mr_attr (integers and pointers) is valid.
+        let mut a: fi_mr_attr = unsafe { core::mem::zeroed() };
+        a.iov_count = 1;
+        a.auth_key_size = 4;
+        a.page_size = 4096;
+        a.sub_mr_cnt = 2;
+        // SAFETY: `a` is a full current-layout struct.
+        let old = unsafe { read_mr_attr(&a, (1 << 16) | 4) }.unwrap();
+        assert_eq!((old.iov_count, old.auth_key_size, old.page_size), (1, 0, 0));
+        // SAFETY: as above.
+        let v122 = unsafe { read_mr_attr(&a, (1 << 16) | 22) }.unwrap();
+        assert_eq!(
+            (v122.auth_key_size, v122.page_size, v122.sub_mr_cnt),
+            (4, 4096, 0)
+        );
+        // SAFETY: as above.
+        let v2 = unsafe { read_mr_attr(&a, 2 << 16) }.unwrap();
+        assert_eq!(v2.sub_mr_cnt, 2);
     }
 
     #[test]

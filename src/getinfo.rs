@@ -18,7 +18,7 @@ pub const PRIMARY_CAPS: u64 = FI_MSG
     | FI_MULTICAST
     | FI_NAMED_RX_CTX
     | FI_DIRECTED_RECV
-    | FI_VARIABLE_MSG
+    | crate::abi::layouts::v1::FI_VARIABLE_MSG
     | FI_HMEM
     | FI_COLLECTIVE
     | FI_READ

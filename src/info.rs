@@ -286,7 +286,8 @@ impl DomainAttr {
                 name: string(a.name),
                 threading: a.threading,
                 control_progress: a.control_progress,
-                data_progress: a.data_progress,
+                // SAFETY: both union members are the same fi_progress.
+                data_progress: unsafe { a.__anon_progress.data_progress },
                 resource_mgmt: a.resource_mgmt,
                 av_type: a.av_type,
                 mr_mode: a.mr_mode,
@@ -321,7 +322,7 @@ impl DomainAttr {
         a.name = c_string(&self.name);
         a.threading = self.threading;
         a.control_progress = self.control_progress;
-        a.data_progress = self.data_progress;
+        a.__anon_progress.data_progress = self.data_progress;
         a.resource_mgmt = self.resource_mgmt;
         a.av_type = self.av_type;
         a.mr_mode = self.mr_mode;

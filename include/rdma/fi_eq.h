@@ -376,6 +376,8 @@ struct fid_cq {
 enum fi_cntr_events {
 	/* `FI_CNTR_EVENTS_COMP`. */
 	FI_CNTR_EVENTS_COMP = 0,
+	/* `FI_CNTR_EVENTS_BYTES` (2.0): count bytes, not completions. */
+	FI_CNTR_EVENTS_BYTES = 1,
 };
 
 /* `struct fi_cntr_attr`. */

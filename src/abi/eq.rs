@@ -462,6 +462,8 @@ c_enum! {
     pub enum fi_cntr_events : c_uint {
         /// `FI_CNTR_EVENTS_COMP`.
         FI_CNTR_EVENTS_COMP = 0,
+        /// `FI_CNTR_EVENTS_BYTES` (2.0): count bytes, not completions.
+        FI_CNTR_EVENTS_BYTES = 1,
     }
 }
 

@@ -91,3 +91,17 @@ const _: () = {
     assert!(ABI_1_3.info == 120 && ABI_1_3.tx == 80 && ABI_1_3.domain == 192);
     assert!(ABI_1_7.domain == 200 && ABI_1_8.domain == 208 && ABI_1_9.domain == 224);
 };
+
+/// Bits of libfabric 1.x that its 2.0 headers dropped (defining some of
+/// them as 0 so old sources still build). The library still knows them to
+/// answer and print for applications of API 1.x as upstream 1.x did.
+pub mod v1 {
+    /// `FI_VARIABLE_MSG` (capability; bit 48 is `FI_EXACT_DIRECTED_RECV` in 2.x).
+    pub const FI_VARIABLE_MSG: u64 = 1 << 48;
+    /// `FI_NOTIFY_FLAGS_ONLY` (mode bit).
+    pub const FI_NOTIFY_FLAGS_ONLY: u64 = 1 << 54;
+    /// `FI_RESTRICTED_COMP` (mode bit).
+    pub const FI_RESTRICTED_COMP: u64 = 1 << 53;
+    /// `FI_BUFFERED_RECV` (mode bit).
+    pub const FI_BUFFERED_RECV: u64 = 1 << 51;
+}
