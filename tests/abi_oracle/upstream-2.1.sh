@@ -7,13 +7,15 @@
 set -eu
 cache=${OXI_CACHE:-/var/cache/oxifabric}
 dir=$cache/libfabric-dev-2.1
-mirror=${OXI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=/dev/null
+. "$(dirname "$0")"/../trixie/mirror.sh
 mkdir -p "$cache"
 exec 9>"$dir.lock"
 flock 9
 if [ ! -e "$dir/.complete" ]; then
 	apt=$cache/apt-trixie
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/etc/preferences.d" "$apt/etc/apt.conf.d" "$apt/dl"
+	mirror=$(debian_mirror)
 	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" >"$apt/etc/sources.list"
 	: >"$apt/status"
 	opts=(-o Dir::Etc::sourcelist="$apt/etc/sources.list" -o Dir::Etc::sourceparts=- \

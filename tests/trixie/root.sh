@@ -6,7 +6,8 @@
 # wait on one lock. OXI_TRIXIE_ROOT overrides the location.
 set -eu
 root=${OXI_TRIXIE_ROOT:-${OXI_CACHE:-/var/cache/oxifabric}/trixie-root}
-mirror=${OXI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# shellcheck source=/dev/null
+. "$(dirname "$0")"/mirror.sh
 pkgs=libfabric-bin,openmpi-bin,libopenmpi-dev,automake,gcc,libc6-dev
 mkdir -p "$(dirname "$root")"
 exec 9>"$root.lock"
@@ -18,7 +19,7 @@ if [ ! -e "$root/.oxifabric-complete" ]; then
 	echo "creating the Debian 13 root in $root (debootstrap, about a minute)" >&2
 	# automake is listed because the resolver otherwise fails on
 	# automake-1.17 (pulled in by libopenmpi-dev).
-	debootstrap --variant=minbase --include="$pkgs" trixie "$tmp" "$mirror" >"$tmp.log" 2>&1 ||
+	debootstrap --variant=minbase --include="$pkgs" trixie "$tmp" "$(debian_mirror)" >"$tmp.log" 2>&1 ||
 		{ tail -20 "$tmp.log" >&2; exit 1; }
 	rm -rf "$tmp/var/cache/apt/archives"/*.deb
 	rm -rf "$root"
