@@ -17,6 +17,7 @@
 //! `unsafe` read below says which part of that promise it uses. Nothing is
 //! written or freed.
 
+use crate::abi::layouts::v1;
 use crate::abi::*;
 use core::ffi::CStr;
 
@@ -89,7 +90,7 @@ const CAPS: &[(u64, &str)] = &[
     (FI_REMOTE_CQ_DATA, "FI_REMOTE_CQ_DATA"),
     (FI_TRIGGER, "FI_TRIGGER"),
     (FI_FENCE, "FI_FENCE"),
-    (FI_VARIABLE_MSG, "FI_VARIABLE_MSG"),
+    (v1::FI_VARIABLE_MSG, "FI_VARIABLE_MSG"),
     (FI_RMA_PMEM, "FI_RMA_PMEM"),
     (FI_SOURCE_ERR, "FI_SOURCE_ERR"),
     (FI_LOCAL_COMM, "FI_LOCAL_COMM"),
@@ -147,10 +148,10 @@ const MODE: &[(u64, &str)] = &[
     (FI_ASYNC_IOV, "FI_ASYNC_IOV"),
     (FI_RX_CQ_DATA, "FI_RX_CQ_DATA"),
     (FI_LOCAL_MR, "FI_LOCAL_MR"),
-    (FI_NOTIFY_FLAGS_ONLY, "FI_NOTIFY_FLAGS_ONLY"),
-    (FI_RESTRICTED_COMP, "FI_RESTRICTED_COMP"),
+    (v1::FI_NOTIFY_FLAGS_ONLY, "FI_NOTIFY_FLAGS_ONLY"),
+    (v1::FI_RESTRICTED_COMP, "FI_RESTRICTED_COMP"),
     (FI_CONTEXT2, "FI_CONTEXT2"),
-    (FI_BUFFERED_RECV, "FI_BUFFERED_RECV"),
+    (v1::FI_BUFFERED_RECV, "FI_BUFFERED_RECV"),
 ];
 
 const CQ_FLAGS: &[(u64, &str)] = &[
@@ -549,7 +550,9 @@ unsafe fn domain_attr(o: &mut Out, a: &fi_domain_attr, ind: &str) {
         "control_progress",
         name_of(PROGRESS, a.control_progress),
     );
-    line(o, ind, "data_progress", name_of(PROGRESS, a.data_progress));
+    // SAFETY: both members of the union are the same fi_progress.
+    let data_progress = unsafe { a.__anon_progress.data_progress };
+    line(o, ind, "data_progress", name_of(PROGRESS, data_progress));
     line(
         o,
         ind,

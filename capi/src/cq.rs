@@ -6,7 +6,9 @@ use crate::boundary::{catch, with_handle};
 use crate::domain::domain_handle;
 use crate::handles::*;
 use core::ffi::{c_char, c_int, c_void};
+use core::mem::offset_of;
 use oxifabric::abi::*;
+use oxifabric::compat;
 use oxifabric::core_warn;
 use oxifabric::object::{BindRef, Handle};
 use oxifabric::service::cq::{Completion, CompletionQueue, CqAttr};
@@ -291,9 +293,6 @@ extern "C" fn cq_sreadfrom(
     })
 }
 
-/// `FI_VERSION(1, 5)`: `fi_cq_err_entry` gained `err_data_size`.
-const V1_5: u32 = (1 << 16) | 5;
-
 extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64) -> isize {
     with_handle!(cq_handle, cq, "fi_cq_readerr", |h| {
         if buf.is_null() {
@@ -308,7 +307,9 @@ extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64)
             Ok(e) => e,
             Err(e) => return e.code() as isize,
         };
-        let new_layout = h.inner.api_version >= V1_5;
+        // The application's struct is as large as its API version says.
+        let n = compat::cq_err_entry_size(h.inner.api_version);
+        let new_layout = n > offset_of!(fi_cq_err_entry, err_data_size);
         // What the application asked for: its own buffer for err_data.
         let user_data = if new_layout {
             // SAFETY: rule 2, a 1.5+ caller's buf is a readable
@@ -332,12 +333,7 @@ extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64)
             prov_errno: e.prov_errno,
             err_data,
             err_data_size,
-        };
-        // Old applications have the smaller struct without err_data_size.
-        let n = if new_layout {
-            core::mem::size_of::<fi_cq_err_entry>()
-        } else {
-            core::mem::offset_of!(fi_cq_err_entry, err_data_size)
+            src_addr: e.comp.src,
         };
         // SAFETY: rule 3, buf is the caller's entry of its API's size.
         unsafe { write_err_entry(&entry, buf, n) };

@@ -238,8 +238,6 @@ extern "C" fn eq_sread(
     })
 }
 
-const V1_5: u32 = (1 << 16) | 5;
-
 extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64) -> isize {
     with_handle!(eq_handle, eq, "fi_eq_readerr", |h| {
         if buf.is_null() {
@@ -252,7 +250,9 @@ extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64)
             Ok(e) => e,
             Err(e) => return e.code() as isize,
         };
-        let new_layout = h.inner.api_version >= V1_5;
+        // The application's struct is as large as its API version says.
+        let n = oxifabric::compat::eq_err_entry_size(h.inner.api_version);
+        let new_layout = n > core::mem::offset_of!(fi_eq_err_entry, err_data_size);
         let user = if new_layout {
             // SAFETY: rule 2, a 1.5+ caller's buf is a readable
             // fi_eq_err_entry whose err_data fields say where data goes.
@@ -271,11 +271,6 @@ extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64)
             prov_errno: e.prov_errno,
             err_data,
             err_data_size,
-        };
-        let n = if new_layout {
-            core::mem::size_of::<fi_eq_err_entry>()
-        } else {
-            core::mem::offset_of!(fi_eq_err_entry, err_data_size)
         };
         // SAFETY: rule 3, buf is the caller's entry of its API's size.
         unsafe { write_err_entry(&entry, buf, n) };

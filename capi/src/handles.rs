@@ -116,9 +116,9 @@ pub unsafe fn place_err_data(
     (keep.as_mut_ptr() as *mut c_void, keep.len())
 }
 
-/// Copies the first `n` bytes of an error entry to the application: the
-/// whole struct, or for API versions before 1.5 the part before
-/// `err_data_size`, which their smaller struct lacks.
+/// Copies the first `n` bytes of an error entry to the application: as
+/// much of the struct as the application's API version knows (`compat`
+/// gives the size per version; before 1.5 there is no `err_data_size`).
 ///
 /// # Safety
 /// `buf` is valid for writes of `n` bytes (rule 3), `n <= size_of::<T>()`.
