@@ -22,19 +22,21 @@
 use crate::attrs;
 use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
 use crate::domain::SockDomain;
-use crate::rx::{complete_into, scatter, Announced, Placement, RndvMatch, RxQueues, Unexpected};
-use crate::sinks::Sinks;
 use crate::sock::{self, Epoll};
 use crate::wire::{Header, Op, FLAG_DISCARD, HEADER_LEN};
 use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
-use oxifabric::ops::{iov_len, Binding, EndpointOps, IoBuf, OptValue, RecvOp, SendOp};
+use oxifabric::ops::{
+    internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, SendOp,
+};
 use oxifabric::prov_log;
-use oxifabric::service::av::AddressVector;
-use oxifabric::service::eq::{EqError, Event, EventData, EventQueue};
+use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
+use oxifabric::service::rxq::{
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, DEFERRED_COST,
+};
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
@@ -59,12 +61,22 @@ enum MsgState {
     Down,
 }
 
+/// Where an announced (rendezvous) message comes from: the connection and
+/// the sender's message id, to answer with `Cts`. The receive queue keeps
+/// it as the token of a deferred message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Announced {
+    pub slot: usize,
+    pub msg_id: u64,
+}
+
+/// A receive matched to an announced message.
+type RndvMatch = DeferredMatch<Announced>;
+
 struct EpState {
-    enabled: bool,
-    sinks: Sinks,
-    eq: Option<Arc<EventQueue>>,
-    av: Option<Arc<AddressVector>>,
-    rxq: RxQueues,
+    /// Bindings, completion routing, enable rules.
+    core: EpCore,
+    rxq: RxQueues<Announced>,
     local: Option<SocketAddr>,
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
@@ -86,7 +98,6 @@ struct EpState {
     /// Receives matched to an announced message, waiting for its `Data`,
     /// by (connection, sender's message id).
     rndv_rx: HashMap<(usize, u64), RndvMatch>,
-    fid: usize,
 }
 
 /// An RDM peer.
@@ -161,10 +172,7 @@ impl SockEp {
             epoll,
             app_progress_ms: std::sync::atomic::AtomicU64::new(0),
             st: Mutex::new(EpState {
-                enabled: false,
-                sinks: Sinks::default(),
-                eq: None,
-                av: None,
+                core: EpCore::new(info, PROV),
                 rxq: RxQueues::default(),
                 local: None,
                 listener: None,
@@ -178,7 +186,6 @@ impl SockEp {
                 next_msg_id: 1,
                 acks: HashMap::new(),
                 tx_queued: 0,
-                fid: 0,
             }),
         });
         Ok(ep)
@@ -245,7 +252,7 @@ impl SockEp {
     }
 
     /// Tears a connection down, failing everything that depended on it.
-    fn close_conn(&self, st: &mut EpState, slot: usize, err: c_int, why: &str) {
+    fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &str) {
         let Some(mut c) = st.conns.get_mut(slot).and_then(Option::take) else {
             return;
         };
@@ -261,7 +268,7 @@ impl SockEp {
         for item in c.txq.drain(..) {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             if let Some(d) = item.done {
-                st.sinks.tx_err(d.ctx, d.tagged, err);
+                st.core.sinks.tx_err(&d.tx, err);
             }
         }
         let dead: Vec<u64> = st
@@ -272,7 +279,7 @@ impl SockEp {
             .collect();
         for k in dead {
             if let Some((_, d)) = st.acks.remove(&k) {
-                st.sinks.tx_err(d.ctx, d.tagged, err);
+                st.core.sinks.tx_err(&d.tx, err);
             }
         }
         if let RxState::Payload {
@@ -282,7 +289,7 @@ impl SockEp {
         } = &c.rx
         {
             if matches!(hdr.op, Op::Msg | Op::Data) {
-                st.sinks.rx_err(recv, err, 0, 0, hdr.tag().is_some());
+                st.core.sinks.rx_err(recv, err, 0, 0);
             }
         }
         // Receives waiting for this connection's announced data fail, and
@@ -291,10 +298,10 @@ impl SockEp {
             st.rndv_rx.keys().filter(|k| k.0 == slot).copied().collect();
         for k in waiting {
             if let Some(m) = st.rndv_rx.remove(&k) {
-                st.sinks.rx_err(&m.recv, err, 0, 0, m.recv.tag.is_some());
+                st.core.sinks.rx_err(&m.recv, err, 0, 0);
             }
         }
-        st.rxq.drop_announced(slot);
+        st.rxq.drop_deferred(|a| a.slot == slot);
         // A peer whose connection died: its waiting sends fail too (those
         // announced and waiting for a clear-to-send among them), and the
         // next send connects afresh.
@@ -327,35 +334,22 @@ impl SockEp {
         for item in failed {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             if let Some(d) = item.done {
-                st.sinks.tx_err(d.ctx, d.tagged, err);
+                st.core.sinks.tx_err(&d.tx, err);
             }
         }
         match st.msg {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
-                if let Some(eq) = &st.eq {
-                    // Connection events carry an fi_eq_cm_entry.
-                    let _ = eq.push(Event {
-                        event: FI_SHUTDOWN as u32,
-                        data: EventData::Cm {
-                            fid: st.fid,
-                            info: None,
-                            data: Vec::new(),
-                        },
-                    });
-                }
-                let sinks = st.sinks.clone();
-                st.rxq.fail_all(FI_ECONNRESET, &sinks);
+                st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
+                let f = Failure {
+                    err: FI_ECONNRESET,
+                    ..err
+                };
+                st.rxq.fail_all(f, &st.core.sinks);
             }
             MsgState::Connecting(s) if s == slot => {
                 st.msg = MsgState::Down;
-                if let Some(eq) = &st.eq {
-                    eq.push_err(EqError {
-                        fid: st.fid,
-                        err,
-                        ..Default::default()
-                    });
-                }
+                st.core.cm_error(err, Vec::new());
             }
             _ => {}
         }
@@ -365,14 +359,15 @@ impl SockEp {
     fn submit(&self, st: &mut EpState, slot: usize, mut item: TxItem) -> Result<()> {
         let inject = matches!(item.data, TxData::Owned(_));
         let Some(c) = st.conns[slot].as_mut() else {
-            return Err(Error::Other(FI_ENOTCONN));
+            return Err(Error::NotConn);
         };
         if c.txq.is_empty() && c.state == ConnState::Open {
             if let Err(e) = c.write_item(&mut item) {
                 let msg = e.to_string();
-                self.close_conn(st, slot, FI_ECONNRESET, &msg);
+                let f = reset(&e);
+                self.close_conn(st, slot, f, &msg);
                 if let Some(d) = item.done {
-                    st.sinks.tx_err(d.ctx, d.tagged, FI_ECONNRESET);
+                    st.core.sinks.tx_err(&d.tx, f);
                 }
                 return Ok(());
             }
@@ -383,8 +378,8 @@ impl SockEp {
         }
         let _ = inject;
         if let Some(d) = item.done {
-            if d.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
-                || d.flags & oxifabric::ops::OP_NO_COMPLETION != 0
+            if d.tx.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
+                || d.tx.internal & internal::NO_COMPLETION != 0
             {
                 item.own_rest();
             }
@@ -406,7 +401,7 @@ impl SockEp {
                 Some(id) => {
                     st.acks.insert(id, (slot, d));
                 }
-                None => st.sinks.tx_done(d.ctx, d.flags, d.tagged),
+                None => st.core.sinks.tx_done(&d.tx),
             }
         }
     }
@@ -422,7 +417,7 @@ impl SockEp {
             if let Err(e) = c.write_item(&mut item) {
                 c.txq.push_front(item);
                 let msg = e.to_string();
-                self.close_conn(st, slot, FI_ECONNRESET, &msg);
+                self.close_conn(st, slot, reset(&e), &msg);
                 return;
             }
             if item.finished() {
@@ -450,7 +445,7 @@ impl SockEp {
 
     /// The peer behind an RDM destination, connecting if needed.
     fn rdm_peer(&self, st: &mut EpState, dest: fi_addr_t) -> Result<SocketAddr> {
-        let av = st.av.as_ref().ok_or(Error::Other(FI_ENOAV))?;
+        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
         let Some(sa) = av.sockaddr(dest) else {
             prov_log!(
                 PROV,
@@ -470,11 +465,11 @@ impl SockEp {
                 FI_LOG_EP_CTRL,
                 "connect to {sa} failed: {e}"
             );
-            Error::Other(FI_ECONNREFUSED)
+            Error::os(FI_ECONNREFUSED, &e)
         })?;
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
         conn.fi_addr = dest;
-        conn.fi_addr_gen = st.av.as_ref().map_or(0, |a| a.generation());
+        conn.fi_addr_gen = st.core.av.as_ref().map_or(0, |a| a.generation());
         let me = st.local.map(|l| addr::to_sockaddr(&l)).unwrap_or_default();
         conn.txq.push_back(Self::control_item(Op::Hello, me, 0));
         st.tx_queued += 1;
@@ -495,7 +490,7 @@ impl SockEp {
                 // The application may reuse inject buffers at once.
                 if item
                     .done
-                    .is_some_and(|d| d.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0)
+                    .is_some_and(|d| d.tx.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0)
                 {
                     item.own_rest();
                 }
@@ -532,7 +527,7 @@ impl SockEp {
         };
         // The cached answer holds until the AV changes (a removed peer is
         // no longer nameable; a re-inserted one has a new fi_addr).
-        if let (Some(av), Some(p)) = (&st.av, c.peer) {
+        if let (Some(av), Some(p)) = (&st.core.av, c.peer) {
             let gen = av.generation();
             if c.fi_addr == FI_ADDR_NOTAVAIL || c.fi_addr_gen != gen {
                 c.fi_addr = av.reverse(&p);
@@ -576,7 +571,7 @@ impl SockEp {
             }
             Op::Hello | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
                 if hdr.len > MAX_CONTROL {
-                    self.close_conn(st, slot, FI_EIO, "oversized control frame");
+                    self.close_conn(st, slot, Failure::code(FI_EIO), "oversized control frame");
                     return None;
                 }
                 Some(RxState::Payload {
@@ -609,19 +604,21 @@ impl SockEp {
             }
             Op::Ack => {
                 if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
-                    st.sinks.tx_done(d.ctx, d.flags, d.tagged);
+                    st.core.sinks.tx_done(&d.tx);
                 }
                 None
             }
             Op::Shutdown => {
-                self.close_conn(st, slot, FI_ECONNRESET, "peer shut down");
+                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), "peer shut down");
                 None
             }
             Op::Rts => {
                 let src = self.src_of(st, slot);
-                let from = Announced {
-                    slot,
-                    msg_id: hdr.msg_id,
+                let from = Deferred {
+                    token: Announced {
+                        slot,
+                        msg_id: hdr.msg_id,
+                    },
                     len: hdr.len as usize,
                 };
                 match st.rxq.place_last(src, hdr.tag(), from.len) {
@@ -636,17 +633,19 @@ impl SockEp {
                         self.clear_to_send(st, m);
                     }
                     Placement::Unexpected => {
-                        if !st.rxq.unexpected_room(crate::rx::ANNOUNCED_COST) {
+                        if !st.rxq.unexpected_room(DEFERRED_COST) {
                             // Wait in TCP flow control, as eager messages do.
                             return Some(RxState::Paused { hdr });
                         }
                         st.rxq.push_unexpected(Unexpected {
-                            src,
-                            tag: hdr.tag(),
-                            data: hdr.cq_data(),
+                            msg: MsgInfo {
+                                src,
+                                tag: hdr.tag(),
+                                data: hdr.cq_data(),
+                            },
                             payload: Vec::new(),
                             claimed: None,
-                            rndv: Some(from),
+                            deferred: Some(from),
                         })
                     }
                 }
@@ -654,7 +653,12 @@ impl SockEp {
             }
             Op::Cts => {
                 let Some((item, _)) = st.rndv_tx.remove(&hdr.msg_id) else {
-                    self.close_conn(st, slot, FI_EIO, "clear-to-send for no announced message");
+                    self.close_conn(
+                        st,
+                        slot,
+                        Failure::code(FI_EIO),
+                        "clear-to-send for no announced message",
+                    );
                     return None;
                 };
                 st.tx_queued = st.tx_queued.saturating_sub(1);
@@ -662,7 +666,7 @@ impl SockEp {
                     // The receiver discarded it: delivered, as far as the
                     // sender can tell.
                     if let Some(d) = item.done {
-                        st.sinks.tx_done(d.ctx, d.flags, d.tagged);
+                        st.core.sinks.tx_done(&d.tx);
                     }
                 } else {
                     let _ = self.submit(st, slot, item);
@@ -680,7 +684,12 @@ impl SockEp {
                     got: 0,
                 }),
                 _ => {
-                    self.close_conn(st, slot, FI_EIO, "data for no cleared message");
+                    self.close_conn(
+                        st,
+                        slot,
+                        Failure::code(FI_EIO),
+                        "data for no cleared message",
+                    );
                     None
                 }
             },
@@ -690,7 +699,8 @@ impl SockEp {
     /// A receive matched an announced message: answer `Cts` (with
     /// `FI_DISCARD`, telling the sender to drop it) and wait for its data.
     fn clear_to_send(&self, st: &mut EpState, m: RndvMatch) {
-        let mut h = Header::control(Op::Cts, m.from.msg_id);
+        let a = m.from.token;
+        let mut h = Header::control(Op::Cts, a.msg_id);
         if m.discard {
             h.flags = FLAG_DISCARD;
         }
@@ -702,12 +712,13 @@ impl SockEp {
             done: None,
         };
         if !m.discard {
-            st.rndv_rx.insert((m.from.slot, m.from.msg_id), m);
+            st.rndv_rx.insert((a.slot, a.msg_id), m);
         }
-        if self.submit(st, m.from.slot, item).is_err() {
-            if let Some(m) = st.rndv_rx.remove(&(m.from.slot, m.from.msg_id)) {
-                st.sinks
-                    .rx_err(&m.recv, FI_ECONNRESET, 0, 0, m.recv.tag.is_some());
+        if self.submit(st, a.slot, item).is_err() {
+            if let Some(m) = st.rndv_rx.remove(&(a.slot, a.msg_id)) {
+                st.core
+                    .sinks
+                    .rx_err(&m.recv, Failure::code(FI_ECONNRESET), 0, 0);
             }
         }
     }
@@ -719,17 +730,18 @@ impl SockEp {
                 let src = self.src_of(st, slot);
                 let cap: usize = region.iter().map(IoBuf::len).sum();
                 let n = (hdr.len as usize).min(cap);
-                let sinks = st.sinks.clone();
+                let msg = MsgInfo {
+                    src,
+                    tag: hdr.tag(),
+                    data: hdr.cq_data(),
+                };
                 complete_into(
                     &recv,
                     &region,
                     n,
                     hdr.len as usize - n,
-                    hdr.cq_data(),
-                    hdr.tag(),
-                    src,
-                    &sinks,
-                    hdr.tag().is_some(),
+                    msg,
+                    &st.core.sinks,
                     !keep,
                 );
                 self.ack(st, slot, &hdr);
@@ -738,37 +750,17 @@ impl SockEp {
                 let src = self.src_of(st, slot);
                 // A matching receive may have been posted while the payload
                 // was arriving: deliver to it rather than queue.
-                match st.rxq.place(src, hdr.tag(), payload.len()) {
-                    Placement::Posted { recv, region, keep } => {
-                        let n = scatter(&region, 0, &payload);
-                        let sinks = st.sinks.clone();
-                        complete_into(
-                            &recv,
-                            &region,
-                            n,
-                            payload.len() - n,
-                            hdr.cq_data(),
-                            hdr.tag(),
-                            src,
-                            &sinks,
-                            hdr.tag().is_some(),
-                            !keep,
-                        );
-                    }
-                    Placement::Unexpected => st.rxq.push_unexpected(Unexpected {
-                        src,
-                        tag: hdr.tag(),
-                        data: hdr.cq_data(),
-                        payload,
-                        claimed: None,
-                        rndv: None,
-                    }),
-                }
+                let msg = MsgInfo {
+                    src,
+                    tag: hdr.tag(),
+                    data: hdr.cq_data(),
+                };
+                st.rxq.deliver(msg, payload, &st.core.sinks);
                 self.ack(st, slot, &hdr);
             }
             (Op::Hello, Dest::Buffer(b)) => {
                 let Some(peer) = (unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) }) else {
-                    self.close_conn(st, slot, FI_EIO, "malformed hello");
+                    self.close_conn(st, slot, Failure::code(FI_EIO), "malformed hello");
                     return;
                 };
                 if let Some(c) = st.conns[slot].as_mut() {
@@ -809,35 +801,19 @@ impl SockEp {
             (Op::ConnAccept, Dest::Buffer(data)) => {
                 if st.msg == MsgState::Connecting(slot) {
                     st.msg = MsgState::Connected(slot);
-                    if let Some(eq) = &st.eq {
-                        let _ = eq.push(Event {
-                            event: FI_CONNECTED as u32,
-                            data: EventData::Cm {
-                                fid: st.fid,
-                                info: None,
-                                data,
-                            },
-                        });
-                    }
+                    st.core.cm_event(FI_CONNECTED as u32, data);
                 }
             }
             (Op::ConnReject, Dest::Buffer(data)) => {
                 if st.msg == MsgState::Connecting(slot) {
                     st.msg = MsgState::Down;
-                    if let Some(eq) = &st.eq {
-                        eq.push_err(EqError {
-                            fid: st.fid,
-                            err: FI_ECONNREFUSED,
-                            err_data: data,
-                            ..Default::default()
-                        });
-                    }
+                    st.core.cm_error(Failure::code(FI_ECONNREFUSED), data);
                     if let Some(c) = st.conns[slot].take() {
                         self.epoll.remove(c.stream.as_raw_fd());
                     }
                 }
             }
-            _ => self.close_conn(st, slot, FI_EIO, "unexpected frame"),
+            _ => self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected frame"),
         }
     }
 
@@ -900,7 +876,7 @@ impl SockEp {
                                 self.close_conn(
                                     st,
                                     slot,
-                                    FI_ECONNRESET,
+                                    Failure::code(FI_ECONNRESET),
                                     "peer closed the connection",
                                 );
                                 return;
@@ -912,7 +888,7 @@ impl SockEp {
                             }
                             Err(e) => {
                                 let why = e.to_string();
-                                self.close_conn(st, slot, FI_ECONNRESET, &why);
+                                self.close_conn(st, slot, reset(&e), &why);
                                 return;
                             }
                         }
@@ -926,7 +902,7 @@ impl SockEp {
                         Ok(h) => h,
                         Err(e) => {
                             let why = format!("malformed frame: {e}");
-                            self.close_conn(st, slot, FI_EIO, &why);
+                            self.close_conn(st, slot, Failure::code(FI_EIO), &why);
                             return;
                         }
                     };
@@ -952,7 +928,7 @@ impl SockEp {
                         match &mut dest {
                             // Bytes past the buffer's end are dropped (truncation).
                             Dest::Posted { region, .. } => {
-                                scatter(region, got as usize, src);
+                                region.scatter(got as usize, src);
                             }
                             Dest::Buffer(v) => {
                                 v[got as usize..got as usize + k].copy_from_slice(src)
@@ -965,10 +941,15 @@ impl SockEp {
                         return;
                     } else {
                         let (r, asked) = match &mut dest {
-                            Dest::Posted { region, .. } => match segment_at(region, got as usize) {
-                                Some(target) => {
-                                    let k = target.len().min(want);
-                                    (sock::read(fd, &mut target[..k]), k)
+                            Dest::Posted { region, .. } => match region.segment_at(got as usize) {
+                                Some((b, off)) => {
+                                    let k = (b.len() - off).min(want);
+                                    // SAFETY: the receive belongs to this
+                                    // connection's read state until it
+                                    // completes; nothing else references
+                                    // its bytes while the read runs.
+                                    let target = unsafe { &mut b.as_mut_slice()[off..off + k] };
+                                    (sock::read(fd, target), k)
                                 }
                                 // Past the end of the buffer: read and drop.
                                 None => c.read_discard(want),
@@ -984,7 +965,7 @@ impl SockEp {
                                 self.close_conn(
                                     st,
                                     slot,
-                                    FI_ECONNRESET,
+                                    Failure::code(FI_ECONNRESET),
                                     "peer closed the connection mid-message",
                                 );
                                 return;
@@ -1000,7 +981,7 @@ impl SockEp {
                             Err(e) => {
                                 c.rx = RxState::Payload { hdr, dest, got };
                                 let why = e.to_string();
-                                self.close_conn(st, slot, FI_ECONNRESET, &why);
+                                self.close_conn(st, slot, reset(&e), &why);
                                 return;
                             }
                         }
@@ -1023,7 +1004,11 @@ impl SockEp {
         if c.state == ConnState::Connecting {
             if let Some(e) = sock::take_error(&c.stream) {
                 let why = format!("connect failed: {e}");
-                self.close_conn(st, slot, FI_ECONNREFUSED, &why);
+                let f = Failure {
+                    err: FI_ECONNREFUSED,
+                    prov_errno: e.raw_os_error().unwrap_or(0),
+                };
+                self.close_conn(st, slot, f, &why);
                 return;
             }
             c.state = ConnState::Open;
@@ -1079,35 +1064,35 @@ impl SockEp {
             }
             let payload = &buf[HEADER_LEN..n];
             let src = st
+                .core
                 .av
                 .as_ref()
                 .map_or(FI_ADDR_NOTAVAIL, |av| av.reverse(&from));
+            let msg = MsgInfo {
+                src,
+                tag: None,
+                data: hdr.cq_data(),
+            };
             match st.rxq.place(src, None, payload.len()) {
                 Placement::Posted { recv, region, keep } => {
-                    let k = scatter(&region, 0, payload);
-                    let sinks = st.sinks.clone();
+                    let k = region.scatter(0, payload);
                     complete_into(
                         &recv,
                         &region,
                         k,
                         payload.len() - k,
-                        hdr.cq_data(),
-                        None,
-                        src,
-                        &sinks,
-                        false,
+                        msg,
+                        &st.core.sinks,
                         !keep,
                     );
                 }
                 Placement::Unexpected => {
                     if st.rxq.unexpected.len() < DGRAM_UNEXPECTED {
                         st.rxq.push_unexpected(Unexpected {
-                            src,
-                            tag: None,
-                            data: hdr.cq_data(),
+                            msg,
                             payload: payload.to_vec(),
                             claimed: None,
-                            rndv: None,
+                            deferred: None,
                         });
                     }
                 }
@@ -1181,16 +1166,7 @@ impl SockEp {
             slot,
             Self::control_item(Op::ConnAccept, data.to_vec(), 0),
         )?;
-        if let Some(eq) = &st.eq {
-            let _ = eq.push(Event {
-                event: FI_CONNECTED as u32,
-                data: EventData::Cm {
-                    fid: st.fid,
-                    info: None,
-                    data: Vec::new(),
-                },
-            });
-        }
+        st.core.cm_event(FI_CONNECTED as u32, Vec::new());
         // Anything the peer sent right after its request is already queued.
         self.read_conn(st, slot);
         Ok(())
@@ -1239,95 +1215,18 @@ impl Progress for SockEp {
 
 impl EndpointOps for SockEp {
     fn bind(&self, b: Binding) -> Result<()> {
-        let mut st = self.lock();
-        if st.enabled && !matches!(b, Binding::Eq(_)) {
-            return Err(Error::Other(FI_EOPBADSTATE));
-        }
         let me = self.weak_progress();
-        match b {
-            Binding::Cq(cq, flags) => {
-                if flags & (FI_TRANSMIT | FI_RECV) == 0 {
-                    return Err(Error::BadFlags);
-                }
-                let selective = flags & FI_SELECTIVE_COMPLETION != 0;
-                if flags & FI_TRANSMIT != 0 {
-                    st.sinks.tx_cq = Some(cq.clone());
-                    st.sinks.tx_selective = selective;
-                }
-                if flags & FI_RECV != 0 {
-                    st.sinks.rx_cq = Some(cq.clone());
-                    st.sinks.rx_selective = selective;
-                }
-                cq.add_source(me);
-            }
-            Binding::Cntr(c, flags) => {
-                if flags & FI_SEND != 0 {
-                    st.sinks.send_cntr = Some(c.clone());
-                }
-                if flags & FI_RECV != 0 {
-                    st.sinks.recv_cntr = Some(c.clone());
-                }
-                if flags & !(FI_SEND | FI_RECV) != 0 {
-                    prov_log!(
-                        PROV,
-                        FI_LOG_WARN,
-                        FI_LOG_EP_CTRL,
-                        "counter events {:#x} never occur: no RMA",
-                        flags
-                    );
-                }
-                c.add_source(me);
-            }
-            Binding::Eq(eq) => {
-                eq.add_source(me);
-                st.eq = Some(eq);
-            }
-            Binding::Av(av) => {
-                if self.ep_type == FI_EP_MSG {
-                    return Err(Error::Inval);
-                }
-                st.av = Some(av);
-            }
-        }
-        Ok(())
+        self.lock().core.bind(b, me)
     }
 
     fn enable(&self) -> Result<()> {
         let mut st = self.lock();
-        if st.enabled {
+        if st.core.enabled {
             return Ok(());
         }
-        if st.sinks.tx_cq.is_none() && st.sinks.send_cntr.is_none() && self.info.caps & FI_SEND != 0
-        {
-            prov_log!(
-                PROV,
-                FI_LOG_WARN,
-                FI_LOG_EP_CTRL,
-                "fi_enable: no transmit CQ or counter bound"
-            );
-            return Err(Error::Other(FI_ENOCQ));
-        }
-        if st.sinks.rx_cq.is_none() && st.sinks.recv_cntr.is_none() && self.info.caps & FI_RECV != 0
-        {
-            prov_log!(
-                PROV,
-                FI_LOG_WARN,
-                FI_LOG_EP_CTRL,
-                "fi_enable: no receive CQ or counter bound"
-            );
-            return Err(Error::Other(FI_ENOCQ));
-        }
+        st.core.check_enable()?;
         match self.ep_type {
             FI_EP_RDM => {
-                if st.av.is_none() {
-                    prov_log!(
-                        PROV,
-                        FI_LOG_WARN,
-                        FI_LOG_EP_CTRL,
-                        "fi_enable: RDM endpoint without an AV"
-                    );
-                    return Err(Error::Other(FI_ENOAV));
-                }
                 let want = st.local.unwrap_or_else(|| self.bind_addr());
                 let l = TcpListener::bind(want).map_err(|e| {
                     prov_log!(
@@ -1337,54 +1236,37 @@ impl EndpointOps for SockEp {
                         "cannot listen on {want}: {e}"
                     );
                     if e.kind() == ErrorKind::AddrInUse {
-                        Error::Other(FI_EADDRINUSE)
+                        Error::os(FI_EADDRINUSE, &e)
                     } else {
-                        Error::Other(FI_EADDRNOTAVAIL)
+                        Error::os(FI_EADDRNOTAVAIL, &e)
                     }
                 })?;
-                l.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
+                l.set_nonblocking(true)?;
                 st.local = l
                     .local_addr()
                     .ok()
                     .map(|a| attrs::advertised(a, self.info.domain.name.as_deref()));
-                self.epoll
-                    .add(l.as_raw_fd(), TOKEN_LISTENER, false)
-                    .map_err(|_| Error::Other(FI_EIO))?;
+                self.epoll.add(l.as_raw_fd(), TOKEN_LISTENER, false)?;
                 st.listener = Some(l);
             }
             FI_EP_DGRAM => {
-                if st.av.is_none() {
-                    return Err(Error::Other(FI_ENOAV));
-                }
                 let want = st.local.unwrap_or_else(|| self.bind_addr());
                 let u = UdpSocket::bind(want).map_err(|e| {
                     prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_CTRL, "cannot bind {want}: {e}");
-                    Error::Other(FI_EADDRNOTAVAIL)
+                    Error::os(FI_EADDRNOTAVAIL, &e)
                 })?;
-                u.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
+                u.set_nonblocking(true)?;
                 st.local = u
                     .local_addr()
                     .ok()
                     .map(|a| attrs::advertised(a, self.info.domain.name.as_deref()));
-                self.epoll
-                    .add(u.as_raw_fd(), TOKEN_UDP, false)
-                    .map_err(|_| Error::Other(FI_EIO))?;
+                self.epoll.add(u.as_raw_fd(), TOKEN_UDP, false)?;
                 st.udp = Some(u);
             }
-            _ => {
-                if st.eq.is_none() {
-                    prov_log!(
-                        PROV,
-                        FI_LOG_WARN,
-                        FI_LOG_EP_CTRL,
-                        "fi_enable: MSG endpoint without an EQ"
-                    );
-                    return Err(Error::Other(FI_ENOEQ));
-                }
-            }
+            _ => {}
         }
         st.rxq.posted.reserve(1024);
-        st.enabled = true;
+        st.core.enabled = true;
         drop(st);
         self.domain.register(self.me.clone());
         Ok(())
@@ -1409,24 +1291,13 @@ impl EndpointOps for SockEp {
         }
         st.listener = None;
         st.udp = None;
-        st.enabled = false;
-        let me = self.weak_progress();
-        if let Some(cq) = &st.sinks.tx_cq {
-            cq.remove_source(&me);
-        }
-        if let Some(cq) = &st.sinks.rx_cq {
-            cq.remove_source(&me);
-        }
-        if let Some(eq) = &st.eq {
-            eq.remove_source(&me);
-        }
-        st.sinks = Sinks::default();
+        st.core.unbind_all(&self.weak_progress());
     }
 
     fn cancel(&self, context: usize) -> Result<()> {
-        let mut st = self.lock();
-        let sinks = st.sinks.clone();
-        if st.rxq.cancel(context, &sinks) {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if st.rxq.cancel(context, &st.core.sinks) {
             Ok(())
         } else {
             Err(Error::NoEnt)
@@ -1435,25 +1306,25 @@ impl EndpointOps for SockEp {
 
     fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
         if level != FI_OPT_ENDPOINT {
-            return Err(Error::Other(FI_ENOPROTOOPT));
+            return Err(Error::NoProtoOpt);
         }
         match name {
             FI_OPT_MIN_MULTI_RECV => Ok(OptValue::Size(self.lock().rxq.min_multi_recv)),
             FI_OPT_CM_DATA_SIZE => Ok(OptValue::Size(attrs::CM_DATA_SIZE)),
-            _ => Err(Error::Other(FI_ENOPROTOOPT)),
+            _ => Err(Error::NoProtoOpt),
         }
     }
 
     fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
         if level != FI_OPT_ENDPOINT {
-            return Err(Error::Other(FI_ENOPROTOOPT));
+            return Err(Error::NoProtoOpt);
         }
         match (name, v) {
             (FI_OPT_MIN_MULTI_RECV, OptValue::Size(n)) => {
                 self.lock().rxq.min_multi_recv = n;
                 Ok(())
             }
-            _ => Err(Error::Other(FI_ENOPROTOOPT)),
+            _ => Err(Error::NoProtoOpt),
         }
     }
 
@@ -1465,7 +1336,7 @@ impl EndpointOps for SockEp {
                 MsgState::Connected(s) | MsgState::Connecting(s) => st.conns[s]
                     .as_ref()
                     .and_then(|c| c.stream.local_addr().ok())
-                    .ok_or(Error::Other(FI_EOPBADSTATE))?,
+                    .ok_or(Error::OpBadState)?,
                 _ => {
                     // Not bound yet: report the entry's source address.
                     self.bind_addr()
@@ -1477,8 +1348,8 @@ impl EndpointOps for SockEp {
 
     fn setname(&self, a: &[u8]) -> Result<()> {
         let mut st = self.lock();
-        if st.enabled {
-            return Err(Error::Other(FI_EOPBADSTATE));
+        if st.core.enabled {
+            return Err(Error::OpBadState);
         }
         let sa = unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?;
         st.local = Some(sa);
@@ -1492,8 +1363,8 @@ impl EndpointOps for SockEp {
                 .as_ref()
                 .and_then(|c| c.peer.or_else(|| c.stream.peer_addr().ok()))
                 .map(|p| addr::to_sockaddr(&p))
-                .ok_or(Error::Other(FI_ENOTCONN)),
-            _ => Err(Error::Other(FI_ENOTCONN)),
+                .ok_or(Error::NotConn),
+            _ => Err(Error::NotConn),
         }
     }
 
@@ -1506,13 +1377,13 @@ impl EndpointOps for SockEp {
         }
         let sa = unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?;
         let mut st = self.lock();
-        if !st.enabled {
-            return Err(Error::Other(FI_EOPBADSTATE));
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
         }
         if st.msg != MsgState::Idle {
-            return Err(Error::Other(FI_EISCONN));
+            return Err(Error::IsConn);
         }
-        let stream = sock::connect_nonblocking(&sa).map_err(|_| Error::Other(FI_ECONNREFUSED))?;
+        let stream = sock::connect_nonblocking(&sa).map_err(|e| Error::os(FI_ECONNREFUSED, &e))?;
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
         conn.txq
             .push_back(Self::control_item(Op::ConnReq, data.to_vec(), 0));
@@ -1531,10 +1402,10 @@ impl EndpointOps for SockEp {
         }
         let mut st = self.lock();
         if st.msg != MsgState::Idle {
-            return Err(Error::Other(FI_EISCONN));
+            return Err(Error::IsConn);
         }
-        if st.eq.is_none() {
-            return Err(Error::Other(FI_ENOEQ));
+        if st.core.eq.is_none() {
+            return Err(Error::NoEq);
         }
         let Some(pending) = crate::pep::take_pending(self.info.handle) else {
             prov_log!(
@@ -1549,10 +1420,12 @@ impl EndpointOps for SockEp {
     }
 
     fn shutdown(&self, _flags: u64) -> Result<()> {
-        let mut st = self.lock();
+        let mut guard = self.lock();
+        let st = &mut *guard;
         let MsgState::Connected(slot) = st.msg else {
-            return Err(Error::Other(FI_ENOTCONN));
+            return Err(Error::NotConn);
         };
+        let canceled = Failure::code(FI_ECANCELED);
         let item = Self::control_item(Op::Shutdown, Vec::new(), 0);
         if let Some(c) = st.conns[slot].as_mut() {
             let mut item = item;
@@ -1563,23 +1436,21 @@ impl EndpointOps for SockEp {
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
             for item in c.txq {
                 if let Some(d) = item.done {
-                    st.sinks.tx_err(d.ctx, d.tagged, FI_ECANCELED);
+                    st.core.sinks.tx_err(&d.tx, canceled);
                 }
             }
         }
         st.msg = MsgState::Down;
         for (_, (item, _)) in std::mem::take(&mut st.rndv_tx) {
             if let Some(d) = item.done {
-                st.sinks.tx_err(d.ctx, d.tagged, FI_ECANCELED);
+                st.core.sinks.tx_err(&d.tx, canceled);
             }
         }
         for (_, m) in std::mem::take(&mut st.rndv_rx) {
-            st.sinks
-                .rx_err(&m.recv, FI_ECANCELED, 0, 0, m.recv.tag.is_some());
+            st.core.sinks.rx_err(&m.recv, canceled, 0, 0);
         }
-        st.rxq.drop_announced(slot);
-        let sinks = st.sinks.clone();
-        st.rxq.fail_all(FI_ECANCELED, &sinks);
+        st.rxq.drop_deferred(|a| a.slot == slot);
+        st.rxq.fail_all(canceled, &st.core.sinks);
         Ok(())
     }
 
@@ -1590,23 +1461,24 @@ impl EndpointOps for SockEp {
         if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
             return Err(Error::BadFlags);
         }
-        let mut st = self.lock();
-        if !st.enabled && self.ep_type != FI_EP_MSG {
-            return Err(Error::Other(FI_EOPBADSTATE));
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if !st.core.enabled && self.ep_type != FI_EP_MSG {
+            return Err(Error::OpBadState);
         }
         if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
-            self.progress_locked(&mut st);
+            self.progress_locked(st);
             if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
                 return Err(Error::Again);
             }
         }
-        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.sinks.rx_room(op.flags) {
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.core.sinks.rx_room(op.flags) {
             // The application has to read its CQ first.
             return Err(Error::Again);
         }
         if op.flags & FI_PEEK != 0 {
             // Let whatever has arrived be seen.
-            self.progress_locked(&mut st);
+            self.progress_locked(st);
         }
         // Without FI_DIRECTED_RECV the source address of a receive is ignored.
         let directed;
@@ -1619,7 +1491,6 @@ impl EndpointOps for SockEp {
         } else {
             op
         };
-        let sinks = st.sinks.clone();
         prov_log!(
             PROV,
             FI_LOG_DEBUG,
@@ -1631,10 +1502,10 @@ impl EndpointOps for SockEp {
             op.tag,
             op.flags
         );
-        for m in st.rxq.post(op, &sinks) {
-            self.clear_to_send(&mut st, m);
+        for m in st.rxq.post(op, &st.core.sinks) {
+            self.clear_to_send(st, m);
         }
-        self.resume_paused(&mut st);
+        self.resume_paused(st);
         Ok(())
     }
 
@@ -1652,7 +1523,7 @@ impl EndpointOps for SockEp {
                 FI_LOG_EP_DATA,
                 "message of {len} bytes exceeds max_msg_size {max}"
             );
-            return Err(Error::Other(FI_EMSGSIZE));
+            return Err(Error::MsgSize);
         }
         if op.flags & FI_INJECT != 0 && len > attrs::INJECT_SIZE {
             prov_log!(
@@ -1662,43 +1533,44 @@ impl EndpointOps for SockEp {
                 "inject of {len} bytes exceeds inject_size {}",
                 attrs::INJECT_SIZE
             );
-            return Err(Error::Other(FI_EMSGSIZE));
+            return Err(Error::MsgSize);
         }
         if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
             return Err(Error::NoSys);
         }
-        let mut st = self.lock();
-        if !st.enabled {
-            return Err(Error::Other(FI_EOPBADSTATE));
+        let tx = TxCtx::of(op);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
         }
         if st.tx_queued >= attrs::QUEUE_SIZE {
-            self.progress_locked(&mut st);
+            self.progress_locked(st);
             if st.tx_queued >= attrs::QUEUE_SIZE {
                 return Err(Error::Again);
             }
         }
-        if !st.sinks.tx_room(op.flags) {
+        if !st.core.sinks.tx_room(&tx) {
             // The application has to read its CQ first.
             return Err(Error::Again);
         }
-        let tagged = op.tag.is_some();
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;
         st.next_msg_id += 1;
         let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
         if self.ep_type == FI_EP_DGRAM {
-            let av = st.av.clone().ok_or(Error::Other(FI_ENOAV))?;
+            let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
             let dest = av.sockaddr(op.dest).ok_or(Error::Inval)?;
             let h = hdr.encode();
-            let mut pieces: [&[u8]; 1 + attrs::IOV_LIMIT] = [&[]; 1 + attrs::IOV_LIMIT];
+            let mut pieces: [&[u8]; 1 + IoVec::CAP] = [&[]; 1 + IoVec::CAP];
             pieces[0] = &h;
-            let n = op.iov.len().min(attrs::IOV_LIMIT);
+            let n = op.iov.len().min(IoVec::CAP);
             for (p, b) in pieces[1..].iter_mut().zip(&op.iov[..n]) {
                 *p = b.as_slice();
             }
-            let u = st.udp.as_ref().ok_or(Error::Other(FI_EOPBADSTATE))?;
+            let u = st.udp.as_ref().ok_or(Error::OpBadState)?;
             match sock::writev_to(u.as_raw_fd(), &pieces[..1 + n], Some(&dest)) {
-                Ok(_) => st.sinks.tx_done(op.context, op.flags, false),
+                Ok(_) => st.core.sinks.tx_done(&tx),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Err(Error::Again),
                 Err(e) => {
                     prov_log!(
@@ -1707,27 +1579,26 @@ impl EndpointOps for SockEp {
                         FI_LOG_EP_DATA,
                         "datagram to {dest} failed: {e}"
                     );
-                    st.sinks.tx_err(op.context, false, FI_EIO);
+                    let f = Failure {
+                        err: FI_EIO,
+                        prov_errno: e.raw_os_error().unwrap_or(0),
+                    };
+                    st.core.sinks.tx_err(&tx, f);
                 }
             }
             return Ok(());
         }
-        // SAFETY: a zero-length IoBuf at NULL is never dereferenced.
-        let mut iov = [unsafe { IoBuf::new(core::ptr::null_mut(), 0) }; attrs::IOV_LIMIT];
-        let n = op.iov.len().min(iov.len());
-        iov[..n].copy_from_slice(&op.iov[..n]);
+        let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
         // Large messages are announced and sent once the receiver has a
         // buffer for them (rendezvous), so they are never buffered there.
         let rndv = len > attrs::RNDV_THRESHOLD;
         let item = TxItem {
             hdr: if rndv { hdr.with_op(Op::Data) } else { hdr }.encode(),
-            data: TxData::User { iov, n },
+            data: TxData::User(iov),
             total: HEADER_LEN + len,
             off: 0,
             done: Some(TxDone {
-                ctx: op.context,
-                flags: op.flags,
-                tagged,
+                tx,
                 ack: want_ack.then_some(msg_id),
             }),
         };
@@ -1746,14 +1617,14 @@ impl EndpointOps for SockEp {
         let to = match self.ep_type {
             FI_EP_MSG => match st.msg {
                 MsgState::Connected(slot) => {
-                    self.submit(&mut st, slot, item)?;
+                    self.submit(st, slot, item)?;
                     None
                 }
-                _ => return Err(Error::Other(FI_ENOTCONN)),
+                _ => return Err(Error::NotConn),
             },
             _ => {
-                let sa = self.rdm_peer(&mut st, op.dest)?;
-                self.rdm_submit(&mut st, sa, item)?;
+                let sa = self.rdm_peer(st, op.dest)?;
+                self.rdm_submit(st, sa, item)?;
                 Some(sa)
             }
         };
@@ -1777,18 +1648,15 @@ impl EndpointOps for SockEp {
     }
 
     fn set_fid(&self, fid: usize) {
-        self.lock().fid = fid;
+        self.lock().core.fid = fid;
     }
 }
 
-/// The writable rest of the segment of `region` that holds byte `off`, or
-/// None past the region's end.
-fn segment_at(region: &crate::rx::Region, mut off: usize) -> Option<&mut [u8]> {
-    for b in region.iter() {
-        if off < b.len() {
-            return Some(&mut b.as_mut_slice()[off..]);
-        }
-        off -= b.len();
+/// A connection failure caused by an OS error: reported as
+/// `FI_ECONNRESET`, the errno kept as `prov_errno`.
+fn reset(e: &std::io::Error) -> Failure {
+    Failure {
+        err: FI_ECONNRESET,
+        prov_errno: e.raw_os_error().unwrap_or(0),
     }
-    None
 }

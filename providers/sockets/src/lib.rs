@@ -11,8 +11,6 @@ mod ep;
 mod fabric;
 mod iface;
 mod pep;
-mod rx;
-mod sinks;
 mod sock;
 pub mod wire;
 
