@@ -1,0 +1,523 @@
+//! A loopback endpoint: one non-blocking Unix datagram socket. A message
+//! travels as one or more fragments to the peer's socket; each carries a
+//! small header, and the first one says the message's length, tag and CQ
+//! data. Unix datagrams between two sockets are reliable and ordered, so
+//! fragments of one sender arrive in order; the receiver keeps one partial
+//! message per sender.
+
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::Info;
+use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
+use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
+use oxifabric::service::progress::Progress;
+use oxifabric::service::rxq::{
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues, Unexpected,
+};
+use std::collections::{HashMap, VecDeque};
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr as UnixAddr, UnixDatagram};
+use std::sync::{Arc, Mutex, Weak};
+
+/// Payload bytes per fragment.
+pub const FRAG: usize = 60 << 10;
+const HDR: usize = 32;
+const FIRST: u8 = 1;
+const HAS_TAG: u8 = 2;
+const HAS_DATA: u8 = 4;
+const PROV: &str = crate::NAME;
+
+/// A message being received in fragments.
+struct Partial {
+    msg: MsgInfo,
+    len: usize,
+    got: usize,
+    dest: Dest,
+}
+
+enum Dest {
+    /// Into a matched receive.
+    Posted {
+        recv: Posted,
+        region: Region,
+        keep: bool,
+    },
+    /// Held for a receive not posted yet: the receive queue lists the
+    /// message as deferred with this partial's key as its token, so
+    /// `FI_PEEK` sees it from its first fragment on.
+    Held(Vec<u8>),
+    /// Matched by `FI_DISCARD`: the rest is dropped.
+    Discard,
+}
+
+/// A message's key: the sender's port and its message number.
+type Key = (u16, u32);
+
+/// A send that found the peer's queue full: its remaining fragments.
+struct Pending {
+    to: u16,
+    frames: VecDeque<Vec<u8>>,
+    tx: TxCtx,
+}
+
+struct State {
+    core: EpCore,
+    rxq: RxQueues<Key>,
+    sock: Option<UnixDatagram>,
+    port: u16,
+    partial: HashMap<Key, Partial>,
+    next_seq: u32,
+    pending: VecDeque<Pending>,
+    buf: Vec<u8>,
+}
+
+/// A loopback endpoint.
+pub struct LoopEp {
+    me: Weak<LoopEp>,
+    info: Info,
+    st: Mutex<State>,
+}
+
+fn name_of(port: u16) -> Result<UnixAddr> {
+    UnixAddr::from_abstract_name(format!("{PROV}:{port}")).map_err(Error::from)
+}
+
+fn port_of(a: &UnixAddr) -> Option<u16> {
+    std::str::from_utf8(a.as_abstract_name()?)
+        .ok()?
+        .strip_prefix(PROV)?
+        .strip_prefix(':')?
+        .parse()
+        .ok()
+}
+
+fn port_in(raw: &[u8]) -> Option<u16> {
+    // SAFETY: `raw` is a live slice of `raw.len()` bytes.
+    unsafe { addr::from_sockaddr(raw.as_ptr(), raw.len()) }.map(|a| a.port())
+}
+
+fn header(first: bool, seq: u32, len: usize, tag: Option<u64>, data: Option<u64>) -> [u8; HDR] {
+    let mut h = [0u8; HDR];
+    h[0] = if first { FIRST } else { 0 }
+        | if tag.is_some() { HAS_TAG } else { 0 }
+        | if data.is_some() { HAS_DATA } else { 0 };
+    h[4..8].copy_from_slice(&seq.to_le_bytes());
+    h[8..16].copy_from_slice(&(len as u64).to_le_bytes());
+    h[16..24].copy_from_slice(&tag.unwrap_or(0).to_le_bytes());
+    h[24..32].copy_from_slice(&data.unwrap_or(0).to_le_bytes());
+    h
+}
+
+fn field(b: &[u8], at: usize) -> u64 {
+    let mut v = [0u8; 8];
+    v.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(v)
+}
+
+impl LoopEp {
+    pub fn new(info: &Info) -> Arc<LoopEp> {
+        Arc::new_cyclic(|me| LoopEp {
+            me: me.clone(),
+            info: info.clone(),
+            st: Mutex::new(State {
+                core: EpCore::new(info, PROV),
+                rxq: RxQueues::default(),
+                sock: None,
+                port: info.src_addr.as_deref().and_then(port_in).unwrap_or(0),
+                partial: HashMap::new(),
+                next_seq: 0,
+                pending: VecDeque::new(),
+                buf: Vec::new(),
+            }),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn weak_progress(&self) -> Weak<dyn Progress> {
+        let w: Weak<dyn Progress> = self.me.clone();
+        w
+    }
+
+    fn dgram(&self) -> bool {
+        self.info.ep.ep_type == FI_EP_DGRAM
+    }
+
+    /// Binds the socket: the requested port, or a free one.
+    fn open(st: &mut State) -> Result<()> {
+        let try_bind = |port: u16| UnixDatagram::bind_addr(&name_of(port)?).map_err(Error::from);
+        let sock = if st.port != 0 {
+            try_bind(st.port).map_err(|e| match e {
+                Error::Os { errno, .. } => Error::Os {
+                    code: FI_EADDRINUSE,
+                    errno,
+                },
+                e => e,
+            })?
+        } else {
+            // Ports of unnamed endpoints: spread by process id, then probed.
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let seed = u64::from(std::process::id()).wrapping_mul(2654435761);
+            let mut found = None;
+            for _ in 0..4096 {
+                let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let port = (20000 + seed.wrapping_add(i.wrapping_mul(7919)) % 40000) as u16;
+                if let Ok(s) = try_bind(port) {
+                    found = Some((s, port));
+                    break;
+                }
+            }
+            let (s, port) = found.ok_or(Error::Other(FI_EADDRINUSE))?;
+            st.port = port;
+            s
+        };
+        sock.set_nonblocking(true)?;
+        st.sock = Some(sock);
+        Ok(())
+    }
+
+    /// Sends what waits for room at its peer, in order.
+    fn flush(st: &mut State) {
+        while let Some(p) = st.pending.front_mut() {
+            let Some(sock) = &st.sock else { return };
+            let Ok(to) = name_of(p.to) else { return };
+            while let Some(f) = p.frames.front() {
+                match sock.send_to_addr(f, &to) {
+                    Ok(_) => {
+                        p.frames.pop_front();
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                    Err(e) => {
+                        let tx = p.tx;
+                        st.pending.pop_front();
+                        st.core.sinks.tx_err(&tx, fail(FI_EIO, &e));
+                        break;
+                    }
+                }
+            }
+            if let Some(p) = st.pending.front() {
+                if p.frames.is_empty() {
+                    st.core.sinks.tx_done(&p.tx);
+                    st.pending.pop_front();
+                }
+            }
+        }
+    }
+
+    fn progress_locked(&self, st: &mut State) {
+        Self::flush(st);
+        let mut buf = std::mem::take(&mut st.buf);
+        buf.resize(HDR + FRAG, 0);
+        loop {
+            let Some(sock) = &st.sock else { break };
+            let (n, from) = match sock.recv_from(&mut buf) {
+                Ok(x) => x,
+                Err(_) => break,
+            };
+            let Some(port) = port_of(&from) else { continue };
+            if n < HDR {
+                continue;
+            }
+            self.on_fragment(st, port, &buf[..HDR], &buf[HDR..n]);
+        }
+        st.buf = buf;
+    }
+
+    fn on_fragment(&self, st: &mut State, port: u16, h: &[u8], body: &[u8]) {
+        let mut seq = [0u8; 4];
+        seq.copy_from_slice(&h[4..8]);
+        let key = (port, u32::from_le_bytes(seq));
+        if h[0] & FIRST != 0 {
+            let src = SocketAddr::from(([127, 0, 0, 1], port));
+            let msg = MsgInfo {
+                src: st
+                    .core
+                    .av
+                    .as_ref()
+                    .map_or(FI_ADDR_NOTAVAIL, |av| av.reverse(&src)),
+                tag: (h[0] & HAS_TAG != 0).then(|| field(h, 16)),
+                data: (h[0] & HAS_DATA != 0).then(|| field(h, 24)),
+            };
+            let len = field(h, 8) as usize;
+            if len <= body.len() {
+                // Whole in one fragment.
+                if !(self.dgram() && st.rxq.unexpected.len() >= QUEUE_DGRAM) {
+                    st.rxq.deliver(msg, &body[..len], &st.core.sinks);
+                }
+                return;
+            }
+            let dest = match st.rxq.place_last(msg.src, msg.tag, len) {
+                Placement::Posted { recv, region, keep } => Dest::Posted { recv, region, keep },
+                Placement::Unexpected => {
+                    st.rxq.push_unexpected(Unexpected {
+                        msg,
+                        payload: Vec::new(),
+                        claimed: None,
+                        deferred: Some(Deferred { token: key, len }),
+                    });
+                    Dest::Held(Vec::with_capacity(len))
+                }
+            };
+            st.partial.insert(
+                key,
+                Partial {
+                    msg,
+                    len,
+                    got: 0,
+                    dest,
+                },
+            );
+        }
+        let Some(p) = st.partial.get_mut(&key) else {
+            return;
+        };
+        match &mut p.dest {
+            Dest::Posted { region, .. } => {
+                region.scatter(p.got, body);
+            }
+            Dest::Held(v) => v.extend_from_slice(body),
+            Dest::Discard => {}
+        }
+        p.got += body.len();
+        Self::finish(st, key);
+    }
+
+    /// Completes the message `key` if all of it is here and it has a
+    /// receive (or was discarded).
+    fn finish(st: &mut State, key: Key) {
+        let done = st
+            .partial
+            .get(&key)
+            .is_some_and(|p| p.got >= p.len && !matches!(p.dest, Dest::Held(_)));
+        if !done {
+            return;
+        }
+        if let Some(Partial {
+            dest: Dest::Posted { recv, region, keep },
+            msg,
+            len,
+            ..
+        }) = st.partial.remove(&key)
+        {
+            let n = len.min(region.total_len());
+            complete_into(&recv, &region, n, len - n, msg, &st.core.sinks, !keep);
+        }
+    }
+
+    /// A receive matched a message still arriving (or held): what came so
+    /// far moves into the receive, the rest follows it there.
+    fn matched(st: &mut State, m: DeferredMatch<Key>) {
+        let Some(p) = st.partial.get_mut(&m.from.token) else {
+            return;
+        };
+        let held = std::mem::replace(&mut p.dest, Dest::Discard);
+        if !m.discard {
+            if let Dest::Held(v) = held {
+                m.region.scatter(0, &v);
+            }
+            p.dest = Dest::Posted {
+                recv: m.recv,
+                region: m.region,
+                keep: m.keep,
+            };
+        }
+        if p.got >= p.len {
+            if m.discard {
+                st.partial.remove(&m.from.token);
+            } else {
+                Self::finish(st, m.from.token);
+            }
+        }
+    }
+}
+
+/// Datagrams held for receives not yet posted (DGRAM drops beyond).
+const QUEUE_DGRAM: usize = 256;
+
+fn fail(err: c_int, e: &std::io::Error) -> Failure {
+    Failure {
+        err,
+        prov_errno: e.raw_os_error().unwrap_or(0),
+    }
+}
+
+impl Progress for LoopEp {
+    fn progress(&self) {
+        if let Ok(mut st) = self.st.try_lock() {
+            self.progress_locked(&mut st);
+        }
+    }
+
+    fn wait_fd(&self) -> Option<RawFd> {
+        self.lock().sock.as_ref().map(|s| s.as_raw_fd())
+    }
+}
+
+impl EndpointOps for LoopEp {
+    fn bind(&self, b: Binding) -> Result<()> {
+        let me = self.weak_progress();
+        self.lock().core.bind(b, me)
+    }
+
+    fn enable(&self) -> Result<()> {
+        let mut st = self.lock();
+        if st.core.enabled {
+            return Ok(());
+        }
+        st.core.check_enable()?;
+        Self::open(&mut st)?;
+        st.core.enabled = true;
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut st = self.lock();
+        st.sock = None;
+        st.core.unbind_all(&self.weak_progress());
+    }
+
+    fn cancel(&self, context: usize) -> Result<()> {
+        let mut g = self.lock();
+        let st = &mut *g;
+        if st.rxq.cancel(context, &st.core.sinks) {
+            Ok(())
+        } else {
+            Err(Error::NoEnt)
+        }
+    }
+
+    fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
+        match (level, name) {
+            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV) => {
+                Ok(OptValue::Size(self.lock().rxq.min_multi_recv))
+            }
+            _ => Err(Error::NoProtoOpt),
+        }
+    }
+
+    fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
+        match (level, name, v) {
+            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, OptValue::Size(n)) => {
+                self.lock().rxq.min_multi_recv = n;
+                Ok(())
+            }
+            _ => Err(Error::NoProtoOpt),
+        }
+    }
+
+    fn getname(&self) -> Result<Vec<u8>> {
+        let port = self.lock().port;
+        Ok(addr::to_sockaddr(&SocketAddr::from(([127, 0, 0, 1], port))))
+    }
+
+    fn setname(&self, a: &[u8]) -> Result<()> {
+        let mut st = self.lock();
+        if st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        st.port = port_in(a).ok_or(Error::Inval)?;
+        Ok(())
+    }
+
+    fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
+            return Err(Error::BadFlags);
+        }
+        let mut g = self.lock();
+        let st = &mut *g;
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        let peek = op.flags & (FI_PEEK | FI_CLAIM) != 0;
+        if !peek && (st.rxq.posted_count() >= crate::QUEUE_SIZE || !st.core.sinks.rx_room(op.flags)) {
+            return Err(Error::Again);
+        }
+        if op.flags & FI_PEEK != 0 {
+            self.progress_locked(st);
+        }
+        let undirected;
+        let op = if self.info.caps & FI_DIRECTED_RECV == 0 {
+            undirected = RecvOp {
+                src: FI_ADDR_UNSPEC,
+                ..*op
+            };
+            &undirected
+        } else {
+            op
+        };
+        for m in st.rxq.post(op, &st.core.sinks) {
+            Self::matched(st, m);
+        }
+        Ok(())
+    }
+
+    fn send(&self, op: &SendOp<'_>) -> Result<()> {
+        let len = iov_len(op.iov);
+        let max = self.info.ep.max_msg_size;
+        if len > max || (op.flags & FI_INJECT != 0 && len > self.info.tx.inject_size) {
+            return Err(Error::MsgSize);
+        }
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        let tx = TxCtx::of(op);
+        let mut g = self.lock();
+        let st = &mut *g;
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.pending.len() >= crate::QUEUE_SIZE || !st.core.sinks.tx_room(&tx) {
+            self.progress_locked(st);
+            return Err(Error::Again);
+        }
+        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
+        let to = av.sockaddr(op.dest).ok_or(Error::Inval)?.port();
+        let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
+        let seq = st.next_seq;
+        st.next_seq = seq.wrapping_add(1);
+        let mut frames = VecDeque::new();
+        let mut off = 0;
+        while off < len || frames.is_empty() {
+            let n = FRAG.min(len - off);
+            let mut f = Vec::with_capacity(HDR + n);
+            f.extend_from_slice(&header(off == 0, seq, len, op.tag, op.data));
+            let mut at = off;
+            while at < off + n {
+                let Some((b, o)) = iov.segment_at(at) else { break };
+                let k = (b.len() - o).min(off + n - at);
+                f.extend_from_slice(&b.as_slice()[o..o + k]);
+                at += k;
+            }
+            frames.push_back(f);
+            off += n;
+        }
+        st.pending.push_back(Pending { to, frames, tx });
+        Self::flush(st);
+        Ok(())
+    }
+
+    fn rx_size_left(&self) -> Result<usize> {
+        Ok(crate::QUEUE_SIZE.saturating_sub(self.lock().rxq.posted_count()))
+    }
+
+    fn tx_size_left(&self) -> Result<usize> {
+        Ok(crate::QUEUE_SIZE.saturating_sub(self.lock().pending.len()))
+    }
+
+    fn as_progress(&self) -> Option<Weak<dyn Progress>> {
+        Some(self.weak_progress())
+    }
+
+    fn set_fid(&self, fid: usize) {
+        self.lock().core.fid = fid;
+    }
+}
