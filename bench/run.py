@@ -7,7 +7,9 @@ LD_LIBRARY_PATH (ours: build/lib; upstream: Debian's libfabric.so.1):
   fi_pingpong MSG / RDM      Debian's unmodified fi_pingpong
   fi_msg_pingpong            fabtests-compat/benchmarks (built against
   fi_rdm_tagged_pingpong       Debian's headers by `make bench-progs`)
-  fi_rdm_tagged_bw
+  fi_rdm_tagged_bw             (its 64-in-flight rate is also the message rate)
+  fi_rdm_many_peers          one hub endpoint and 1..512 peer endpoints:
+                             setup time, memory per peer, aggregate rate
   MPI ping-pong / bandwidth  fabtests-compat/mpi/mpi_bench.c through Open MPI's
                              ofi MTL (pml cm)
   plain TCP ping-pong/stream bench/tcp_pingpong.c: busy-polling TCP_NODELAY
@@ -56,6 +58,12 @@ else:
     PP_SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
     REPEATS, ITERS = 5, 1000
 TIMEOUT = 30 if SMOKE else 90  # seconds for one process pair
+# Many-peer job: peer endpoints served by one hub endpoint (all peers in one
+# process, so every count runs two busy processes on the same cores), and
+# the messages the hub exchanges with them (a window of 64 in flight).
+PEER_COUNTS = [4] if SMOKE else ([1, 128, 512] if QUICK else [1, 16, 128, 512])
+PEER_MSGS = 200 if SMOKE else 20000
+RATE_SIZES = [s for s in SIZES if s <= 64 * KI]
 LAT, BW = 'latency', 'bandwidth'
 
 
@@ -87,6 +95,8 @@ JOBS = [
     ('fi_rdm_tagged_pingpong', 'ft', LAT, 'fi_rdm_tagged_pingpong', rdm_cfgs()),
     ('fi_rdm_tagged_bw', 'ft', BW, 'fi_rdm_tagged_bw', rdm_cfgs()),
     ('MPI', 'mpi', None, None, [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm')]),
+    ('many peers', 'peers', None, None,
+     [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
 ]
 # Jobs whose results come out of another job's run (MPI and TCP give two each).
@@ -220,6 +230,8 @@ def run_cfg(job, kind, arg, cfg, size=None):
             res[name] = parse_lines(out, 5, 4)
             rss[name] = r
         return (res, rss) if ok else fail(job, cfg, out + err)
+    elif kind == 'peers':
+        return run_peers(job, cfg, env)
     else:  # mpi
         env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
         cmd = ['mpirun', '--oversubscribe', '-np', '2', '--host', 'localhost:2', '--mca', 'pml', 'cm',
@@ -249,6 +261,30 @@ def run_cfg(job, kind, arg, cfg, size=None):
     return res, {job: rss}
 
 
+def run_peers(job, cfg, env):
+    """fi_rdm_many_peers for every peer count: {'many peers': {n: (setup ms, msgs/s)},
+    'many peers memory': {n: (bytes per connected peer, hub KiB)}}."""
+    prog = os.path.join(BIN, 'fi_rdm_many_peers')
+    msgs = str(max(100, PEER_MSGS // 50) if cfg.slow else PEER_MSGS)
+    timing, memory = {}, {}
+    for n in PEER_COUNTS:
+        port = free_port()
+        hub = [prog, '-p', cfg.prov, '-s', '127.0.0.1', '-B', str(port), '-n', str(n), '-I', msgs, '-T', '30']
+        peers = [prog, '-p', cfg.prov, '-P', str(port), '-n', str(n), '-T', '30', '127.0.0.1']
+        out, ok, _rss, srv = run_pair(hub, peers, env, port)
+        line = [l for l in srv.splitlines() if l.startswith('many_peers ')]
+        if not ok or not line:
+            fail('%s (%d peers)' % (job, n), cfg, srv + out)
+            continue
+        f = line[0].split()
+        kv = dict(zip(f[1::2], f[2::2]))
+        timing[n] = (float(kv['setup_ms']), float(kv['rate_msgs_per_s']))
+        memory[n] = (float(kv['rss_per_peer_bytes']), float(kv['rss_connected_kib']))
+    if not timing:
+        return None
+    return {'many peers': timing, 'many peers memory': memory}, {}
+
+
 def fail(job, cfg, out):
     tail = ' / '.join(l.strip() for l in out.strip().splitlines()[-3:])
     notes.append('%s, %s: run failed (%s)' % (job, cfg.label, tail[:300] or 'no output'))
@@ -258,7 +294,7 @@ def fail(job, cfg, out):
 
 def main():
     t_start = time.time()
-    missing = [p for p in ('rsswrap', 'tcp_pingpong', 'mpi_bench', 'fi_msg_pingpong') if
+    missing = [p for p in ('rsswrap', 'tcp_pingpong', 'mpi_bench', 'fi_msg_pingpong', 'fi_rdm_many_peers') if
                not os.path.exists(os.path.join(BIN, p))]
     if missing:
         sys.exit('bench: %s not built; run `make bench-progs`' % ', '.join(missing))
@@ -362,6 +398,8 @@ def report(med, rss, elapsed):
                     row.append('%.2fx' % (a[col] / b[col]) if a and b and b[col] > 0 else 'n/a')
             L.append('| ' + ' | '.join(row) + ' |')
         L.append('')
+    L += rate_section(med)
+    L += peers_section(med)
     L += ['## Peak RSS (KiB, median over runs; each process measured on its own)', '',
           '| job | configuration | server / rank 1 | client / rank 0 |', '|---|---|---|---|']
     for (name, label), vals in sorted(rss.items()):
@@ -376,6 +414,46 @@ def report(med, rss, elapsed):
     if notes:
         L += ['', '## Notes', ''] + ['- ' + n for n in notes]
     return '\n'.join(L) + '\n'
+
+
+def rate_section(med):
+    """Message rate from fi_rdm_tagged_bw (a window of 64 sends in flight): messages/s."""
+    labels = [l for l in labels_of('fi_rdm_tagged_bw') if l != 'upstream shm']
+    if not labels:
+        return []
+    L = ['## Message rate (fi_rdm_tagged_bw, 64 in flight): messages/s', '',
+         '| size | ' + ' | '.join(labels) + ' | ours / up tcp;ofi_rxm |', '|---' * (len(labels) + 2) + '|']
+    for s in RATE_SIZES:
+        row = [size_name(s)]
+        for l in labels:
+            v = med.get(('fi_rdm_tagged_bw', l, s))
+            row.append('%.0f' % (1e6 / v[0]) if v and v[0] > 0 else 'n/a')
+        a = med.get(('fi_rdm_tagged_bw', 'oxifabric sockets', s))
+        b = med.get(('fi_rdm_tagged_bw', 'upstream tcp;ofi_rxm', s))
+        row.append('%.2fx' % (b[0] / a[0]) if a and b and a[0] > 0 else 'n/a')
+        L.append('| ' + ' | '.join(row) + ' |')
+    return L + ['']
+
+
+def peers_section(med):
+    """fi_rdm_many_peers: one hub endpoint and N peer endpoints."""
+    labels = labels_of('many peers')
+    if not labels:
+        return []
+    L = ['## Many peers (fi_rdm_many_peers: one RDM hub endpoint, N peer endpoints in one process)', '',
+         'Setup: first hello to last ready at the hub (ms). Rate: 8 B messages the hub exchanges with '
+         'its peers round-robin, 64 in flight (messages/s). Memory: the hub\'s resident growth per '
+         'connected, then idle, peer (bytes).', '',
+         '| peers | ' + ' | '.join('%s setup / rate / bytes per peer' % l for l in labels) + ' |',
+         '|---' * (len(labels) + 1) + '|']
+    for n in PEER_COUNTS:
+        row = [str(n)]
+        for l in labels:
+            t, m = med.get(('many peers', l, n)), med.get(('many peers memory', l, n))
+            row.append('%s / %s / %s' % (fmt(t[0]) if t else 'n/a', '%.0f' % t[1] if t else 'n/a',
+                                         '%.0f' % m[0] if m else 'n/a'))
+        L.append('| ' + ' | '.join(row) + ' |')
+    return L + ['']
 
 
 def best_up(med, name, s, col, exclude=('upstream shm',)):
@@ -420,7 +498,21 @@ def targets(med, tcp_lat, tcp_bw):
     for s in big:
         o = ours('fi_rdm_tagged_bw', s, 1)
         t = tcp_bw.get(s)
-        line('%s RDM bandwidth, ours / plain TCP stream' % size_name(s), o / t[1] if o and t else None, 0.8, False)
+        line('%s RDM bandwidth, ours / plain TCP stream' % size_name(s), o / t[1] if o and t else None, 0.9, False)
+    for s in (8, KI):
+        o = ours('fi_rdm_tagged_bw', s, 0)
+        b = med.get(('fi_rdm_tagged_bw', 'upstream tcp;ofi_rxm', s))
+        line('%s message rate (fi_rdm_tagged_bw, 64 in flight), ours / upstream tcp;ofi_rxm' % size_name(s),
+             b[0] / o if o and b else None, 1.5, False)
+    most = max(PEER_COUNTS)
+    m = med.get(('many peers memory', 'oxifabric sockets', most))
+    out.append('- resident memory per idle peer (%d peers): %s (target <= 4096 bytes) %s'
+               % (most, '%.0f bytes' % m[0] if m else 'not measured',
+                  ('MET' if m[0] <= 4096 else 'MISSED') if m else ''))
+    a = med.get(('many peers', 'oxifabric sockets', most))
+    b = med.get(('many peers', 'oxifabric sockets', min(PEER_COUNTS)))
+    line('aggregate message rate with %d peers / with %d' % (most, min(PEER_COUNTS)),
+         a[1] / b[1] if a and b and b[1] > 0 else None, 0.8, False)
     for name in ('fi_rdm_tagged_pingpong', 'fi_msg_pingpong'):
         o = ours(name, ls, 0)
         t = tcp_lat.get(ls)
