@@ -5,7 +5,8 @@ use oxifabric::provider::Provider;
 /// Every shipped provider; the first one that matches is preferred.
 /// `oxi_loopback` is test-only and lists entries only when asked for by name
 /// (see its crate documentation).
-pub static PROVIDERS: &[&dyn Provider] = &[&oxifabric_sockets::PROVIDER, &oxifabric_loopback::PROVIDER];
+pub static PROVIDERS: &[&dyn Provider] =
+    &[&oxifabric_sockets::PROVIDER, &oxifabric_loopback::PROVIDER];
 
 /// Defines every shipped provider's parameters, once.
 pub fn define_params() {

@@ -13,7 +13,8 @@ use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, Sen
 use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues, Unexpected,
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
+    Unexpected,
 };
 use std::collections::{HashMap, VecDeque};
 use std::io::ErrorKind;
@@ -438,7 +439,8 @@ impl EndpointOps for LoopEp {
             return Err(Error::OpBadState);
         }
         let peek = op.flags & (FI_PEEK | FI_CLAIM) != 0;
-        if !peek && (st.rxq.posted_count() >= crate::QUEUE_SIZE || !st.core.sinks.rx_room(op.flags)) {
+        if !peek && (st.rxq.posted_count() >= crate::QUEUE_SIZE || !st.core.sinks.rx_room(op.flags))
+        {
             return Err(Error::Again);
         }
         if op.flags & FI_PEEK != 0 {
@@ -492,7 +494,9 @@ impl EndpointOps for LoopEp {
             f.extend_from_slice(&header(off == 0, seq, len, op.tag, op.data));
             let mut at = off;
             while at < off + n {
-                let Some((b, o)) = iov.segment_at(at) else { break };
+                let Some((b, o)) = iov.segment_at(at) else {
+                    break;
+                };
                 let k = (b.len() - o).min(off + n - at);
                 f.extend_from_slice(&b.as_slice()[o..o + k]);
                 at += k;
