@@ -8,6 +8,7 @@ use crate::handles::*;
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::core_warn;
+use oxifabric::service::addr_format::AddrFormat;
 
 pub(super) static EP_CM_OPS: fi_ops_cm = fi_ops_cm {
     size: core::mem::size_of::<fi_ops_cm>(),
@@ -71,13 +72,13 @@ unsafe extern "C" fn ep_connect(
         if addr.is_null() || (param.is_null() && paramlen > 0) {
             return -FI_EINVAL;
         }
-        let len = match core::ptr::read_unaligned(addr as *const libc::sa_family_t) as i32 {
-            libc::AF_INET => core::mem::size_of::<libc::sockaddr_in>(),
-            libc::AF_INET6 => core::mem::size_of::<libc::sockaddr_in6>(),
-            _ => {
-                core_warn!(FI_LOG_EP_CTRL, "fi_connect: unsupported address family");
-                return -FI_EINVAL;
-            }
+        let Some(len) = AddrFormat(h.inner.addr_format).len_at(addr as *const u8) else {
+            core_warn!(
+                FI_LOG_EP_CTRL,
+                "fi_connect: not an address of the endpoint's format {}",
+                h.inner.addr_format
+            );
+            return -FI_EINVAL;
         };
         rc(h.inner
             .ops

@@ -35,6 +35,8 @@ pub struct EpObj {
     /// the endpoint's `fi_info`.
     tx_iov_limit: usize,
     rx_iov_limit: usize,
+    /// The `addr_format` of its `fi_info` (how long a peer address is).
+    addr_format: u32,
     /// For an alias (`fi_ep_alias`): the bind on the endpoint it aliases.
     /// Closing an alias leaves the endpoint alone.
     alias_of: Option<BindRef>,
@@ -136,6 +138,7 @@ pub fn new_ep(
         rx_flags: AtomicU64::new(info.rx.op_flags),
         tx_iov_limit: info.tx.iov_limit.min(IoVec::CAP),
         rx_iov_limit: info.rx.iov_limit.min(IoVec::CAP),
+        addr_format: info.addr_format,
         alias_of: None,
         _domain: domain,
     };
@@ -263,6 +266,7 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     }),
                     tx_iov_limit: h.inner.tx_iov_limit,
                     rx_iov_limit: h.inner.rx_iov_limit,
+                    addr_format: h.inner.addr_format,
                     alias_of: Some(BindRef::new(&h.binds)),
                     _domain: h.inner._domain.again(),
                 };

@@ -40,6 +40,7 @@ struct Partial {
     dest: Dest,
 }
 
+#[allow(clippy::large_enum_variant)] // one per message in flight
 enum Dest {
     /// Into a matched receive.
     Posted {
@@ -97,8 +98,7 @@ fn port_of(a: &UnixAddr) -> Option<u16> {
 }
 
 fn port_in(raw: &[u8]) -> Option<u16> {
-    // SAFETY: `raw` is a live slice of `raw.len()` bytes.
-    unsafe { addr::from_sockaddr(raw.as_ptr(), raw.len()) }.map(|a| a.port())
+    oxifabric::service::addr_format::decode(raw).map(|a| a.port())
 }
 
 fn header(first: bool, seq: u32, len: usize, tag: Option<u64>, data: Option<u64>) -> [u8; HDR] {
@@ -215,8 +215,7 @@ impl LoopEp {
         Self::flush(st);
         let mut buf = std::mem::take(&mut st.buf);
         buf.resize(HDR + FRAG, 0);
-        loop {
-            let Some(sock) = &st.sock else { break };
+        while let Some(sock) = &st.sock {
             let (n, from) = match sock.recv_from(&mut buf) {
                 Ok(x) => x,
                 Err(_) => break,

@@ -154,7 +154,8 @@ impl Provider for Loopback {
         }
         if let Some(n) = req.node {
             let numeric = n == "127.0.0.1";
-            if !(numeric || n == "localhost") || (!numeric && req.flags & FI_NUMERICHOST != 0) {
+            let named_ok = n == "localhost" && req.flags & FI_NUMERICHOST == 0;
+            if !numeric && !named_ok {
                 return Err(Error::NoData);
             }
         }
@@ -162,8 +163,7 @@ impl Provider for Loopback {
         let hinted = req
             .hints
             .and_then(|h| h.src_addr.as_deref())
-            // SAFETY: a live slice of `b.len()` bytes.
-            .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+            .and_then(oxifabric::service::addr_format::decode);
         let (src, dest) = if let Some(h) = hinted.filter(|_| req.node.is_none()) {
             (Some(h), None)
         } else if req.flags & FI_SOURCE != 0 {

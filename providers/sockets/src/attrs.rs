@@ -196,10 +196,10 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
     let hints = req.hints;
     let hint_src = hints
         .and_then(|h| h.src_addr.as_ref())
-        .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        .and_then(|b| oxifabric::service::addr_format::decode(b));
     let hint_dest = hints
         .and_then(|h| h.dest_addr.as_ref())
-        .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        .and_then(|b| oxifabric::service::addr_format::decode(b));
     let numeric = req.flags & FI_NUMERICHOST != 0;
 
     // (interface, source address, destination) triples.

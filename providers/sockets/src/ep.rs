@@ -32,6 +32,7 @@ use oxifabric::ops::{
     internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, SendOp,
 };
 use oxifabric::prov_log;
+use oxifabric::service::addr_format::decode as sockaddr;
 use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
@@ -203,11 +204,7 @@ impl SockEp {
     /// The address to bind: the entry's source address, else any port on
     /// the address of the destination's family.
     fn bind_addr(&self) -> SocketAddr {
-        let src = self
-            .info
-            .src_addr
-            .as_ref()
-            .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        let src = self.info.src_addr.as_ref().and_then(|b| sockaddr(b));
         match src {
             Some(s) => s,
             None => {
@@ -759,7 +756,7 @@ impl SockEp {
                 self.ack(st, slot, &hdr);
             }
             (Op::Hello, Dest::Buffer(b)) => {
-                let Some(peer) = (unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) }) else {
+                let Some(peer) = sockaddr(&b) else {
                     self.close_conn(st, slot, Failure::code(FI_EIO), "malformed hello");
                     return;
                 };
@@ -1173,31 +1170,6 @@ impl SockEp {
     }
 }
 
-impl SockEp {
-    /// Whether the application drove this endpoint's progress itself in
-    /// the last 10 ms: the auto-progress thread then stays away (the
-    /// application sees its data sooner, and two threads spinning on two
-    /// cores only slow both).
-    pub fn app_polling(&self) -> bool {
-        let last = self
-            .app_progress_ms
-            .load(std::sync::atomic::Ordering::Relaxed);
-        now_ms().saturating_sub(last) < 10
-    }
-
-    /// Progress from the auto-progress thread, unless the application is
-    /// polling (see `app_polling`). Returns false when skipped.
-    pub fn progress_background(&self) -> bool {
-        if self.app_polling() {
-            return false;
-        }
-        if let Ok(mut st) = self.st.try_lock() {
-            self.progress_locked(&mut st);
-        }
-        true
-    }
-}
-
 impl Progress for SockEp {
     fn progress(&self) {
         self.app_progress_ms
@@ -1210,6 +1182,29 @@ impl Progress for SockEp {
 
     fn wait_fd(&self) -> Option<RawFd> {
         Some(self.epoll.raw())
+    }
+
+    /// Whether the application drove this endpoint's progress itself in
+    /// the last 10 ms: the auto-progress thread then stays away (the
+    /// application sees its data sooner, and two threads spinning on two
+    /// cores only slow both).
+    fn app_polling(&self) -> bool {
+        let last = self
+            .app_progress_ms
+            .load(std::sync::atomic::Ordering::Relaxed);
+        now_ms().saturating_sub(last) < 10
+    }
+
+    /// Progress from the auto-progress thread, unless the application is
+    /// polling (see `app_polling`). Returns false when skipped.
+    fn progress_background(&self) -> bool {
+        if self.app_polling() {
+            return false;
+        }
+        if let Ok(mut st) = self.st.try_lock() {
+            self.progress_locked(&mut st);
+        }
+        true
     }
 }
 
@@ -1351,7 +1346,7 @@ impl EndpointOps for SockEp {
         if st.core.enabled {
             return Err(Error::OpBadState);
         }
-        let sa = unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?;
+        let sa = sockaddr(a).ok_or(Error::Inval)?;
         st.local = Some(sa);
         Ok(())
     }
@@ -1375,7 +1370,7 @@ impl EndpointOps for SockEp {
         if data.len() > attrs::CM_DATA_SIZE {
             return Err(Error::Inval);
         }
-        let sa = unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?;
+        let sa = sockaddr(a).ok_or(Error::Inval)?;
         let mut st = self.lock();
         if !st.core.enabled {
             return Err(Error::OpBadState);

@@ -11,22 +11,16 @@ use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::PassiveEpOps;
 use oxifabric::prov_log;
+use oxifabric::service::addr_format::decode as sockaddr;
+use oxifabric::service::connreq;
 use oxifabric::service::eq::{Event, EventData, EventQueue};
 use oxifabric::service::progress::Progress;
-use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 const PROV: &str = "sockets";
-
-/// The object `info->handle` points to: a `struct fid` of class
-/// `FI_CLASS_CONNREQ`, so the application holds a real fid-shaped pointer.
-#[repr(C)]
-struct ConnReqToken {
-    fid: fid,
-}
 
 /// A connection request waiting for `fi_accept` or `fi_reject`.
 pub struct PendingConn {
@@ -36,31 +30,9 @@ pub struct PendingConn {
     pub rx: RxState,
 }
 
-fn pending() -> &'static Mutex<HashMap<usize, PendingConn>> {
-    static P: OnceLock<Mutex<HashMap<usize, PendingConn>>> = OnceLock::new();
-    P.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-fn new_token() -> usize {
-    let t = Box::new(ConnReqToken {
-        fid: fid {
-            fclass: FI_CLASS_CONNREQ as usize,
-            context: core::ptr::null_mut(),
-            ops: core::ptr::null_mut(),
-        },
-    });
-    Box::into_raw(t) as usize
-}
-
 /// Takes a pending request by its handle; frees the handle.
 pub fn take_pending(handle: usize) -> Option<PendingConn> {
-    let p = pending()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&handle)?;
-    // SAFETY: every key was produced by new_token and is removed once.
-    drop(unsafe { Box::from_raw(handle as *mut ConnReqToken) });
-    Some(p)
+    connreq::take(handle)
 }
 
 /// An accepted socket whose request frame is still being read.
@@ -93,10 +65,7 @@ impl SockPep {
         if info.ep.ep_type != FI_EP_MSG && info.ep.ep_type != FI_EP_UNSPEC {
             return Err(Error::Inval);
         }
-        let local = info
-            .src_addr
-            .as_ref()
-            .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        let local = info.src_addr.as_ref().and_then(|b| sockaddr(b));
         Ok(Arc::new_cyclic(|me| SockPep {
             me: me.clone(),
             info: info.clone(),
@@ -191,7 +160,14 @@ impl SockPep {
         };
         self.epoll.remove(inc.stream.as_raw_fd());
         let data = inc.buf[HEADER_LEN..].to_vec();
-        let token = new_token();
+        let token = connreq::register(PendingConn {
+            stream: inc.stream,
+            peer: inc.peer,
+            rx: RxState::Header {
+                buf: [0; HEADER_LEN],
+                got: 0,
+            },
+        });
         let mut info = self.info.clone();
         info.handle = token;
         info.dest_addr = Some(addr::to_sockaddr(&inc.peer));
@@ -202,17 +178,6 @@ impl SockPep {
         };
         info.src_addr = st.local.map(|l| addr::to_sockaddr(&l));
         info.ep.ep_type = FI_EP_MSG;
-        pending().lock().unwrap_or_else(|p| p.into_inner()).insert(
-            token,
-            PendingConn {
-                stream: inc.stream,
-                peer: inc.peer,
-                rx: RxState::Header {
-                    buf: [0; HEADER_LEN],
-                    got: 0,
-                },
-            },
-        );
         st.mine.push(token);
         if let Some(eq) = &st.eq {
             let ev = Event {
@@ -312,7 +277,7 @@ impl PassiveEpOps for SockPep {
         if st.listener.is_some() {
             return Err(Error::Other(FI_EOPBADSTATE));
         }
-        st.local = Some(unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?);
+        st.local = Some(sockaddr(a).ok_or(Error::Inval)?);
         Ok(())
     }
 
