@@ -307,15 +307,23 @@ unsafe extern "C" fn eq_write(
 }
 
 unsafe extern "C" fn eq_strerror(
-    _eq: *mut fid_eq,
+    eq: *mut fid_eq,
     prov_errno: c_int,
-    _err_data: *const c_void,
+    err_data: *const c_void,
     buf: *mut c_char,
     len: usize,
 ) -> *const c_char {
     guard(core::ptr::null(), || {
-        let s = oxifabric::strerror::strerror(prov_errno);
+        // The text of the entry just read (peer and cause), when err_data
+        // is the buffer we handed out with it; else the errno's text.
+        let kept = eq_handle(eq as *const fid)
+            .map(|h| h.inner.err_data.lock().unwrap_or_else(|p| p.into_inner()));
+        let text = kept
+            .as_deref()
+            .and_then(|k| oxifabric::service::ep_core::error_text(k, err_data as usize));
+        let s = text.unwrap_or_else(|| oxifabric::strerror::strerror(prov_errno));
         if buf.is_null() || len == 0 {
+            // Ours stays valid until the next readerr, as upstream's does.
             return s.as_ptr();
         }
         let b = s.to_bytes();

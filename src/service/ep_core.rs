@@ -16,6 +16,7 @@ use crate::service::cq::{Completion, CompletionQueue, CqError};
 use crate::service::eq::{EqError, Event, EventData, EventQueue};
 use crate::service::progress::Progress;
 use crate::service::rxq::{rx_flags, Posted};
+use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 
 /// What the completion of a send needs, captured when it is posted.
@@ -43,22 +44,99 @@ impl TxCtx {
     }
 }
 
-/// Why an operation failed, as a CQ error entry reports it: the `FI_E*`
-/// code, the provider's own error (an OS errno for socket providers) and
-/// the peer involved, so `fi_cq_strerror` can say what happened.
+/// Why an operation failed, as a CQ or EQ error entry reports it: the
+/// `FI_E*` code, the provider's own error (an OS errno for socket
+/// providers), the peer involved and a cause in words, so that
+/// `fi_cq_strerror` can say what happened (see [`Failure::describe`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Failure {
     /// Positive `FI_E*` code (`FI_ECONNRESET`, `FI_ECANCELED`, ...).
     pub err: c_int,
     /// Provider-specific error number (0 when there is none).
     pub prov_errno: c_int,
+    /// The peer the operation was with, when known.
+    pub peer: Option<SocketAddr>,
+    /// What happened, when neither `prov_errno` nor `err` says it
+    /// ("peer closed the connection").
+    pub cause: &'static str,
 }
 
 impl Failure {
     /// A failure with no provider-specific cause.
     pub fn code(err: c_int) -> Failure {
-        Failure { err, prov_errno: 0 }
+        Failure {
+            err,
+            ..Default::default()
+        }
     }
+
+    /// A failure explained in words.
+    pub fn cause(err: c_int, cause: &'static str) -> Failure {
+        Failure {
+            err,
+            cause,
+            ..Default::default()
+        }
+    }
+
+    /// A failure caused by an OS error, reported as `err`.
+    pub fn os(err: c_int, e: &std::io::Error) -> Failure {
+        Failure {
+            err,
+            prov_errno: e.raw_os_error().unwrap_or(0),
+            ..Default::default()
+        }
+    }
+
+    /// Whether there is more to say than the `FI_E*` code.
+    pub fn has_detail(&self) -> bool {
+        self.peer.is_some() || !self.cause.is_empty() || self.prov_errno != 0
+    }
+
+    /// The text `fi_cq_strerror` and `fi_eq_strerror` give for it: the
+    /// peer and the cause ("peer 127.0.0.1:4000: Connection reset by peer
+    /// (os error 104)").
+    pub fn describe(&self) -> String {
+        let cause = if !self.cause.is_empty() {
+            match self.prov_errno {
+                0 => self.cause.to_string(),
+                e => format!("{}: {}", self.cause, std::io::Error::from_raw_os_error(e)),
+            }
+        } else if self.prov_errno != 0 {
+            std::io::Error::from_raw_os_error(self.prov_errno).to_string()
+        } else {
+            crate::strerror::strerror(self.err)
+                .to_string_lossy()
+                .into_owned()
+        };
+        match self.peer {
+            Some(p) => format!("peer {p}: {cause}"),
+            None => cause,
+        }
+    }
+
+    /// `describe` as the NUL-terminated `err_data` of an error entry,
+    /// empty when there is nothing beyond the code.
+    fn err_data(&self) -> Vec<u8> {
+        if !self.has_detail() {
+            return Vec::new();
+        }
+        let mut v = self.describe().into_bytes();
+        v.push(0);
+        v
+    }
+}
+
+/// The text behind an error entry's `err_data`, for `fi_cq_strerror` and
+/// `fi_eq_strerror`: when `err_data` is the address of `kept` (the buffer
+/// the queue handed out with the entry, holding [`Failure::describe`]'s
+/// NUL-terminated text), that text. Only addresses are compared; nothing
+/// is read through `err_data`.
+pub fn error_text(kept: &[u8], err_data: usize) -> Option<&core::ffi::CStr> {
+    if err_data == 0 || kept.as_ptr() as usize != err_data {
+        return None;
+    }
+    core::ffi::CStr::from_bytes_until_nul(kept).ok()
 }
 
 /// The completion queues and counters an endpoint is bound to.
@@ -128,6 +206,7 @@ impl Sinks {
                 },
                 err: f.err,
                 prov_errno: f.prov_errno,
+                err_data: f.err_data(),
                 ..Default::default()
             });
         }
@@ -162,7 +241,7 @@ impl Sinks {
             olen,
             err: f.err,
             prov_errno: f.prov_errno,
-            ..Default::default()
+            err_data: f.err_data(),
         });
     }
 
@@ -324,8 +403,14 @@ impl EpCore {
         }
     }
 
-    /// Reports a failed connection on the bound EQ.
+    /// Reports a failed connection on the bound EQ; `err_data` is the
+    /// peer's private data (a rejection's), else the failure's text.
     pub fn cm_error(&self, f: Failure, err_data: Vec<u8>) {
+        let err_data = if err_data.is_empty() {
+            f.err_data()
+        } else {
+            err_data
+        };
         if let Some(eq) = &self.eq {
             eq.push_err(EqError {
                 fid: self.fid,

@@ -10,7 +10,9 @@
  *       receives "ping" from the survivor and answers "pong".
  *   killpeer survivor <ep> <myport> <victim-port> <good-port>
  *       sends 64 MiB to the victim, prints SENDING, waits (bounded) for the
- *       error completion, then exchanges ping/pong with the good peer.
+ *       error completion, checks that fi_cq_strerror on it names the dead
+ *       peer (127.0.0.1:<victim-port>) and a cause, then exchanges
+ *       ping/pong with the good peer.
  *
  * <ep> is "rdm" or "msg". Every wait is bounded; a hang is a failure.
  *
@@ -261,6 +263,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("survivor: error completion after %.2fs: %s\n", now() - t0, fi_strerror(rc));
+	/* The provider's explanation names the peer and says why. */
+	{
+		char text[256], peer[64];
+		const char *s = fi_cq_strerror(cq, err.prov_errno, err.err_data, text, sizeof(text));
+		snprintf(peer, sizeof(peer), "127.0.0.1:%s", argv[4]);
+		if (!s || !strstr(s, peer) || strlen(s) <= strlen(peer) + 2) {
+			printf("FAIL: fi_cq_strerror(prov_errno %d) = '%s', want the peer %s and a cause\n",
+			       err.prov_errno, s ? s : "(null)", peer);
+			return 1;
+		}
+		printf("survivor: fi_cq_strerror: %s (prov_errno %d)\n", s, err.prov_errno);
+	}
 	if (msg_ep) {
 		uint32_t event;
 		struct fi_eq_cm_entry entry;

@@ -341,10 +341,7 @@ impl LoopEp {
 const QUEUE_DGRAM: usize = 256;
 
 fn fail(err: c_int, e: &std::io::Error) -> Failure {
-    Failure {
-        err,
-        prov_errno: e.raw_os_error().unwrap_or(0),
-    }
+    Failure::os(err, e)
 }
 
 impl Progress for LoopEp {

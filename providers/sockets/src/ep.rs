@@ -249,16 +249,27 @@ impl SockEp {
     }
 
     /// Tears a connection down, failing everything that depended on it.
-    fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &str) {
+    fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &'static str) {
         let Some(mut c) = st.conns.get_mut(slot).and_then(Option::take) else {
             return;
+        };
+        // What the application's error entries will say: which peer, and
+        // why (the OS error, else `why`).
+        let err = Failure {
+            peer: c.peer.or_else(|| c.stream.peer_addr().ok()),
+            cause: if err.cause.is_empty() && err.prov_errno == 0 {
+                why
+            } else {
+                err.cause
+            },
+            ..err
         };
         prov_log!(
             PROV,
             FI_LOG_WARN,
             FI_LOG_EP_DATA,
-            "connection to {:?} closed: {why}",
-            c.peer
+            "connection closed: {}",
+            err.describe()
         );
         self.epoll.remove(c.stream.as_raw_fd());
         let _ = c.stream.shutdown(std::net::Shutdown::Both);
@@ -360,9 +371,8 @@ impl SockEp {
         };
         if c.txq.is_empty() && c.state == ConnState::Open {
             if let Err(e) = c.write_item(&mut item) {
-                let msg = e.to_string();
                 let f = reset(&e);
-                self.close_conn(st, slot, f, &msg);
+                self.close_conn(st, slot, f, "write failed");
                 if let Some(d) = item.done {
                     st.core.sinks.tx_err(&d.tx, f);
                 }
@@ -413,8 +423,7 @@ impl SockEp {
             };
             if let Err(e) = c.write_item(&mut item) {
                 c.txq.push_front(item);
-                let msg = e.to_string();
-                self.close_conn(st, slot, reset(&e), &msg);
+                self.close_conn(st, slot, reset(&e), "write failed");
                 return;
             }
             if item.finished() {
@@ -884,8 +893,7 @@ impl SockEp {
                                 return;
                             }
                             Err(e) => {
-                                let why = e.to_string();
-                                self.close_conn(st, slot, reset(&e), &why);
+                                self.close_conn(st, slot, reset(&e), "read failed");
                                 return;
                             }
                         }
@@ -898,8 +906,8 @@ impl SockEp {
                     let hdr = match Header::decode(&buf, attrs::MAX_MSG as u64) {
                         Ok(h) => h,
                         Err(e) => {
-                            let why = format!("malformed frame: {e}");
-                            self.close_conn(st, slot, Failure::code(FI_EIO), &why);
+                            prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_DATA, "malformed frame: {e}");
+                            self.close_conn(st, slot, Failure::code(FI_EIO), "malformed frame");
                             return;
                         }
                     };
@@ -977,8 +985,7 @@ impl SockEp {
                             }
                             Err(e) => {
                                 c.rx = RxState::Payload { hdr, dest, got };
-                                let why = e.to_string();
-                                self.close_conn(st, slot, reset(&e), &why);
+                                self.close_conn(st, slot, reset(&e), "read failed");
                                 return;
                             }
                         }
@@ -1000,12 +1007,11 @@ impl SockEp {
         };
         if c.state == ConnState::Connecting {
             if let Some(e) = sock::take_error(&c.stream) {
-                let why = format!("connect failed: {e}");
                 let f = Failure {
-                    err: FI_ECONNREFUSED,
-                    prov_errno: e.raw_os_error().unwrap_or(0),
+                    cause: "connect failed",
+                    ..Failure::os(FI_ECONNREFUSED, &e)
                 };
-                self.close_conn(st, slot, f, &why);
+                self.close_conn(st, slot, f, "connect failed");
                 return;
             }
             c.state = ConnState::Open;
@@ -1575,8 +1581,8 @@ impl EndpointOps for SockEp {
                         "datagram to {dest} failed: {e}"
                     );
                     let f = Failure {
-                        err: FI_EIO,
-                        prov_errno: e.raw_os_error().unwrap_or(0),
+                        peer: Some(dest),
+                        ..Failure::os(FI_EIO, &e)
                     };
                     st.core.sinks.tx_err(&tx, f);
                 }
@@ -1650,8 +1656,5 @@ impl EndpointOps for SockEp {
 /// A connection failure caused by an OS error: reported as
 /// `FI_ECONNRESET`, the errno kept as `prov_errno`.
 fn reset(e: &std::io::Error) -> Failure {
-    Failure {
-        err: FI_ECONNRESET,
-        prov_errno: e.raw_os_error().unwrap_or(0),
-    }
+    Failure::os(FI_ECONNRESET, e)
 }
