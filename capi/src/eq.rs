@@ -314,23 +314,8 @@ unsafe extern "C" fn eq_strerror(
     len: usize,
 ) -> *const c_char {
     guard(core::ptr::null(), || {
-        // The text of the entry just read (peer and cause), when err_data
-        // is the buffer we handed out with it; else the errno's text.
-        let kept = eq_handle(eq as *const fid)
-            .map(|h| h.inner.err_data.lock().unwrap_or_else(|p| p.into_inner()));
-        let text = kept
-            .as_deref()
-            .and_then(|k| oxifabric::service::ep_core::error_text(k, err_data as usize));
-        let s = text.unwrap_or_else(|| oxifabric::strerror::strerror(prov_errno));
-        if buf.is_null() || len == 0 {
-            // Ours stays valid until the next readerr, as upstream's does.
-            return s.as_ptr();
-        }
-        let b = s.to_bytes();
-        let n = b.len().min(len - 1);
-        core::ptr::copy_nonoverlapping(b.as_ptr(), buf as *mut u8, n);
-        *buf.add(n) = 0;
-        buf
+        let h = eq_handle(eq as *const fid);
+        crate::err_text::error_text(h.map(|h| &h.inner.err_data), prov_errno, err_data, buf, len)
     })
 }
 
