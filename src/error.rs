@@ -52,6 +52,8 @@ pub enum Error {
     TimedOut,
     /// `FI_ECANCELED`: the operation was canceled.
     Canceled,
+    /// `FI_EADDRINUSE`: the address is taken by another endpoint.
+    AddrInUse,
     /// An operating-system call failed: the `FI_E*` code it maps to and the
     /// OS `errno` behind it (reported as `prov_errno`), so the cause is not
     /// lost on the way to the application.
@@ -125,6 +127,7 @@ impl Error {
             Error::Avail => FI_EAVAIL,
             Error::TimedOut => FI_ETIMEDOUT,
             Error::Canceled => FI_ECANCELED,
+            Error::AddrInUse => FI_EADDRINUSE,
             Error::Os { code, .. } => code.abs(),
             Error::Other(e) => e.abs(),
         }
@@ -160,6 +163,7 @@ impl Error {
             FI_EAVAIL => Error::Avail,
             FI_ETIMEDOUT => Error::TimedOut,
             FI_ECANCELED => Error::Canceled,
+            FI_EADDRINUSE => Error::AddrInUse,
             other => Error::Other(other),
         }
     }

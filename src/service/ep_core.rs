@@ -346,6 +346,18 @@ impl EpCore {
         Ok(())
     }
 
+    /// The first step of `fi_enable`: false when the endpoint is already
+    /// enabled (nothing to do), else the checks of
+    /// [`EpCore::check_enable`]. The provider opens its transport next and
+    /// then sets `enabled`.
+    pub fn start_enable(&self) -> Result<bool> {
+        if self.enabled {
+            return Ok(false);
+        }
+        self.check_enable()?;
+        Ok(true)
+    }
+
     /// The checks of `fi_enable`: a transmit (receive) CQ or counter when
     /// the endpoint sends (receives), `FI_ENOCQ`; an AV for connectionless
     /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
@@ -373,7 +385,8 @@ impl EpCore {
 
     /// Undoes every binding (`fi_close`): `me` stops being a progress
     /// source and no completion goes anywhere any more.
-    pub fn unbind_all(&mut self, me: &Weak<dyn Progress>) {
+    pub fn unbind_all(&mut self, me: Weak<dyn Progress>) {
+        let me = &me;
         let s = &self.sinks;
         for cq in [&s.tx_cq, &s.rx_cq].into_iter().flatten() {
             cq.remove_source(me);

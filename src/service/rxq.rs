@@ -12,7 +12,8 @@
 //! several transports, each recognising its own tokens.
 
 use crate::abi::*;
-use crate::ops::{IoBuf, IoVec, RecvOp};
+use crate::error::{Error, Result};
+use crate::ops::{IoBuf, IoVec, OptValue, RecvOp};
 use crate::service::cq::{Completion, CqError};
 use crate::service::ep_core::{Failure, Sinks};
 use std::collections::VecDeque;
@@ -426,16 +427,37 @@ impl<T: Copy> RxQueues<T> {
         self.unexpected_bytes -= (before - self.unexpected.len()) * DEFERRED_COST;
     }
 
-    /// `fi_cancel`: removes the receive posted with `ctx`.
-    pub fn cancel(&mut self, ctx: usize, sinks: &Sinks) -> bool {
+    /// `fi_cancel`: removes the receive posted with `ctx` and reports it
+    /// `FI_ECANCELED`; `NoEnt` when there is none.
+    pub fn cancel(&mut self, ctx: usize, sinks: &Sinks) -> Result<()> {
         for q in [&mut self.posted, &mut self.posted_tagged] {
             if let Some(i) = q.iter().position(|p| p.ctx == ctx) {
                 let p = q.remove(i).expect("index checked");
                 sinks.rx_err(&p, Failure::code(FI_ECANCELED), 0, 0);
-                return true;
+                return Ok(());
             }
         }
-        false
+        Err(Error::NoEnt)
+    }
+
+    /// `fi_getopt` for the options the receive queue owns
+    /// (`FI_OPT_MIN_MULTI_RECV`); `NoProtoOpt` for any other.
+    pub fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
+        match (level, name) {
+            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV) => Ok(OptValue::Size(self.min_multi_recv)),
+            _ => Err(Error::NoProtoOpt),
+        }
+    }
+
+    /// `fi_setopt` for the options the receive queue owns.
+    pub fn setopt(&mut self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
+        match (level, name, v) {
+            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, OptValue::Size(n)) => {
+                self.min_multi_recv = n;
+                Ok(())
+            }
+            _ => Err(Error::NoProtoOpt),
+        }
     }
 
     /// Fails every posted receive (endpoint shut down or closed).

@@ -141,11 +141,6 @@ impl LoopEp {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn weak_progress(&self) -> Weak<dyn Progress> {
-        let w: Weak<dyn Progress> = self.me.clone();
-        w
-    }
-
     fn dgram(&self) -> bool {
         self.info.ep.ep_type == FI_EP_DGRAM
     }
@@ -174,7 +169,7 @@ impl LoopEp {
                     break;
                 }
             }
-            let (s, port) = found.ok_or(Error::Other(FI_EADDRINUSE))?;
+            let (s, port) = found.ok_or(Error::AddrInUse)?;
             st.port = port;
             s
         };
@@ -358,16 +353,14 @@ impl Progress for LoopEp {
 
 impl EndpointOps for LoopEp {
     fn bind(&self, b: Binding) -> Result<()> {
-        let me = self.weak_progress();
-        self.lock().core.bind(b, me)
+        self.lock().core.bind(b, self.me.clone())
     }
 
     fn enable(&self) -> Result<()> {
         let mut st = self.lock();
-        if st.core.enabled {
+        if !st.core.start_enable()? {
             return Ok(());
         }
-        st.core.check_enable()?;
         Self::open(&mut st)?;
         st.core.enabled = true;
         Ok(())
@@ -376,36 +369,21 @@ impl EndpointOps for LoopEp {
     fn close(&self) {
         let mut st = self.lock();
         st.sock = None;
-        st.core.unbind_all(&self.weak_progress());
+        st.core.unbind_all(self.me.clone());
     }
 
     fn cancel(&self, context: usize) -> Result<()> {
         let mut g = self.lock();
         let st = &mut *g;
-        if st.rxq.cancel(context, &st.core.sinks) {
-            Ok(())
-        } else {
-            Err(Error::NoEnt)
-        }
+        st.rxq.cancel(context, &st.core.sinks)
     }
 
     fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
-        match (level, name) {
-            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV) => {
-                Ok(OptValue::Size(self.lock().rxq.min_multi_recv))
-            }
-            _ => Err(Error::NoProtoOpt),
-        }
+        self.lock().rxq.getopt(level, name)
     }
 
     fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
-        match (level, name, v) {
-            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, OptValue::Size(n)) => {
-                self.lock().rxq.min_multi_recv = n;
-                Ok(())
-            }
-            _ => Err(Error::NoProtoOpt),
-        }
+        self.lock().rxq.setopt(level, name, v)
     }
 
     fn getname(&self) -> Result<Vec<u8>> {
@@ -514,7 +492,7 @@ impl EndpointOps for LoopEp {
     }
 
     fn as_progress(&self) -> Option<Weak<dyn Progress>> {
-        Some(self.weak_progress())
+        Some(self.me.clone())
     }
 
     fn set_fid(&self, fid: usize) {

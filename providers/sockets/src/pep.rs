@@ -66,10 +66,11 @@ impl SockPep {
             return Err(Error::Inval);
         }
         let local = info.src_addr.as_ref().and_then(|b| sockaddr(b));
+        let epoll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
         Ok(Arc::new_cyclic(|me| SockPep {
             me: me.clone(),
             info: info.clone(),
-            epoll: Epoll::new().expect("epoll"),
+            epoll,
             st: Mutex::new(PepState {
                 listener: None,
                 local,
@@ -238,30 +239,14 @@ impl PassiveEpOps for SockPep {
     fn listen(&self) -> Result<()> {
         let mut st = self.lock();
         if st.listener.is_some() {
-            return Err(Error::Other(FI_EOPBADSTATE));
+            return Err(Error::OpBadState);
         }
         if st.eq.is_none() {
-            return Err(Error::Other(FI_ENOEQ));
+            return Err(Error::NoEq);
         }
         let want = st.local.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
-        let l = TcpListener::bind(want).map_err(|e| {
-            prov_log!(
-                PROV,
-                FI_LOG_WARN,
-                FI_LOG_EP_CTRL,
-                "fi_listen: cannot listen on {want}: {e}"
-            );
-            if e.kind() == ErrorKind::AddrInUse {
-                Error::Other(FI_EADDRINUSE)
-            } else {
-                Error::Other(FI_EADDRNOTAVAIL)
-            }
-        })?;
-        l.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
-        st.local = l.local_addr().ok();
-        self.epoll
-            .add(l.as_raw_fd(), 0, false)
-            .map_err(|_| Error::Other(FI_EIO))?;
+        let (l, at) = sock::serve::<TcpListener>(want, &self.epoll, 0, "fi_listen")?;
+        st.local = Some(at);
         st.listener = Some(l);
         Ok(())
     }
@@ -275,7 +260,7 @@ impl PassiveEpOps for SockPep {
     fn setname(&self, a: &[u8]) -> Result<()> {
         let mut st = self.lock();
         if st.listener.is_some() {
-            return Err(Error::Other(FI_EOPBADSTATE));
+            return Err(Error::OpBadState);
         }
         st.local = Some(sockaddr(a).ok_or(Error::Inval)?);
         Ok(())
