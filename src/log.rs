@@ -180,6 +180,15 @@ macro_rules! core_warn {
     };
 }
 
+/// Trace-level message of the core (calls worth following, such as an
+/// unsupported operation being asked for).
+#[macro_export]
+macro_rules! core_trace {
+    ($subsys:expr, $($arg:tt)*) => {
+        $crate::prov_log!("core", $crate::abi::FI_LOG_TRACE, $subsys, $($arg)*)
+    };
+}
+
 /// Info-level message of the core.
 #[macro_export]
 macro_rules! core_info {

@@ -1,6 +1,6 @@
 //! `fid_av`: thunks onto the engine's address vector.
 
-use crate::boundary::{guard, opt_str};
+use crate::boundary::{catch, opt_str, with_handle};
 use crate::domain::domain_handle;
 use crate::handles::*;
 use core::ffi::{c_char, c_int, c_void};
@@ -42,7 +42,7 @@ static AV_OPS: fi_ops_av = fi_ops_av {
     remove: Some(av_remove),
     lookup: Some(av_lookup),
     straddr: Some(av_straddr),
-    av_set: Some(av_set),
+    av_set: Some(crate::nosys::av_set),
 };
 
 pub unsafe extern "C" fn domain_av_open(
@@ -51,10 +51,7 @@ pub unsafe extern "C" fn domain_av_open(
     av: *mut *mut fid_av,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(d) = domain_handle(domain) else {
-            return bad_fid("fi_av_open");
-        };
+    with_handle!(domain_handle, domain, "fi_av_open", |d| {
         let (Some(a), false) = (attr.as_ref(), av.is_null()) else {
             core_warn!(FI_LOG_AV, "fi_av_open: attr or av is NULL");
             return -FI_EINVAL;
@@ -110,10 +107,7 @@ pub unsafe fn av_handle<'a>(f: *const fid) -> Option<&'a AvHandle> {
 }
 
 unsafe extern "C" fn av_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = av_handle(f) else {
-            return bad_fid("fi_close(av)");
-        };
+    with_handle!(av_handle, f, "fi_close(av)", |h| {
         if h.busy() {
             core_warn!(FI_LOG_AV, "fi_close: AV is still bound to an endpoint");
             return -FI_EBUSY;
@@ -124,10 +118,7 @@ unsafe extern "C" fn av_close(f: *mut fid) -> c_int {
 }
 
 unsafe extern "C" fn av_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = av_handle(f) else {
-            return bad_fid("fi_av_bind");
-        };
+    with_handle!(av_handle, f, "fi_av_bind", |h| {
         let Some(eq) = crate::eq::eq_handle(bfid) else {
             return bad_fid("fi_av_bind (an AV binds only to an EQ)");
         };
@@ -205,10 +196,7 @@ unsafe extern "C" fn av_insert(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = av_handle(av as *const fid) else {
-            return bad_fid("fi_av_insert");
-        };
+    with_handle!(av_handle, av, "fi_av_insert", |h| {
         if addr.is_null() && count > 0 {
             core_warn!(FI_LOG_AV, "fi_av_insert: addr is NULL");
             return -FI_EINVAL;
@@ -245,10 +233,7 @@ unsafe extern "C" fn av_insertsvc(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = av_handle(av as *const fid) else {
-            return bad_fid("fi_av_insertsvc");
-        };
+    with_handle!(av_handle, av, "fi_av_insertsvc", |h| {
         let (Ok(Some(node)), Ok(Some(service))) = (opt_str(node), opt_str(service)) else {
             core_warn!(FI_LOG_AV, "fi_av_insertsvc: node and service are required");
             return -FI_EINVAL;
@@ -281,10 +266,7 @@ unsafe extern "C" fn av_insertsym(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = av_handle(av as *const fid) else {
-            return bad_fid("fi_av_insertsym");
-        };
+    with_handle!(av_handle, av, "fi_av_insertsym", |h| {
         let (Ok(Some(node)), Ok(Some(service))) = (opt_str(node), opt_str(service)) else {
             core_warn!(FI_LOG_AV, "fi_av_insertsym: node and service are required");
             return -FI_EINVAL;
@@ -326,10 +308,7 @@ unsafe extern "C" fn av_remove(
     count: usize,
     flags: u64,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = av_handle(av as *const fid) else {
-            return bad_fid("fi_av_remove");
-        };
+    with_handle!(av_handle, av, "fi_av_remove", |h| {
         if fi_addr.is_null() && count > 0 {
             return -FI_EINVAL;
         }
@@ -357,10 +336,7 @@ unsafe extern "C" fn av_lookup(
     addr: *mut c_void,
     addrlen: *mut usize,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = av_handle(av as *const fid) else {
-            return bad_fid("fi_av_lookup");
-        };
+    with_handle!(av_handle, av, "fi_av_lookup", |h| {
         if addrlen.is_null() || (addr.is_null() && *addrlen > 0) {
             return -FI_EINVAL;
         }
@@ -380,7 +356,7 @@ unsafe extern "C" fn av_straddr(
     buf: *mut c_char,
     len: *mut usize,
 ) -> *const c_char {
-    guard(core::ptr::null(), || {
+    catch(|| {
         let Some(h) = av_handle(av as *const fid) else {
             bad_fid("fi_av_straddr");
             return core::ptr::null();
@@ -400,13 +376,4 @@ unsafe extern "C" fn av_straddr(
         *len = s.len() + 1;
         buf
     })
-}
-
-unsafe extern "C" fn av_set(
-    _av: *mut fid_av,
-    _attr: *mut fi_av_set_attr,
-    _av_set: *mut *mut fid_av_set,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
 }

@@ -1,6 +1,6 @@
 //! `fid_cntr`: thunks onto the engine's counter.
 
-use crate::boundary::guard;
+use crate::boundary::with_handle;
 use crate::domain::domain_handle;
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
@@ -46,10 +46,7 @@ pub unsafe extern "C" fn domain_cntr_open(
     cntr: *mut *mut fid_cntr,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(d) = domain_handle(domain) else {
-            return bad_fid("fi_cntr_open");
-        };
+    with_handle!(domain_handle, domain, "fi_cntr_open", |d| {
         if cntr.is_null() {
             return -FI_EINVAL;
         }
@@ -113,10 +110,7 @@ pub unsafe fn cntr_handle<'a>(f: *const fid) -> Option<&'a CntrHandle> {
 }
 
 unsafe extern "C" fn cntr_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = cntr_handle(f) else {
-            return bad_fid("fi_close(cntr)");
-        };
+    with_handle!(cntr_handle, f, "fi_close(cntr)", |h| {
         if h.busy() {
             core_warn!(
                 FI_LOG_CNTR,
@@ -130,58 +124,46 @@ unsafe extern "C" fn cntr_close(f: *mut fid) -> c_int {
 }
 
 unsafe extern "C" fn cntr_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = cntr_handle(f) else {
-            return bad_fid("fi_control(cntr)");
-        };
+    with_handle!(cntr_handle, f, "fi_control(cntr)", |h| {
         wait_control(command, arg, h.inner.cntr.wait_obj, h.inner.cntr.wait_fd())
     })
 }
 
-macro_rules! with_cntr {
-    ($c:expr, $what:expr, $default:expr, |$h:ident| $body:expr) => {
-        guard($default, || match cntr_handle($c as *const fid) {
-            Some($h) => $body,
-            None => {
-                bad_fid($what);
-                $default
-            }
-        })
-    };
-}
-
 unsafe extern "C" fn cntr_read(c: *mut fid_cntr) -> u64 {
-    with_cntr!(c, "fi_cntr_read", 0, |h| h.inner.cntr.read())
+    with_handle!(cntr_handle, c, "fi_cntr_read", |h| h.inner.cntr.read())
 }
 unsafe extern "C" fn cntr_readerr(c: *mut fid_cntr) -> u64 {
-    with_cntr!(c, "fi_cntr_readerr", 0, |h| h.inner.cntr.readerr())
+    with_handle!(cntr_handle, c, "fi_cntr_readerr", |h| h
+        .inner
+        .cntr
+        .readerr())
 }
 unsafe extern "C" fn cntr_add(c: *mut fid_cntr, value: u64) -> c_int {
-    with_cntr!(c, "fi_cntr_add", -FI_EINVAL, |h| {
+    with_handle!(cntr_handle, c, "fi_cntr_add", |h| {
         h.inner.cntr.add(value);
         0
     })
 }
 unsafe extern "C" fn cntr_set(c: *mut fid_cntr, value: u64) -> c_int {
-    with_cntr!(c, "fi_cntr_set", -FI_EINVAL, |h| {
+    with_handle!(cntr_handle, c, "fi_cntr_set", |h| {
         h.inner.cntr.set(value);
         0
     })
 }
 unsafe extern "C" fn cntr_adderr(c: *mut fid_cntr, value: u64) -> c_int {
-    with_cntr!(c, "fi_cntr_adderr", -FI_EINVAL, |h| {
+    with_handle!(cntr_handle, c, "fi_cntr_adderr", |h| {
         h.inner.cntr.adderr(value);
         0
     })
 }
 unsafe extern "C" fn cntr_seterr(c: *mut fid_cntr, value: u64) -> c_int {
-    with_cntr!(c, "fi_cntr_seterr", -FI_EINVAL, |h| {
+    with_handle!(cntr_handle, c, "fi_cntr_seterr", |h| {
         h.inner.cntr.seterr(value);
         0
     })
 }
 unsafe extern "C" fn cntr_wait(c: *mut fid_cntr, threshold: u64, timeout: c_int) -> c_int {
-    with_cntr!(c, "fi_cntr_wait", -FI_EINVAL, |h| {
+    with_handle!(cntr_handle, c, "fi_cntr_wait", |h| {
         if h.inner.cntr.wait_obj == FI_WAIT_NONE {
             core_warn!(
                 FI_LOG_CNTR,

@@ -2,7 +2,7 @@
 //! the application's `fi_cq_format` and error entries in the layout its API
 //! version knows.
 
-use crate::boundary::guard;
+use crate::boundary::{catch, with_handle};
 use crate::domain::domain_handle;
 use crate::handles::*;
 use core::ffi::{c_char, c_int, c_void};
@@ -52,10 +52,7 @@ pub unsafe extern "C" fn domain_cq_open(
     cq: *mut *mut fid_cq,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(d) = domain_handle(domain) else {
-            return bad_fid("fi_cq_open");
-        };
+    with_handle!(domain_handle, domain, "fi_cq_open", |d| {
         let (Some(a), false) = (attr.as_ref(), cq.is_null()) else {
             core_warn!(FI_LOG_CQ, "fi_cq_open: attr or cq is NULL");
             return -FI_EINVAL;
@@ -117,10 +114,7 @@ pub unsafe fn cq_handle<'a>(f: *const fid) -> Option<&'a CqHandle> {
 }
 
 unsafe extern "C" fn cq_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = cq_handle(f) else {
-            return bad_fid("fi_close(cq)");
-        };
+    with_handle!(cq_handle, f, "fi_close(cq)", |h| {
         if h.busy() {
             core_warn!(FI_LOG_CQ, "fi_close: CQ is still bound to an endpoint");
             return -FI_EBUSY;
@@ -131,10 +125,7 @@ unsafe extern "C" fn cq_close(f: *mut fid) -> c_int {
 }
 
 unsafe extern "C" fn cq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = cq_handle(f) else {
-            return bad_fid("fi_control(cq)");
-        };
+    with_handle!(cq_handle, f, "fi_control(cq)", |h| {
         wait_control(command, arg, h.inner.cq.wait_obj, h.inner.cq.wait_fd())
     })
 }
@@ -223,9 +214,7 @@ unsafe fn read_common(
 }
 
 unsafe extern "C" fn cq_read(cq: *mut fid_cq, buf: *mut c_void, count: usize) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        read_common(cq, buf, count, core::ptr::null_mut(), None)
-    })
+    catch(|| read_common(cq, buf, count, core::ptr::null_mut(), None))
 }
 
 unsafe extern "C" fn cq_readfrom(
@@ -234,9 +223,7 @@ unsafe extern "C" fn cq_readfrom(
     count: usize,
     src: *mut fi_addr_t,
 ) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        read_common(cq, buf, count, src, None)
-    })
+    catch(|| read_common(cq, buf, count, src, None))
 }
 
 unsafe extern "C" fn cq_sread(
@@ -246,9 +233,7 @@ unsafe extern "C" fn cq_sread(
     cond: *const c_void,
     timeout: c_int,
 ) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        read_common(cq, buf, count, core::ptr::null_mut(), Some((cond, timeout)))
-    })
+    catch(|| read_common(cq, buf, count, core::ptr::null_mut(), Some((cond, timeout))))
 }
 
 unsafe extern "C" fn cq_sreadfrom(
@@ -259,19 +244,14 @@ unsafe extern "C" fn cq_sreadfrom(
     cond: *const c_void,
     timeout: c_int,
 ) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        read_common(cq, buf, count, src, Some((cond, timeout)))
-    })
+    catch(|| read_common(cq, buf, count, src, Some((cond, timeout))))
 }
 
 /// `FI_VERSION(1, 5)`: `fi_cq_err_entry` gained `err_data_size`.
 const V1_5: u32 = (1 << 16) | 5;
 
 unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        let Some(h) = cq_handle(cq as *const fid) else {
-            return bad_fid("fi_cq_readerr") as isize;
-        };
+    with_handle!(cq_handle, cq, "fi_cq_readerr", |h| {
         if buf.is_null() {
             core_warn!(FI_LOG_CQ, "fi_cq_readerr: buf is NULL");
             return -FI_EINVAL as isize;
@@ -329,12 +309,9 @@ unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flag
 }
 
 unsafe extern "C" fn cq_signal(cq: *mut fid_cq) -> c_int {
-    guard(-FI_EOTHER, || match cq_handle(cq as *const fid) {
-        Some(h) => {
-            h.inner.cq.interrupt();
-            0
-        }
-        None => bad_fid("fi_cq_signal"),
+    with_handle!(cq_handle, cq, "fi_cq_signal", |h| {
+        h.inner.cq.interrupt();
+        0
     })
 }
 
@@ -345,7 +322,7 @@ unsafe extern "C" fn cq_strerror(
     buf: *mut c_char,
     len: usize,
 ) -> *const c_char {
-    guard(core::ptr::null(), || {
+    catch(|| {
         let h = cq_handle(cq as *const fid);
         crate::err_text::error_text(h.map(|h| &h.inner.err_data), prov_errno, err_data, buf, len)
     })

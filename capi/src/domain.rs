@@ -1,8 +1,7 @@
 //! `fid_domain`: its vtables and the thunks behind them.
 
-use crate::boundary::guard;
+use crate::boundary::with_handle;
 use crate::fabric::{fabric_handle, info_arg};
-use crate::handles::*;
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::core_warn;
@@ -39,21 +38,21 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
     av_open: Some(crate::av::domain_av_open),
     cq_open: Some(crate::cq::domain_cq_open),
     endpoint: Some(crate::ep::domain_endpoint),
-    scalable_ep: Some(domain_scalable_ep),
+    scalable_ep: Some(crate::nosys::scalable_ep),
     cntr_open: Some(crate::cntr::domain_cntr_open),
     poll_open: Some(crate::poll::domain_poll_open),
-    stx_ctx: Some(domain_stx_ctx),
-    srx_ctx: Some(domain_srx_ctx),
-    query_atomic: Some(domain_query_atomic),
-    query_collective: Some(domain_query_collective),
+    stx_ctx: Some(crate::nosys::stx_ctx),
+    srx_ctx: Some(crate::nosys::srx_ctx),
+    query_atomic: Some(crate::nosys::query_atomic),
+    query_collective: Some(crate::nosys::query_collective),
     endpoint2: Some(crate::ep::domain_endpoint2),
 };
 
 static DOMAIN_MR_OPS: fi_ops_mr = fi_ops_mr {
     size: core::mem::size_of::<fi_ops_mr>(),
-    reg: Some(mr_reg),
-    regv: Some(mr_regv),
-    regattr: Some(mr_regattr),
+    reg: Some(crate::nosys::mr_reg),
+    regv: Some(crate::nosys::mr_regv),
+    regattr: Some(crate::nosys::mr_regattr),
 };
 
 pub unsafe extern "C" fn fabric_domain(
@@ -72,10 +71,7 @@ pub unsafe extern "C" fn fabric_domain2(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(fh) = fabric_handle(fabric) else {
-            return bad_fid("fi_domain");
-        };
+    with_handle!(fabric_handle, fabric, "fi_domain", |fh| {
         if dom.is_null() {
             core_warn!(
                 FI_LOG_DOMAIN,
@@ -127,10 +123,7 @@ pub unsafe fn domain_handle<'a>(d: *mut fid_domain) -> Option<&'a DomainHandle> 
 /// synchronous), so the bind only ties the EQ's lifetime to the domain;
 /// `FI_REG_MR` (asynchronous registration) is not supported.
 unsafe extern "C" fn domain_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = DomainHandle::from_fid(f, FI_CLASS_DOMAIN) else {
-            return bad_fid("fi_domain_bind");
-        };
+    with_handle!(domain_handle, f, "fi_domain_bind", |h| {
         let Some(eq) = crate::eq::eq_handle(bfid) else {
             core_warn!(
                 FI_LOG_DOMAIN,
@@ -163,10 +156,7 @@ unsafe extern "C" fn domain_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_i
 }
 
 unsafe extern "C" fn domain_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = DomainHandle::from_fid(f, FI_CLASS_DOMAIN) else {
-            return bad_fid("fi_close(domain)");
-        };
+    with_handle!(domain_handle, f, "fi_close(domain)", |h| {
         if h.busy() {
             core_warn!(
                 FI_LOG_DOMAIN,
@@ -177,82 +167,4 @@ unsafe extern "C" fn domain_close(f: *mut fid) -> c_int {
         DomainHandle::free(h);
         0
     })
-}
-
-unsafe extern "C" fn domain_scalable_ep(
-    _d: *mut fid_domain,
-    _info: *mut fi_info,
-    _sep: *mut *mut fid_ep,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn domain_stx_ctx(
-    _d: *mut fid_domain,
-    _attr: *mut fi_tx_attr,
-    _stx: *mut *mut fid_stx,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn domain_srx_ctx(
-    _d: *mut fid_domain,
-    _attr: *mut fi_rx_attr,
-    _rx_ep: *mut *mut fid_ep,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn domain_query_atomic(
-    _d: *mut fid_domain,
-    _datatype: fi_datatype,
-    _op: fi_op,
-    _attr: *mut fi_atomic_attr,
-    _flags: u64,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn domain_query_collective(
-    _d: *mut fid_domain,
-    _coll: fi_collective_op,
-    _attr: *mut fi_collective_attr,
-    _flags: u64,
-) -> c_int {
-    -FI_ENOSYS
-}
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn mr_reg(
-    _fid: *mut fid,
-    _buf: *const c_void,
-    _len: usize,
-    _access: u64,
-    _offset: u64,
-    _requested_key: u64,
-    _flags: u64,
-    _mr: *mut *mut fid_mr,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn mr_regv(
-    _fid: *mut fid,
-    _iov: *const iovec,
-    _count: usize,
-    _access: u64,
-    _offset: u64,
-    _requested_key: u64,
-    _flags: u64,
-    _mr: *mut *mut fid_mr,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn mr_regattr(
-    _fid: *mut fid,
-    _attr: *const fi_mr_attr,
-    _flags: u64,
-    _mr: *mut *mut fid_mr,
-) -> c_int {
-    -FI_ENOSYS
 }

@@ -1,6 +1,6 @@
 //! `fid_eq`: thunks onto the engine's event queue.
 
-use crate::boundary::guard;
+use crate::boundary::{catch, with_handle};
 use crate::handles::*;
 use core::ffi::{c_char, c_int, c_void};
 use oxifabric::abi::*;
@@ -75,10 +75,7 @@ pub unsafe fn eq_handle<'a>(f: *const fid) -> Option<&'a EqHandle> {
 }
 
 unsafe extern "C" fn eq_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = eq_handle(f) else {
-            return bad_fid("fi_close(eq)");
-        };
+    with_handle!(eq_handle, f, "fi_close(eq)", |h| {
         if h.busy() {
             core_warn!(
                 FI_LOG_EQ,
@@ -92,10 +89,7 @@ unsafe extern "C" fn eq_close(f: *mut fid) -> c_int {
 }
 
 unsafe extern "C" fn eq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = eq_handle(f) else {
-            return bad_fid("fi_control(eq)");
-        };
+    with_handle!(eq_handle, f, "fi_control(eq)", |h| {
         wait_control(command, arg, h.inner.eq.wait_obj, h.inner.eq.wait_fd())
     })
 }
@@ -199,9 +193,7 @@ unsafe extern "C" fn eq_read(
     len: usize,
     flags: u64,
 ) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        read_common(eq, event, buf, len, None, flags)
-    })
+    catch(|| read_common(eq, event, buf, len, None, flags))
 }
 
 unsafe extern "C" fn eq_sread(
@@ -212,18 +204,13 @@ unsafe extern "C" fn eq_sread(
     timeout: c_int,
     flags: u64,
 ) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        read_common(eq, event, buf, len, Some(timeout), flags)
-    })
+    catch(|| read_common(eq, event, buf, len, Some(timeout), flags))
 }
 
 const V1_5: u32 = (1 << 16) | 5;
 
 unsafe extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        let Some(h) = eq_handle(eq as *const fid) else {
-            return bad_fid("fi_eq_readerr") as isize;
-        };
+    with_handle!(eq_handle, eq, "fi_eq_readerr", |h| {
         if buf.is_null() {
             return -FI_EINVAL as isize;
         }
@@ -279,10 +266,7 @@ unsafe extern "C" fn eq_write(
     len: usize,
     flags: u64,
 ) -> isize {
-    guard(-FI_EOTHER as isize, || {
-        let Some(h) = eq_handle(eq as *const fid) else {
-            return bad_fid("fi_eq_write") as isize;
-        };
+    with_handle!(eq_handle, eq, "fi_eq_write", |h| {
         if buf.is_null() && len > 0 {
             return -FI_EINVAL as isize;
         }
@@ -313,7 +297,7 @@ unsafe extern "C" fn eq_strerror(
     buf: *mut c_char,
     len: usize,
 ) -> *const c_char {
-    guard(core::ptr::null(), || {
+    catch(|| {
         let h = eq_handle(eq as *const fid);
         crate::err_text::error_text(h.map(|h| &h.inner.err_data), prov_errno, err_data, buf, len)
     })

@@ -1,7 +1,7 @@
 //! `fid_poll` (poll sets): one call that reports which of several CQs and
 //! counters have something new, driving their progress first.
 
-use crate::boundary::guard;
+use crate::boundary::with_handle;
 use crate::domain::domain_handle;
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
@@ -56,10 +56,7 @@ pub unsafe extern "C" fn domain_poll_open(
     attr: *mut fi_poll_attr,
     pollset: *mut *mut fid_poll,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(d) = domain_handle(domain) else {
-            return bad_fid("fi_poll_open");
-        };
+    with_handle!(domain_handle, domain, "fi_poll_open", |d| {
         if pollset.is_null() {
             return -FI_EINVAL;
         }
@@ -89,20 +86,14 @@ unsafe fn poll_handle<'a>(f: *const fid) -> Option<&'a PollHandle> {
 }
 
 unsafe extern "C" fn poll_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = poll_handle(f) else {
-            return bad_fid("fi_close(poll)");
-        };
+    with_handle!(poll_handle, f, "fi_close(poll)", |h| {
         PollHandle::free(h);
         0
     })
 }
 
 unsafe extern "C" fn poll_add(pollset: *mut fid_poll, event_fid: *mut fid, flags: u64) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = poll_handle(pollset as *const fid) else {
-            return bad_fid("fi_poll_add");
-        };
+    with_handle!(poll_handle, pollset, "fi_poll_add", |h| {
         if flags != 0 {
             return -FI_EBADFLAGS;
         }
@@ -133,10 +124,7 @@ unsafe extern "C" fn poll_add(pollset: *mut fid_poll, event_fid: *mut fid, flags
 }
 
 unsafe extern "C" fn poll_del(pollset: *mut fid_poll, event_fid: *mut fid, flags: u64) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = poll_handle(pollset as *const fid) else {
-            return bad_fid("fi_poll_del");
-        };
+    with_handle!(poll_handle, pollset, "fi_poll_del", |h| {
         if flags != 0 {
             return -FI_EBADFLAGS;
         }
@@ -158,10 +146,7 @@ unsafe extern "C" fn poll_poll(
     context: *mut *mut c_void,
     count: c_int,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = poll_handle(pollset as *const fid) else {
-            return bad_fid("fi_poll");
-        };
+    with_handle!(poll_handle, pollset, "fi_poll", |h| {
         if count < 0 || (context.is_null() && count > 0) {
             return -FI_EINVAL;
         }

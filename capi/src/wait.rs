@@ -1,6 +1,6 @@
 //! `fid_wait` (wait sets): thunks onto the engine's wait set.
 
-use crate::boundary::guard;
+use crate::boundary::with_handle;
 use crate::fabric::fabric_handle;
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
@@ -38,10 +38,7 @@ pub unsafe extern "C" fn fabric_wait_open(
     attr: *mut fi_wait_attr,
     waitset: *mut *mut fid_wait,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(fh) = fabric_handle(fabric) else {
-            return bad_fid("fi_wait_open");
-        };
+    with_handle!(fabric_handle, fabric, "fi_wait_open", |fh| {
         let (Some(a), false) = (attr.as_ref(), waitset.is_null()) else {
             return -FI_EINVAL;
         };
@@ -103,10 +100,7 @@ pub unsafe fn join(
 }
 
 unsafe extern "C" fn wait_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = wait_handle(f) else {
-            return bad_fid("fi_close(wait)");
-        };
+    with_handle!(wait_handle, f, "fi_close(wait)", |h| {
         if h.busy() {
             core_warn!(FI_LOG_CORE, "fi_close: wait set still has members");
             return -FI_EBUSY;
@@ -117,10 +111,7 @@ unsafe extern "C" fn wait_close(f: *mut fid) -> c_int {
 }
 
 unsafe extern "C" fn wait_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = wait_handle(f) else {
-            return bad_fid("fi_control(wait)");
-        };
+    with_handle!(wait_handle, f, "fi_control(wait)", |h| {
         match command {
             FI_GETWAIT if !arg.is_null() => {
                 *(arg as *mut c_int) = h.inner.set.fd();
@@ -133,10 +124,10 @@ unsafe extern "C" fn wait_control(f: *mut fid, command: c_int, arg: *mut c_void)
 }
 
 unsafe extern "C" fn wait_wait(waitset: *mut fid_wait, timeout: c_int) -> c_int {
-    guard(-FI_EOTHER, || match wait_handle(waitset as *const fid) {
-        Some(h) => rc(h.inner.set.wait(timeout)),
-        None => bad_fid("fi_wait"),
-    })
+    with_handle!(wait_handle, waitset, "fi_wait", |h| rc(h
+        .inner
+        .set
+        .wait(timeout)))
 }
 
 /// `fi_trywait` for one fid, if it is a wait set.
