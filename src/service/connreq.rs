@@ -63,10 +63,8 @@ mod tests {
     fn a_handle_is_taken_once_and_only_as_its_type() {
         let h = register(41u32);
         // SAFETY: a live handle points to its fid.
-        assert_eq!(
-            unsafe { (*(h as *const fid)).fclass },
-            FI_CLASS_CONNREQ as usize
-        );
+        let class = unsafe { (*(h as *const fid)).fclass };
+        assert_eq!(class, FI_CLASS_CONNREQ as usize);
         assert_eq!(take::<String>(h), None);
         assert_eq!(take::<u32>(h), Some(41));
         assert_eq!(take::<u32>(h), None);

@@ -1,9 +1,10 @@
 //! `fi_ops_cm` of active endpoints: names, `fi_connect`, `fi_accept`,
-//! `fi_shutdown`. Listening and rejecting belong to passive endpoints
-//! (`pep.rs`); their slots here answer `-FI_ENOSYS`.
+//! `fi_shutdown`. Listening, rejecting and joining are not active-endpoint
+//! operations (passive endpoints have their own table, `pep.rs`); their
+//! slots here are the shared `-FI_ENOSYS` stubs.
 
 use super::{bytes, ep_handle, give_addr};
-use crate::boundary::guard;
+use crate::boundary::with_handle;
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
@@ -16,44 +17,38 @@ pub(super) static EP_CM_OPS: fi_ops_cm = fi_ops_cm {
     getname: Some(ep_getname),
     getpeer: Some(ep_getpeer),
     connect: Some(ep_connect),
-    listen: Some(ep_listen),
+    listen: Some(crate::nosys::listen),
     accept: Some(ep_accept),
-    reject: Some(ep_reject),
+    reject: Some(crate::nosys::reject),
     shutdown: Some(ep_shutdown),
-    join: Some(ep_join),
+    join: Some(crate::nosys::join),
 };
 
 unsafe extern "C" fn ep_setname(f: fid_t, addr: *mut c_void, addrlen: usize) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(f) else {
-            return crate::pep::pep_setname(f, addr, addrlen);
-        };
+    with_handle!(ep_handle, f, "fi_setname", |h| {
         if addr.is_null() || addrlen == 0 {
             return -FI_EINVAL;
         }
-        rc(h.inner.ops.setname(bytes(addr, addrlen)))
+        // SAFETY: `addr` is readable for `addrlen` bytes (fi_cm(3)).
+        rc(h.inner.ops.setname(unsafe { bytes(addr, addrlen) }))
     })
 }
 
 unsafe extern "C" fn ep_getname(f: fid_t, addr: *mut c_void, addrlen: *mut usize) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(f) else {
-            return crate::pep::pep_getname(f, addr, addrlen);
-        };
+    with_handle!(ep_handle, f, "fi_getname", |h| {
         match h.inner.ops.getname() {
-            Ok(a) => give_addr(&a, addr, addrlen),
+            // SAFETY: the caller's buffers, NULL-checked by give_addr.
+            Ok(a) => unsafe { give_addr(&a, addr, addrlen) },
             Err(e) => e.code(),
         }
     })
 }
 
 unsafe extern "C" fn ep_getpeer(ep: *mut fid_ep, addr: *mut c_void, addrlen: *mut usize) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(ep as *const fid) else {
-            return bad_fid("fi_getpeer");
-        };
+    with_handle!(ep_handle, ep, "fi_getpeer", |h| {
         match h.inner.ops.getpeer() {
-            Ok(a) => give_addr(&a, addr, addrlen),
+            // SAFETY: the caller's buffers, NULL-checked by give_addr.
+            Ok(a) => unsafe { give_addr(&a, addr, addrlen) },
             Err(e) => e.code(),
         }
     })
@@ -65,14 +60,14 @@ unsafe extern "C" fn ep_connect(
     param: *const c_void,
     paramlen: usize,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(ep as *const fid) else {
-            return bad_fid("fi_connect");
-        };
+    with_handle!(ep_handle, ep, "fi_connect", |h| {
         if addr.is_null() || (param.is_null() && paramlen > 0) {
             return -FI_EINVAL;
         }
-        let Some(len) = AddrFormat(h.inner.addr_format).len_at(addr as *const u8) else {
+        let format = AddrFormat(h.inner.addr_format);
+        // SAFETY: `addr` is a whole address of the endpoint's format
+        // (fi_cm(3)); `len_at` reads no further than that format needs.
+        let Some(len) = (unsafe { format.len_at(addr as *const u8) }) else {
             core_warn!(
                 FI_LOG_EP_CTRL,
                 "fi_connect: not an address of the endpoint's format {}",
@@ -80,50 +75,26 @@ unsafe extern "C" fn ep_connect(
             );
             return -FI_EINVAL;
         };
-        rc(h.inner
-            .ops
-            .connect(bytes(addr, len), bytes(param, paramlen)))
+        // SAFETY: `addr` holds `len` bytes (above); `param` is readable
+        // for `paramlen` bytes (fi_cm(3)).
+        let (a, p) = unsafe { (bytes(addr, len), bytes(param, paramlen)) };
+        rc(h.inner.ops.connect(a, p))
     })
-}
-
-unsafe extern "C" fn ep_listen(_pep: *mut fid_pep) -> c_int {
-    -FI_ENOSYS
 }
 
 unsafe extern "C" fn ep_accept(ep: *mut fid_ep, param: *const c_void, paramlen: usize) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(ep as *const fid) else {
-            return bad_fid("fi_accept");
-        };
+    with_handle!(ep_handle, ep, "fi_accept", |h| {
         if param.is_null() && paramlen > 0 {
             return -FI_EINVAL;
         }
-        rc(h.inner.ops.accept(bytes(param, paramlen)))
+        // SAFETY: `param` is readable for `paramlen` bytes (fi_cm(3)).
+        rc(h.inner.ops.accept(unsafe { bytes(param, paramlen) }))
     })
-}
-
-unsafe extern "C" fn ep_reject(
-    _pep: *mut fid_pep,
-    _handle: fid_t,
-    _param: *const c_void,
-    _paramlen: usize,
-) -> c_int {
-    -FI_ENOSYS
 }
 
 unsafe extern "C" fn ep_shutdown(ep: *mut fid_ep, flags: u64) -> c_int {
-    guard(-FI_EOTHER, || match ep_handle(ep as *const fid) {
-        Some(h) => rc(h.inner.ops.shutdown(flags)),
-        None => bad_fid("fi_shutdown"),
-    })
-}
-
-unsafe extern "C" fn ep_join(
-    _ep: *mut fid_ep,
-    _addr: *const c_void,
-    _flags: u64,
-    _mc: *mut *mut fid_mc,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
+    with_handle!(ep_handle, ep, "fi_shutdown", |h| rc(h
+        .inner
+        .ops
+        .shutdown(flags)))
 }

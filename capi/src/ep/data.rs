@@ -340,7 +340,7 @@ macro_rules! data_ops {
             $($tag: u64, $ign: u64,)?
             context: *mut c_void,
         ) -> isize {
-            guard(-FI_EOTHER as isize, || {
+            catch(|| {
                 // SAFETY: C's contract for this call: `ep` from fi_endpoint,
                 // `buf` valid for `len` bytes until completion.
                 unsafe {
@@ -359,7 +359,7 @@ macro_rules! data_ops {
             $($tag: u64, $ign: u64,)?
             context: *mut c_void,
         ) -> isize {
-            guard(-FI_EOTHER as isize, || {
+            catch(|| {
                 // SAFETY: C's contract: `iov` and `desc` hold `count` entries.
                 unsafe {
                     data::recv(ep, CBufs::Many(iov, desc, count), src, context, None, opt!($($tag, $ign)?))
@@ -369,7 +369,7 @@ macro_rules! data_ops {
 
         unsafe extern "C" fn recvmsg(ep: *mut fid_ep, msg: *const $msg, flags: u64) -> isize {
             // SAFETY: C's contract: `msg` NULL or a valid message.
-            guard(-FI_EOTHER as isize, || unsafe { data::recvmsg(ep, msg, flags) })
+            catch(|| unsafe { data::recvmsg(ep, msg, flags) })
         }
 
         #[allow(clippy::too_many_arguments)]
@@ -382,7 +382,7 @@ macro_rules! data_ops {
             $($tag: u64,)?
             context: *mut c_void,
         ) -> isize {
-            guard(-FI_EOTHER as isize, || {
+            catch(|| {
                 // SAFETY: C's contract: `buf` valid for `len` bytes.
                 unsafe {
                     data::send(ep, CBufs::One(buf, len, desc), dest, context, SendFlags::Default, None, opt!($($tag)?))
@@ -400,7 +400,7 @@ macro_rules! data_ops {
             $($tag: u64,)?
             context: *mut c_void,
         ) -> isize {
-            guard(-FI_EOTHER as isize, || {
+            catch(|| {
                 // SAFETY: C's contract: `iov` and `desc` hold `count` entries.
                 unsafe {
                     data::send(ep, CBufs::Many(iov, desc, count), dest, context, SendFlags::Default, None, opt!($($tag)?))
@@ -410,7 +410,7 @@ macro_rules! data_ops {
 
         unsafe extern "C" fn sendmsg(ep: *mut fid_ep, msg: *const $msg, flags: u64) -> isize {
             // SAFETY: C's contract: `msg` NULL or a valid message.
-            guard(-FI_EOTHER as isize, || unsafe { data::sendmsg(ep, msg, flags) })
+            catch(|| unsafe { data::sendmsg(ep, msg, flags) })
         }
 
         unsafe extern "C" fn inject(
@@ -420,7 +420,7 @@ macro_rules! data_ops {
             dest: fi_addr_t,
             $($tag: u64,)?
         ) -> isize {
-            guard(-FI_EOTHER as isize, || {
+            catch(|| {
                 // SAFETY: C's contract: `buf` valid for `len` bytes (during
                 // the call only: inject copies or sends at once).
                 unsafe {
@@ -448,7 +448,7 @@ macro_rules! data_ops {
             $($tag: u64,)?
             context: *mut c_void,
         ) -> isize {
-            guard(-FI_EOTHER as isize, || {
+            catch(|| {
                 // SAFETY: C's contract: `buf` valid for `len` bytes.
                 unsafe {
                     data::send(
@@ -472,7 +472,7 @@ macro_rules! data_ops {
             dest: fi_addr_t,
             $($tag: u64,)?
         ) -> isize {
-            guard(-FI_EOTHER as isize, || {
+            catch(|| {
                 // SAFETY: as for `inject`.
                 unsafe {
                     data::send(

@@ -11,7 +11,7 @@ mod data;
 mod msg;
 mod tagged;
 
-use crate::boundary::guard;
+use crate::boundary::with_handle;
 use crate::domain::domain_handle;
 use crate::fabric::info_arg;
 use crate::handles::*;
@@ -60,21 +60,31 @@ static EP_OPS: fi_ops_ep = fi_ops_ep {
     cancel: Some(ep_cancel),
     getopt: Some(ep_getopt),
     setopt: Some(ep_setopt),
-    tx_ctx: Some(ep_tx_ctx),
-    rx_ctx: Some(ep_rx_ctx),
+    tx_ctx: Some(crate::nosys::tx_ctx),
+    rx_ctx: Some(crate::nosys::rx_ctx),
     rx_size_left: Some(ep_rx_size_left),
     tx_size_left: Some(ep_tx_size_left),
 };
 
+/// `fi_endpoint`.
+///
+/// # Safety
+/// The crate's pointer contract: `domain` is NULL or a live fid, `info` is
+/// NULL or a valid `fi_info`, `ep` is NULL or writable.
 pub unsafe extern "C" fn domain_endpoint(
     domain: *mut fid_domain,
     info: *mut fi_info,
     ep: *mut *mut fid_ep,
     context: *mut c_void,
 ) -> c_int {
-    domain_endpoint2(domain, info, ep, 0, context)
+    // SAFETY: forwarded under the same contract.
+    unsafe { domain_endpoint2(domain, info, ep, 0, context) }
 }
 
+/// `fi_endpoint2`.
+///
+/// # Safety
+/// As for [`domain_endpoint`].
 pub unsafe extern "C" fn domain_endpoint2(
     domain: *mut fid_domain,
     info: *mut fi_info,
@@ -82,10 +92,7 @@ pub unsafe extern "C" fn domain_endpoint2(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(d) = domain_handle(domain) else {
-            return bad_fid("fi_endpoint");
-        };
+    with_handle!(domain_handle, domain, "fi_endpoint", |d| {
         if ep.is_null() {
             core_warn!(
                 FI_LOG_EP_CTRL,
@@ -96,13 +103,16 @@ pub unsafe extern "C" fn domain_endpoint2(
         if flags != 0 {
             return -FI_EBADFLAGS;
         }
-        let Some(info) = info_arg(info) else {
+        // SAFETY: `info` is NULL or a valid fi_info (pointer contract).
+        let Some(info) = (unsafe { info_arg(info) }) else {
             core_warn!(FI_LOG_EP_CTRL, "fi_endpoint: info is NULL");
             return -FI_EINVAL;
         };
         match d.inner.ops.endpoint(&info) {
             Ok(ops) => {
-                *ep = new_ep(ops, &info, BindRef::new(&d.binds), context);
+                let h = new_ep(ops, &info, BindRef::new(&d.binds), context);
+                // SAFETY: `ep` is not NULL and writable (pointer contract).
+                unsafe { *ep = h };
                 0
             }
             Err(e) => e.code(),
@@ -149,22 +159,26 @@ pub fn new_ep(
 }
 
 /// Recovers an endpoint handle.
+///
+/// # Safety
+/// `f` is NULL or points to a live `struct fid` (the crate's pointer
+/// contract); class and magic are checked before anything else is read.
 pub unsafe fn ep_handle<'a>(f: *const fid) -> Option<&'a EpHandle> {
-    EpHandle::from_fid(f, FI_CLASS_EP)
+    // SAFETY: forwarded under the same contract.
+    unsafe { EpHandle::from_fid(f, FI_CLASS_EP) }
 }
 
 unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(f) else {
-            return bad_fid("fi_close(ep)");
-        };
+    with_handle!(ep_handle, f, "fi_close(ep)", |h| {
         if h.busy() {
             return -FI_EBUSY;
         }
         if h.inner.alias_of.is_none() {
             h.inner.ops.close();
         }
-        EpHandle::free(h);
+        // SAFETY: `h` came from EpHandle::boxed and, not busy, is no longer
+        // referenced once fi_close returns.
+        unsafe { EpHandle::free(h) };
         0
     })
 }
@@ -174,11 +188,11 @@ const CNTR_BIND_FLAGS: u64 =
     FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(f) else {
-            return bad_fid("fi_ep_bind");
-        };
-        let (binding, bind) = if let Some(cq) = crate::cq::cq_handle(bfid) {
+    with_handle!(ep_handle, f, "fi_ep_bind", |h| {
+        // For the four lookups: `bfid` is NULL or a live fid (the crate's
+        // pointer contract); each lookup checks class and magic.
+        // SAFETY: as said above.
+        let (binding, bind) = if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
             if flags & !CQ_BIND_FLAGS != 0 {
                 core_warn!(FI_LOG_EP_CTRL, "fi_ep_bind: invalid CQ flags {flags:#x}");
                 return -FI_EBADFLAGS;
@@ -187,7 +201,8 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
                 Binding::Cq(cq.inner.cq.clone(), flags),
                 BindRef::new(&cq.binds),
             )
-        } else if let Some(c) = crate::cntr::cntr_handle(bfid) {
+        // SAFETY: as for the CQ lookup.
+        } else if let Some(c) = unsafe { crate::cntr::cntr_handle(bfid) } {
             if flags & !CNTR_BIND_FLAGS != 0 {
                 core_warn!(
                     FI_LOG_EP_CTRL,
@@ -199,9 +214,11 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
                 Binding::Cntr(c.inner.cntr.clone(), flags),
                 BindRef::new(&c.binds),
             )
-        } else if let Some(eq) = crate::eq::eq_handle(bfid) {
+        // SAFETY: as for the CQ lookup.
+        } else if let Some(eq) = unsafe { crate::eq::eq_handle(bfid) } {
             (Binding::Eq(eq.inner.eq.clone()), BindRef::new(&eq.binds))
-        } else if let Some(av) = crate::av::av_handle(bfid) {
+        // SAFETY: as for the CQ lookup.
+        } else if let Some(av) = unsafe { crate::av::av_handle(bfid) } {
             (Binding::Av(av.inner.av.clone()), BindRef::new(&av.binds))
         } else {
             return bad_fid("fi_ep_bind (object to bind)");
@@ -221,14 +238,13 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
 }
 
 unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(f) else {
-            return bad_fid("fi_control(ep)");
-        };
+    with_handle!(ep_handle, f, "fi_control(ep)", |h| {
         match command {
             FI_ENABLE => rc(h.inner.ops.enable()),
             FI_ALIAS => {
-                let Some(a) = (arg as *mut fi_alias).as_mut() else {
+                // SAFETY: for FI_ALIAS, `arg` is NULL or a `struct fi_alias`
+                // (fi_endpoint(3)).
+                let Some(a) = (unsafe { (arg as *mut fi_alias).as_mut() }) else {
                     return -FI_EINVAL;
                 };
                 if a.fid.is_null() {
@@ -243,13 +259,16 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     return -FI_EINVAL;
                 }
                 let ops_flags = a.flags & !(FI_TRANSMIT | FI_RECV);
+                // SAFETY: `f` is our endpoint (checked above), so it is a
+                // whole `fid_ep`.
+                let this = unsafe { *(f as *const fid_ep) };
                 let c = fid_ep {
                     fid: fid {
                         fclass: FI_CLASS_EP as usize,
-                        context: (*f).context,
+                        context: this.fid.context,
                         ops: &EP_FI_OPS as *const _ as *mut _,
                     },
-                    ..*(f as *const fid_ep)
+                    ..this
                 };
                 let obj = EpObj {
                     ops: h.inner.ops.clone(),
@@ -270,11 +289,14 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     alias_of: Some(BindRef::new(&h.binds)),
                     _domain: h.inner._domain.again(),
                 };
-                *a.fid = EpHandle::boxed(c, FI_CLASS_EP, obj) as *mut fid;
+                // SAFETY: `a.fid` is not NULL and points to the caller's
+                // result slot (fi_endpoint(3)).
+                unsafe { *a.fid = EpHandle::boxed(c, FI_CLASS_EP, obj) as *mut fid };
                 0
             }
             FI_GETOPSFLAG | FI_SETOPSFLAG => {
-                let Some(flags) = (arg as *mut u64).as_mut() else {
+                // SAFETY: for these commands `arg` is NULL or a `uint64_t *`.
+                let Some(flags) = (unsafe { (arg as *mut u64).as_mut() }) else {
                     return -FI_EINVAL;
                 };
                 let target = match *flags & (FI_TRANSMIT | FI_RECV) {
@@ -302,9 +324,8 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
 }
 
 unsafe extern "C" fn ep_cancel(f: fid_t, context: *mut c_void) -> isize {
-    guard(-FI_EOTHER as isize, || match ep_handle(f) {
-        Some(h) => rc(h.inner.ops.cancel(context as usize)) as isize,
-        None => bad_fid("fi_cancel") as isize,
+    with_handle!(ep_handle, f, "fi_cancel", |h| {
+        rc(h.inner.ops.cancel(context as usize)) as isize
     })
 }
 
@@ -315,23 +336,11 @@ unsafe extern "C" fn ep_getopt(
     optval: *mut c_void,
     optlen: *mut usize,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(f) else {
-            return crate::pep::pep_getopt(f, level, optname, optval, optlen);
-        };
-        if optval.is_null() || optlen.is_null() {
-            return -FI_EINVAL;
-        }
+    with_handle!(ep_handle, f, "fi_getopt", |h| {
         match h.inner.ops.getopt(level, optname) {
-            Ok(OptValue::Size(v)) => {
-                if *optlen < core::mem::size_of::<usize>() {
-                    *optlen = core::mem::size_of::<usize>();
-                    return -FI_ETOOSMALL;
-                }
-                *(optval as *mut usize) = v;
-                *optlen = core::mem::size_of::<usize>();
-                0
-            }
+            // SAFETY: `optval` and `optlen` are NULL or the caller's
+            // buffers (fi_endpoint(3)); `give_opt` checks for NULL.
+            Ok(v) => unsafe { give_opt(v, optval, optlen) },
             Err(e) => e.code(),
         }
     })
@@ -344,76 +353,88 @@ unsafe extern "C" fn ep_setopt(
     optval: *const c_void,
     optlen: usize,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = ep_handle(f) else {
-            return crate::pep::pep_setopt(f, level, optname, optval, optlen);
-        };
+    with_handle!(ep_handle, f, "fi_setopt", |h| {
         if optval.is_null() || optlen < core::mem::size_of::<usize>() {
             return -FI_EINVAL;
         }
-        rc(h.inner
-            .ops
-            .setopt(level, optname, OptValue::Size(*(optval as *const usize))))
+        // SAFETY: not NULL and at least a size_t long (checked above).
+        let v = unsafe { core::ptr::read_unaligned(optval as *const usize) };
+        rc(h.inner.ops.setopt(level, optname, OptValue::Size(v)))
     })
-}
-
-unsafe extern "C" fn ep_tx_ctx(
-    _sep: *mut fid_ep,
-    _index: c_int,
-    _attr: *mut fi_tx_attr,
-    _tx_ep: *mut *mut fid_ep,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-
-unsafe extern "C" fn ep_rx_ctx(
-    _sep: *mut fid_ep,
-    _index: c_int,
-    _attr: *mut fi_rx_attr,
-    _rx_ep: *mut *mut fid_ep,
-    _context: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
 }
 
 unsafe extern "C" fn ep_rx_size_left(ep: *mut fid_ep) -> isize {
-    guard(-FI_EOTHER as isize, || match ep_handle(ep as *const fid) {
-        Some(h) => rcs(h.inner.ops.rx_size_left()),
-        None => bad_fid("fi_rx_size_left") as isize,
-    })
+    with_handle!(ep_handle, ep, "fi_rx_size_left", |h| rcs(h
+        .inner
+        .ops
+        .rx_size_left()))
 }
 
 unsafe extern "C" fn ep_tx_size_left(ep: *mut fid_ep) -> isize {
-    guard(-FI_EOTHER as isize, || match ep_handle(ep as *const fid) {
-        Some(h) => rcs(h.inner.ops.tx_size_left()),
-        None => bad_fid("fi_tx_size_left") as isize,
-    })
+    with_handle!(ep_handle, ep, "fi_tx_size_left", |h| rcs(h
+        .inner
+        .ops
+        .tx_size_left()))
+}
+
+/// Writes an option value for `fi_getopt`, `-FI_ETOOSMALL` (with the size
+/// needed in `optlen`) when it does not fit.
+///
+/// # Safety
+/// `optval` is NULL or writable for `*optlen` bytes; `optlen` is NULL or
+/// a valid `size_t`.
+pub unsafe fn give_opt(v: OptValue, optval: *mut c_void, optlen: *mut usize) -> c_int {
+    if optval.is_null() || optlen.is_null() {
+        return -FI_EINVAL;
+    }
+    let OptValue::Size(v) = v;
+    let need = core::mem::size_of::<usize>();
+    // SAFETY: `optlen` is not NULL and valid (caller's contract).
+    let room = unsafe { core::mem::replace(&mut *optlen, need) };
+    if room < need {
+        return -FI_ETOOSMALL;
+    }
+    // SAFETY: `optval` has room for a size_t (checked), maybe unaligned.
+    unsafe { core::ptr::write_unaligned(optval as *mut usize, v) };
+    0
 }
 
 /// Copies an address the provider produced to the caller, `-FI_ETOOSMALL`
 /// (with the needed size) when it does not fit.
+///
+/// # Safety
+/// `addrlen` is NULL or a valid `size_t`; `addr` is NULL or writable for
+/// `*addrlen` bytes.
 pub unsafe fn give_addr(a: &[u8], addr: *mut c_void, addrlen: *mut usize) -> c_int {
     if addrlen.is_null() {
         return -FI_EINVAL;
     }
-    let room = *addrlen;
-    *addrlen = a.len();
-    if room < a.len() || addr.is_null() {
-        if !addr.is_null() && room > 0 {
-            core::ptr::copy_nonoverlapping(a.as_ptr(), addr as *mut u8, room);
-        }
-        return -FI_ETOOSMALL;
+    // SAFETY: not NULL and valid (caller's contract).
+    let room = unsafe { core::mem::replace(&mut *addrlen, a.len()) };
+    let fits = room >= a.len() && !addr.is_null();
+    let n = room.min(a.len());
+    if !addr.is_null() && n > 0 {
+        // SAFETY: `addr` is writable for `room >= n` bytes (caller's
+        // contract); `a` is ours, so the ranges do not overlap.
+        unsafe { core::ptr::copy_nonoverlapping(a.as_ptr(), addr as *mut u8, n) };
     }
-    core::ptr::copy_nonoverlapping(a.as_ptr(), addr as *mut u8, a.len());
-    0
+    if fits {
+        0
+    } else {
+        -FI_ETOOSMALL
+    }
 }
 
 /// A C byte range as a slice (NULL or empty gives an empty slice).
+///
+/// # Safety
+/// `p` is NULL or readable for `len` bytes that stay unchanged while the
+/// slice lives.
 pub unsafe fn bytes<'a>(p: *const c_void, len: usize) -> &'a [u8] {
     if p.is_null() || len == 0 {
         &[]
     } else {
-        core::slice::from_raw_parts(p as *const u8, len)
+        // SAFETY: readable for `len` bytes (caller's contract).
+        unsafe { core::slice::from_raw_parts(p as *const u8, len) }
     }
 }

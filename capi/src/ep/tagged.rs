@@ -3,7 +3,7 @@
 //! arguments.
 
 use super::data::{self, data_ops, opt, CBufs, SendFlags};
-use crate::boundary::guard;
+use crate::boundary::catch;
 use core::ffi::c_void;
 use oxifabric::abi::*;
 

@@ -68,7 +68,9 @@ pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Resu
             iov_len: b.len(),
         };
     }
+    // SAFETY: both are plain C structs for which all-zero is valid.
     let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    // SAFETY: as above.
     let mut name: libc::sockaddr_storage = unsafe { core::mem::zeroed() };
     if let Some(sa) = to {
         msg.msg_name = &mut name as *mut _ as *mut libc::c_void;
