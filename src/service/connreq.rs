@@ -6,9 +6,13 @@
 //! queue pair), of any type. A handle is valid until it is taken once.
 
 use crate::abi::*;
+use crate::error::{Error, Result};
+use crate::info::Info;
+use crate::service::eq::{Event, EventData, EventQueue};
+use crate::service::progress::Progress;
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// The object a handle points to.
 #[repr(C)]
@@ -53,6 +57,83 @@ pub fn take<T: Send + 'static>(handle: usize) -> Option<T> {
     // is removed (so freed) exactly once, here.
     drop(unsafe { Box::from_raw(handle as *mut ConnReqFid) });
     Some(*req)
+}
+
+/// What every passive endpoint keeps besides its transport: the bound EQ,
+/// its C handle, the requests it reported and nobody took yet, and the
+/// rules of `fi_pep_bind` and `fi_listen`. A provider keeps one in its
+/// passive endpoint's state.
+#[derive(Default)]
+pub struct PepCore {
+    /// The EQ that receives `FI_CONNREQ`.
+    pub eq: Option<Arc<EventQueue>>,
+    /// The C handle events carry.
+    pub fid: usize,
+    /// `fi_listen` succeeded.
+    pub listening: bool,
+    /// Handles reported and not yet taken, released on close.
+    issued: Vec<usize>,
+}
+
+impl PepCore {
+    /// `fi_pep_bind` to an EQ: `me` becomes a progress source of it.
+    pub fn bind_eq(&mut self, eq: Arc<EventQueue>, me: Weak<dyn Progress>) {
+        eq.add_source(me);
+        self.eq = Some(eq);
+    }
+
+    /// The checks of `fi_listen`: not twice (`FI_EOPBADSTATE`), and only
+    /// with an EQ for the requests (`FI_ENOEQ`).
+    pub fn check_listen(&self) -> Result<()> {
+        if self.listening {
+            return Err(Error::OpBadState);
+        }
+        if self.eq.is_none() {
+            return Err(Error::NoEq);
+        }
+        Ok(())
+    }
+
+    /// Reports a connection request: `req` is kept under a new handle set
+    /// in `info.handle`, and an `FI_CONNREQ` event with the peer's private
+    /// `data` goes to the EQ. When the EQ is full the request is dropped
+    /// (false), as a peer whose request went unanswered sees it.
+    pub fn request<T: Send + 'static>(&mut self, mut info: Info, req: T, data: Vec<u8>) -> bool {
+        let handle = register(req);
+        info.handle = handle;
+        info.ep.ep_type = FI_EP_MSG;
+        let ev = Event {
+            event: FI_CONNREQ as u32,
+            data: EventData::Cm {
+                fid: self.fid,
+                info: Some(Box::new(info)),
+                data,
+            },
+        };
+        if self.eq.as_ref().is_some_and(|eq| eq.push(ev).is_ok()) {
+            self.issued.retain(|h| pending().contains_key(h));
+            self.issued.push(handle);
+            true
+        } else {
+            crate::core_warn!(
+                FI_LOG_EP_CTRL,
+                "event queue full or unbound: connection request dropped"
+            );
+            drop(take::<T>(handle));
+            false
+        }
+    }
+
+    /// `fi_close`: releases the requests nobody took and the EQ binding.
+    pub fn close<T: Send + 'static>(&mut self, me: Weak<dyn Progress>) {
+        for h in std::mem::take(&mut self.issued) {
+            drop(take::<T>(h));
+        }
+        if let Some(eq) = self.eq.take() {
+            eq.remove_source(&me);
+        }
+        self.listening = false;
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,11 @@
 //! data. Unix datagrams between two sockets are reliable and ordered, so
 //! fragments of one sender arrive in order; the receiver keeps one partial
 //! message per sender.
+//!
+//! A MSG endpoint talks to one peer. `fi_connect` sends a `CONNREQ`
+//! control datagram to the passive endpoint (`pep.rs`); the endpoint that
+//! accepts it answers `ACCEPT` from its own socket, which becomes the
+//! client's peer; `REJECT` and `SHUTDOWN` end it.
 
 use oxifabric::abi::*;
 use oxifabric::addr;
@@ -30,6 +35,23 @@ const HDR: usize = 32;
 const FIRST: u8 = 1;
 const HAS_TAG: u8 = 2;
 const HAS_DATA: u8 = 4;
+/// A control datagram; its operation is in byte 1.
+pub(crate) const CTRL: u8 = 8;
+pub(crate) const CONNREQ: u8 = 1;
+pub(crate) const ACCEPT: u8 = 2;
+pub(crate) const REJECT: u8 = 3;
+const SHUTDOWN: u8 = 4;
+
+/// The state of a MSG endpoint's connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conn {
+    Idle,
+    /// Waiting for the passive endpoint's answer.
+    Connecting,
+    /// Talking to the endpoint at this port.
+    Up(u16),
+    Down,
+}
 const PROV: &str = crate::NAME;
 
 /// A message being received in fragments.
@@ -73,6 +95,13 @@ struct State {
     port: u16,
     partial: HashMap<Key, Partial>,
     next_seq: u32,
+    conn: Conn,
+    /// MSG: the port the connection is known by on each side, as TCP
+    /// would name it: the passive endpoint's (ours when we accepted, the
+    /// peer's when we connected).
+    listen_port: Option<u16>,
+    /// MSG: this side accepted the connection.
+    accepted: bool,
     pending: VecDeque<Pending>,
     buf: Vec<u8>,
 }
@@ -84,11 +113,22 @@ pub struct LoopEp {
     st: Mutex<State>,
 }
 
-fn name_of(port: u16) -> Result<UnixAddr> {
+/// A control datagram carrying `data`.
+pub(crate) fn control(op: u8, data: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8; HDR];
+    f[0] = CTRL;
+    f[1] = op;
+    f.extend_from_slice(data);
+    f
+}
+
+/// The socket name of the endpoint at `port`.
+pub(crate) fn name_of(port: u16) -> Result<UnixAddr> {
     UnixAddr::from_abstract_name(format!("{PROV}:{port}")).map_err(Error::from)
 }
 
-fn port_of(a: &UnixAddr) -> Option<u16> {
+/// The port of a socket name.
+pub(crate) fn port_of(a: &UnixAddr) -> Option<u16> {
     std::str::from_utf8(a.as_abstract_name()?)
         .ok()?
         .strip_prefix(PROV)?
@@ -97,7 +137,8 @@ fn port_of(a: &UnixAddr) -> Option<u16> {
         .ok()
 }
 
-fn port_in(raw: &[u8]) -> Option<u16> {
+/// The port of a socket address in bytes.
+pub(crate) fn port_in(raw: &[u8]) -> Option<u16> {
     oxifabric::service::addr_format::decode(raw).map(|a| a.port())
 }
 
@@ -131,6 +172,9 @@ impl LoopEp {
                 port: info.src_addr.as_deref().and_then(port_in).unwrap_or(0),
                 partial: HashMap::new(),
                 next_seq: 0,
+                conn: Conn::Idle,
+                listen_port: None,
+                accepted: false,
                 pending: VecDeque::new(),
                 buf: Vec::new(),
             }),
@@ -145,35 +189,15 @@ impl LoopEp {
         self.info.ep.ep_type == FI_EP_DGRAM
     }
 
+    /// The address of the endpoint at `port`, in this endpoint's family.
+    fn addr_of(&self, port: u16) -> SocketAddr {
+        crate::local_addr(self.info.addr_format == FI_SOCKADDR_IN6 as u32, port)
+    }
+
     /// Binds the socket: the requested port, or a free one.
     fn open(st: &mut State) -> Result<()> {
-        let try_bind = |port: u16| UnixDatagram::bind_addr(&name_of(port)?).map_err(Error::from);
-        let sock = if st.port != 0 {
-            try_bind(st.port).map_err(|e| match e {
-                Error::Os { errno, .. } => Error::Os {
-                    code: FI_EADDRINUSE,
-                    errno,
-                },
-                e => e,
-            })?
-        } else {
-            // Ports of unnamed endpoints: spread by process id, then probed.
-            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            let seed = u64::from(std::process::id()).wrapping_mul(2654435761);
-            let mut found = None;
-            for _ in 0..4096 {
-                let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let port = (20000 + seed.wrapping_add(i.wrapping_mul(7919)) % 40000) as u16;
-                if let Ok(s) = try_bind(port) {
-                    found = Some((s, port));
-                    break;
-                }
-            }
-            let (s, port) = found.ok_or(Error::AddrInUse)?;
-            st.port = port;
-            s
-        };
-        sock.set_nonblocking(true)?;
+        let (sock, port) = bind(st.port)?;
+        st.port = port;
         st.sock = Some(sock);
         Ok(())
     }
@@ -219,9 +243,46 @@ impl LoopEp {
             if n < HDR {
                 continue;
             }
+            if buf[0] & CTRL != 0 {
+                self.on_control(st, port, buf[1], &buf[HDR..n]);
+                continue;
+            }
             self.on_fragment(st, port, &buf[..HDR], &buf[HDR..n]);
         }
         st.buf = buf;
+    }
+
+    /// A connection-management datagram from the endpoint at `port`.
+    fn on_control(&self, st: &mut State, port: u16, op: u8, data: &[u8]) {
+        match (op, st.conn) {
+            (ACCEPT, Conn::Connecting) => {
+                st.conn = Conn::Up(port);
+                st.core.cm_event(FI_CONNECTED as u32, data.to_vec());
+            }
+            (REJECT, Conn::Connecting) => {
+                st.conn = Conn::Down;
+                st.core
+                    .cm_error(Failure::code(FI_ECONNREFUSED), data.to_vec());
+            }
+            (SHUTDOWN, Conn::Up(p)) if p == port => {
+                st.conn = Conn::Down;
+                st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
+                let f = Failure {
+                    peer: Some(self.addr_of(port)),
+                    ..Failure::cause(FI_ECONNRESET, "peer shut down")
+                };
+                st.rxq.fail_all(f, &st.core.sinks);
+            }
+            _ => {}
+        }
+    }
+
+    /// Sends one control datagram to `port` now (they are small: a full
+    /// peer queue only fails them, as a lost connection would).
+    fn send_control(st: &State, port: u16, op: u8, data: &[u8]) -> Result<()> {
+        let sock = st.sock.as_ref().ok_or(Error::OpBadState)?;
+        sock.send_to_addr(&control(op, data), &name_of(port)?)?;
+        Ok(())
     }
 
     fn on_fragment(&self, st: &mut State, port: u16, h: &[u8], body: &[u8]) {
@@ -229,7 +290,7 @@ impl LoopEp {
         seq.copy_from_slice(&h[4..8]);
         let key = (port, u32::from_le_bytes(seq));
         if h[0] & FIRST != 0 {
-            let src = SocketAddr::from(([127, 0, 0, 1], port));
+            let src = self.addr_of(port);
             let msg = MsgInfo {
                 src: st
                     .core
@@ -332,6 +393,38 @@ impl LoopEp {
     }
 }
 
+/// Binds a non-blocking socket at `want`, or at a free port when `want` is
+/// 0; returns it and its port.
+pub(crate) fn bind(want: u16) -> Result<(UnixDatagram, u16)> {
+    let try_bind = |port: u16| UnixDatagram::bind_addr(&name_of(port)?).map_err(Error::from);
+    let sock = if want != 0 {
+        let s = try_bind(want).map_err(|e| match e {
+            Error::Os { errno, .. } => Error::Os {
+                code: FI_EADDRINUSE,
+                errno,
+            },
+            e => e,
+        })?;
+        (s, want)
+    } else {
+        // Ports of unnamed endpoints: spread by process id, then probed.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let seed = u64::from(std::process::id()).wrapping_mul(2654435761);
+        let mut found = None;
+        for _ in 0..4096 {
+            let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let port = (20000 + seed.wrapping_add(i.wrapping_mul(7919)) % 40000) as u16;
+            if let Ok(s) = try_bind(port) {
+                found = Some((s, port));
+                break;
+            }
+        }
+        found.ok_or(Error::AddrInUse)?
+    };
+    sock.0.set_nonblocking(true)?;
+    Ok(sock)
+}
+
 /// Datagrams held for receives not yet posted (DGRAM drops beyond).
 const QUEUE_DGRAM: usize = 256;
 
@@ -368,6 +461,9 @@ impl EndpointOps for LoopEp {
 
     fn close(&self) {
         let mut st = self.lock();
+        if let Conn::Up(p) = st.conn {
+            let _ = Self::send_control(&st, p, SHUTDOWN, &[]);
+        }
         st.sock = None;
         st.core.unbind_all(self.me.clone());
     }
@@ -379,7 +475,10 @@ impl EndpointOps for LoopEp {
     }
 
     fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
-        self.lock().rxq.getopt(level, name)
+        match (level, name) {
+            (FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE) => Ok(OptValue::Size(crate::CM_DATA_SIZE)),
+            _ => self.lock().rxq.getopt(level, name),
+        }
     }
 
     fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
@@ -387,8 +486,79 @@ impl EndpointOps for LoopEp {
     }
 
     fn getname(&self) -> Result<Vec<u8>> {
-        let port = self.lock().port;
-        Ok(addr::to_sockaddr(&SocketAddr::from(([127, 0, 0, 1], port))))
+        let st = self.lock();
+        let port = match (st.conn, st.listen_port) {
+            (Conn::Up(_), Some(p)) if st.accepted => p,
+            _ => st.port,
+        };
+        Ok(addr::to_sockaddr(&self.addr_of(port)))
+    }
+
+    fn getpeer(&self) -> Result<Vec<u8>> {
+        let st = self.lock();
+        match (st.conn, st.listen_port) {
+            (Conn::Up(_), Some(p)) if !st.accepted => Ok(addr::to_sockaddr(&self.addr_of(p))),
+            (Conn::Up(p), _) => Ok(addr::to_sockaddr(&self.addr_of(p))),
+            _ => Err(Error::NotConn),
+        }
+    }
+
+    fn connect(&self, a: &[u8], data: &[u8]) -> Result<()> {
+        if self.info.ep.ep_type != FI_EP_MSG {
+            return Err(Error::NoSys);
+        }
+        let to = port_in(a).ok_or(Error::Inval)?;
+        if data.len() > crate::CM_DATA_SIZE {
+            return Err(Error::Inval);
+        }
+        let mut st = self.lock();
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.conn != Conn::Idle {
+            return Err(Error::IsConn);
+        }
+        Self::send_control(&st, to, CONNREQ, data)?;
+        st.conn = Conn::Connecting;
+        st.listen_port = Some(to);
+        Ok(())
+    }
+
+    fn accept(&self, data: &[u8]) -> Result<()> {
+        if data.len() > crate::CM_DATA_SIZE {
+            return Err(Error::Inval);
+        }
+        let Some(crate::pep::Request { from, pep_port }) =
+            oxifabric::service::connreq::take(self.info.handle)
+        else {
+            return Err(Error::Inval);
+        };
+        let mut st = self.lock();
+        if st.conn != Conn::Idle {
+            return Err(Error::IsConn);
+        }
+        if st.core.start_enable()? {
+            Self::open(&mut st)?;
+            st.core.enabled = true;
+        }
+        Self::send_control(&st, from, ACCEPT, data)?;
+        st.conn = Conn::Up(from);
+        st.listen_port = Some(pep_port);
+        st.accepted = true;
+        st.core.cm_event(FI_CONNECTED as u32, Vec::new());
+        Ok(())
+    }
+
+    fn shutdown(&self, _flags: u64) -> Result<()> {
+        let mut g = self.lock();
+        let st = &mut *g;
+        let Conn::Up(p) = st.conn else {
+            return Err(Error::NotConn);
+        };
+        let _ = Self::send_control(st, p, SHUTDOWN, &[]);
+        st.conn = Conn::Down;
+        st.rxq.fail_all(Failure::code(FI_ECANCELED), &st.core.sinks);
+        Ok(())
     }
 
     fn setname(&self, a: &[u8]) -> Result<()> {
@@ -409,7 +579,8 @@ impl EndpointOps for LoopEp {
         }
         let mut g = self.lock();
         let st = &mut *g;
-        if !st.core.enabled {
+        // A MSG endpoint may post receives before it is connected.
+        if !st.core.enabled && self.info.ep.ep_type != FI_EP_MSG {
             return Err(Error::OpBadState);
         }
         let peek = op.flags & (FI_PEEK | FI_CLAIM) != 0;
@@ -455,8 +626,14 @@ impl EndpointOps for LoopEp {
             self.progress_locked(st);
             return Err(Error::Again);
         }
-        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
-        let to = av.sockaddr(op.dest).ok_or(Error::Inval)?.port();
+        let to = match (self.info.ep.ep_type, st.conn) {
+            (FI_EP_MSG, Conn::Up(p)) => p,
+            (FI_EP_MSG, _) => return Err(Error::NotConn),
+            _ => {
+                let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
+                av.sockaddr(op.dest).ok_or(Error::Inval)?.port()
+            }
+        };
         let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
         let seq = st.next_seq;
         st.next_seq = seq.wrapping_add(1);

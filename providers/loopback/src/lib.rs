@@ -1,7 +1,7 @@
 //! `oxi_loopback`: a test-only provider that proves the engine's endpoint
-//! core is enough to write a provider on. It offers `FI_EP_RDM` and
-//! `FI_EP_DGRAM` endpoints with `FI_MSG` and `FI_TAGGED` between processes
-//! of one host; its "wire" is one Unix datagram socket per endpoint in the
+//! core is enough to write a provider on. It offers `FI_EP_MSG`,
+//! `FI_EP_RDM` and `FI_EP_DGRAM` endpoints with `FI_MSG` and `FI_TAGGED`
+//! between processes of one host, addressed as IPv4 or IPv6 loopback; its "wire" is one Unix datagram socket per endpoint in the
 //! abstract namespace, named `oxi_loopback:PORT` after the port of the
 //! endpoint's `sockaddr_in` address (so fabtests' `-B PORT`/`-P PORT`
 //! conventions work unchanged). Bindings, completion routing, matching,
@@ -14,14 +14,16 @@
 //! `FI_PROVIDER` names it, or when `OXI_TEST_PROVIDERS=1` is set.
 
 mod ep;
+mod pep;
 
 use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::{DomainAttr, EpAttr, FabricAttr, Info, RxAttr, TxAttr};
-use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoVec};
+use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoVec, PassiveEpOps};
 use oxifabric::provider::{Provider, Request};
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use oxifabric::service::progress::{AutoProgress, Progress};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 /// The name applications select it by.
@@ -38,6 +40,8 @@ const DGRAM_CAPS: u64 = FI_MSG | FI_SEND | FI_RECV | FI_MULTI_RECV | FI_SOURCE |
 const QUEUE_SIZE: usize = 4096;
 /// Largest message: a reliable endpoint's messages travel in fragments.
 const MAX_MSG: usize = 64 << 20;
+/// Largest connection private data.
+const CM_DATA_SIZE: usize = 256;
 /// Largest datagram-endpoint message (one fragment).
 const DGRAM_MAX_MSG: usize = ep::FRAG;
 
@@ -61,7 +65,7 @@ fn wanted(req: &Request<'_>) -> bool {
             .is_some_and(named)
 }
 
-fn entry(ep_type: fi_ep_type, src: Option<SocketAddr>, dest: Option<SocketAddr>) -> Info {
+fn entry(ep_type: fi_ep_type, v6: bool, src: Option<SocketAddr>, dest: Option<SocketAddr>) -> Info {
     let (caps, max_msg) = if ep_type == FI_EP_DGRAM {
         (DGRAM_CAPS, DGRAM_MAX_MSG)
     } else {
@@ -69,7 +73,11 @@ fn entry(ep_type: fi_ep_type, src: Option<SocketAddr>, dest: Option<SocketAddr>)
     };
     Info {
         caps,
-        addr_format: FI_SOCKADDR_IN as u32,
+        addr_format: if v6 {
+            FI_SOCKADDR_IN6 as u32
+        } else {
+            FI_SOCKADDR_IN as u32
+        },
         src_addr: src.map(|a| addr::to_sockaddr(&a)),
         dest_addr: dest.map(|a| addr::to_sockaddr(&a)),
         tx: TxAttr {
@@ -105,10 +113,13 @@ fn entry(ep_type: fi_ep_type, src: Option<SocketAddr>, dest: Option<SocketAddr>)
             name: Some(NAME.into()),
             threading: FI_THREAD_SAFE,
             control_progress: FI_PROGRESS_MANUAL,
+            // The engine's progress thread drives endpoints of domains
+            // opened with FI_PROGRESS_AUTO (see `tailor`).
             data_progress: FI_PROGRESS_MANUAL,
             resource_mgmt: FI_RM_ENABLED,
             av_type: FI_AV_UNSPEC,
             cq_data_size: 8,
+            max_err_data: CM_DATA_SIZE,
             cq_cnt: 256,
             ep_cnt: 1024,
             tx_ctx_cnt: 1024,
@@ -129,14 +140,15 @@ fn entry(ep_type: fi_ep_type, src: Option<SocketAddr>, dest: Option<SocketAddr>)
     }
 }
 
-/// An address on this host with the port of `node`/`service`: the
-/// provider reaches only local processes, so every address is 127.0.0.1.
-fn local(service: Option<&str>) -> Result<SocketAddr> {
-    let port = match service {
-        None => 0,
-        Some(s) => s.parse::<u16>().map_err(|_| Error::NoData)?,
+/// The loopback address of a family with a port: the provider reaches
+/// only local processes, and only the port names an endpoint.
+pub(crate) fn local_addr(v6: bool, port: u16) -> SocketAddr {
+    let ip = if v6 {
+        IpAddr::V6(Ipv6Addr::LOCALHOST)
+    } else {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
     };
-    Ok(SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port)))
+    SocketAddr::new(ip, port)
 }
 
 impl Provider for Loopback {
@@ -152,31 +164,41 @@ impl Provider for Loopback {
         if !wanted(req) {
             return Ok(Vec::new());
         }
-        if let Some(n) = req.node {
-            let numeric = n == "127.0.0.1";
-            let named_ok = n == "localhost" && req.flags & FI_NUMERICHOST == 0;
-            if !numeric && !named_ok {
-                return Err(Error::NoData);
-            }
-        }
-        let here = local(req.service)?;
+        // The families a node names (both for "localhost" or no node).
+        let families: &[bool] = match req.node {
+            None => &[false, true],
+            Some("127.0.0.1") => &[false],
+            Some("::1") => &[true],
+            Some("localhost") if req.flags & FI_NUMERICHOST == 0 => &[false, true],
+            Some(_) => return Err(Error::NoData),
+        };
+        let port = match req.service {
+            None => 0,
+            Some(s) => s.parse::<u16>().map_err(|_| Error::NoData)?,
+        };
         let hinted = req
             .hints
             .and_then(|h| h.src_addr.as_deref())
             .and_then(oxifabric::service::addr_format::decode);
-        let (src, dest) = if let Some(h) = hinted.filter(|_| req.node.is_none()) {
-            (Some(h), None)
-        } else if req.flags & FI_SOURCE != 0 {
-            (Some(here), None)
-        } else if req.node.is_some() || req.service.is_some() {
-            (None, Some(here))
-        } else {
-            (None, None)
-        };
-        Ok([FI_EP_RDM, FI_EP_DGRAM]
-            .into_iter()
-            .map(|t| entry(t, src, dest))
-            .collect())
+        let mut out = Vec::new();
+        for &v6 in families {
+            let here = local_addr(v6, port);
+            let (src, dest) = match hinted {
+                Some(h) if req.node.is_none() => (Some(h), None),
+                _ if req.flags & FI_SOURCE != 0 => (Some(here), None),
+                _ if req.node.is_some() || req.service.is_some() => (None, Some(here)),
+                _ => (None, None),
+            };
+            if src.is_some_and(|s| s.is_ipv6() != v6) {
+                continue;
+            }
+            for t in [FI_EP_MSG, FI_EP_RDM, FI_EP_DGRAM] {
+                let mut e = entry(t, v6, src, dest);
+                oxifabric::getinfo::tailor(&mut e, req.hints);
+                out.push(e);
+            }
+        }
+        Ok(out)
     }
 
     fn fabric(&self, _attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
@@ -187,19 +209,33 @@ impl Provider for Loopback {
 struct LoopFabric;
 
 impl FabricOps for LoopFabric {
-    fn domain(&self, _info: &Info) -> Result<Arc<dyn DomainOps>> {
-        Ok(Arc::new(LoopDomain))
+    fn domain(&self, info: &Info) -> Result<Arc<dyn DomainOps>> {
+        let auto = (info.domain.data_progress == FI_PROGRESS_AUTO)
+            .then(|| AutoProgress::new("oxifabric-loopback-progress"));
+        Ok(Arc::new(LoopDomain { auto }))
+    }
+
+    fn passive_ep(&self, info: &Info) -> Result<Arc<dyn PassiveEpOps>> {
+        let p: Arc<dyn PassiveEpOps> = pep::LoopPep::new(info);
+        Ok(p)
     }
 }
 
-struct LoopDomain;
+/// A domain: with `FI_PROGRESS_AUTO`, the engine's progress thread.
+struct LoopDomain {
+    auto: Option<AutoProgress>,
+}
 
 impl DomainOps for LoopDomain {
     fn endpoint(&self, info: &Info) -> Result<Arc<dyn EndpointOps>> {
-        if ![FI_EP_RDM, FI_EP_DGRAM].contains(&info.ep.ep_type) {
+        if ![FI_EP_MSG, FI_EP_RDM, FI_EP_DGRAM].contains(&info.ep.ep_type) {
             return Err(Error::Inval);
         }
-        let ep: Arc<dyn EndpointOps> = ep::LoopEp::new(info);
+        let ep = ep::LoopEp::new(info);
+        if let Some(a) = &self.auto {
+            a.register(Arc::downgrade(&ep) as std::sync::Weak<dyn Progress>);
+        }
+        let ep: Arc<dyn EndpointOps> = ep;
         Ok(ep)
     }
 }

@@ -272,31 +272,11 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
     for ep_type in [FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM] {
         for (i, src, dest) in &places {
             let mut e = entry(ep_type, i, *src, *dest);
-            tailor(&mut e, hints);
+            oxifabric::getinfo::tailor(&mut e, hints);
             out.push(e);
         }
     }
     Ok(out)
-}
-
-/// Adapts an entry to what the hints ask for where the provider supports
-/// several choices (progress models, threading levels).
-fn tailor(e: &mut Info, hints: Option<&Info>) {
-    let Some(h) = hints else { return };
-    for (mine, want) in [
-        (&mut e.domain.control_progress, h.domain.control_progress),
-        (&mut e.domain.data_progress, h.domain.data_progress),
-    ] {
-        if want == FI_PROGRESS_AUTO || want == FI_PROGRESS_MANUAL {
-            *mine = want;
-        }
-    }
-    if h.domain.resource_mgmt == FI_RM_DISABLED || h.domain.resource_mgmt == FI_RM_ENABLED {
-        e.domain.resource_mgmt = h.domain.resource_mgmt;
-    }
-    if h.domain.av_type == FI_AV_MAP || h.domain.av_type == FI_AV_TABLE {
-        e.domain.av_type = h.domain.av_type;
-    }
 }
 
 /// The address an endpoint bound to `bound` gives peers: a wildcard bind

@@ -12,8 +12,8 @@ use oxifabric::info::Info;
 use oxifabric::ops::PassiveEpOps;
 use oxifabric::prov_log;
 use oxifabric::service::addr_format::decode as sockaddr;
-use oxifabric::service::connreq;
-use oxifabric::service::eq::{Event, EventData, EventQueue};
+use oxifabric::service::connreq::{self, PepCore};
+use oxifabric::service::eq::EventQueue;
 use oxifabric::service::progress::Progress;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -43,13 +43,11 @@ struct Incoming {
 }
 
 struct PepState {
+    core: PepCore,
     listener: Option<TcpListener>,
     local: Option<SocketAddr>,
-    eq: Option<Arc<EventQueue>>,
     incoming: Vec<Option<Incoming>>,
-    mine: Vec<usize>,
     backlog: i32,
-    fid: usize,
 }
 
 /// A sockets passive endpoint.
@@ -72,13 +70,11 @@ impl SockPep {
             info: info.clone(),
             epoll,
             st: Mutex::new(PepState {
+                core: PepCore::default(),
                 listener: None,
                 local,
-                eq: None,
                 incoming: Vec::new(),
-                mine: Vec::new(),
                 backlog: 128,
-                fid: 0,
             }),
         }))
     }
@@ -161,16 +157,15 @@ impl SockPep {
         };
         self.epoll.remove(inc.stream.as_raw_fd());
         let data = inc.buf[HEADER_LEN..].to_vec();
-        let token = connreq::register(PendingConn {
+        let req = PendingConn {
             stream: inc.stream,
             peer: inc.peer,
             rx: RxState::Header {
                 buf: [0; HEADER_LEN],
                 got: 0,
             },
-        });
+        };
         let mut info = self.info.clone();
-        info.handle = token;
         info.dest_addr = Some(addr::to_sockaddr(&inc.peer));
         info.addr_format = if inc.peer.is_ipv4() {
             FI_SOCKADDR_IN as u32
@@ -178,27 +173,7 @@ impl SockPep {
             FI_SOCKADDR_IN6 as u32
         };
         info.src_addr = st.local.map(|l| addr::to_sockaddr(&l));
-        info.ep.ep_type = FI_EP_MSG;
-        st.mine.push(token);
-        if let Some(eq) = &st.eq {
-            let ev = Event {
-                event: FI_CONNREQ as u32,
-                data: EventData::Cm {
-                    fid: st.fid,
-                    info: Some(Box::new(info)),
-                    data,
-                },
-            };
-            if eq.push(ev).is_err() {
-                prov_log!(
-                    PROV,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_CTRL,
-                    "event queue full: connection request dropped"
-                );
-                drop(take_pending(token));
-            }
-        }
+        st.core.request(info, req, data);
     }
 
     fn drop_incoming(&self, st: &mut PepState, slot: usize) {
@@ -230,24 +205,18 @@ impl Progress for SockPep {
 
 impl PassiveEpOps for SockPep {
     fn bind_eq(&self, eq: Arc<EventQueue>) -> Result<()> {
-        let w: Weak<dyn Progress> = self.me.clone();
-        eq.add_source(w);
-        self.lock().eq = Some(eq);
+        self.lock().core.bind_eq(eq, self.me.clone());
         Ok(())
     }
 
     fn listen(&self) -> Result<()> {
         let mut st = self.lock();
-        if st.listener.is_some() {
-            return Err(Error::OpBadState);
-        }
-        if st.eq.is_none() {
-            return Err(Error::NoEq);
-        }
+        st.core.check_listen()?;
         let want = st.local.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
         let (l, at) = sock::serve::<TcpListener>(want, &self.epoll, 0, "fi_listen")?;
         st.local = Some(at);
         st.listener = Some(l);
+        st.core.listening = true;
         Ok(())
     }
 
@@ -273,7 +242,6 @@ impl PassiveEpOps for SockPep {
         let Some(p) = take_pending(handle) else {
             return Err(Error::Inval);
         };
-        self.lock().mine.retain(|t| *t != handle);
         let mut h = Header::control(Op::ConnReject, 0);
         h.len = data.len() as u64;
         let mut frame = h.encode().to_vec();
@@ -294,16 +262,10 @@ impl PassiveEpOps for SockPep {
     fn close(&self) {
         let mut st = self.lock();
         st.listener = None;
-        for t in std::mem::take(&mut st.mine) {
-            drop(take_pending(t));
-        }
         for s in 0..st.incoming.len() {
             self.drop_incoming(&mut st, s);
         }
-        if let Some(eq) = &st.eq {
-            let w: Weak<dyn Progress> = self.me.clone();
-            eq.remove_source(&w);
-        }
+        st.core.close::<PendingConn>(self.me.clone());
     }
 
     fn cm_data_size(&self) -> usize {
@@ -311,6 +273,6 @@ impl PassiveEpOps for SockPep {
     }
 
     fn set_fid(&self, fid: usize) {
-        self.lock().fid = fid;
+        self.lock().core.fid = fid;
     }
 }
