@@ -212,8 +212,18 @@ impl LoopEp {
                     Ok(_) => {
                         p.frames.pop_front();
                     }
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                    // A full peer queue, or no kernel memory for a large
+                    // datagram under pressure: try again on the next
+                    // progress.
+                    Err(e) if transient(&e) => return,
                     Err(e) => {
+                        oxifabric::prov_log!(
+                            PROV,
+                            FI_LOG_WARN,
+                            FI_LOG_EP_DATA,
+                            "send to port {} failed: {e}",
+                            p.to
+                        );
                         let tx = p.tx;
                         st.pending.pop_front();
                         st.core.sinks.tx_err(&tx, fail(FI_EIO, &e));
@@ -423,6 +433,12 @@ pub(crate) fn bind(want: u16) -> Result<(UnixDatagram, u16)> {
     };
     sock.0.set_nonblocking(true)?;
     Ok(sock)
+}
+
+/// Whether a send failure will pass (the receiver's queue is full, or the
+/// kernel is short of buffer memory for the moment).
+fn transient(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::WouldBlock || matches!(e.raw_os_error(), Some(FI_ENOBUFS | FI_ENOMEM))
 }
 
 /// Datagrams held for receives not yet posted (DGRAM drops beyond).
