@@ -38,8 +38,9 @@ pub const QUEUE_SIZE: usize = 65536;
 /// Messages above this size go by rendezvous (`Rts`, `Cts`, `Data`):
 /// one round trip more, but never buffered or copied at the receiver.
 pub const RNDV_THRESHOLD: usize = 256 << 10;
-/// iovec entries per operation.
-pub const IOV_LIMIT: usize = 8;
+/// iovec entries per operation: as many as the engine's `IoVec` holds
+/// (writev takes them all in one call).
+pub const IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
 /// Largest datagram payload (UDP payload limit minus our header).
 pub const DGRAM_MAX_MSG: usize = 65507 - crate::wire::HEADER_LEN;
 /// Largest message on reliable endpoints.
