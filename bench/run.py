@@ -25,6 +25,9 @@ bench/results/latest.md and latest.svg.
 
   bench/run.py [--quick] [--smoke]
 
+OXI_BENCH_LIB=DIR runs another build of ours (a before/after comparison);
+OXI_BENCH_OUT=DIR writes its results there instead of bench/results.
+
 --quick: fewer sizes and repeats (under 2 minutes). --smoke: one iteration
 of one size for every job and configuration, output under build/bench-smoke
 (used by make check through `make bench-smoke`; its numbers mean nothing).
@@ -39,13 +42,14 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OURS = os.path.join(ROOT, 'build', 'lib')
+# OXI_BENCH_LIB: another build of ours (a before/after comparison).
+OURS = os.environ.get('OXI_BENCH_LIB') or os.path.join(ROOT, 'build', 'lib')
 BIN = os.path.join(ROOT, 'build', 'bench')
 
 QUICK = '--quick' in sys.argv
 SMOKE = '--smoke' in sys.argv
 MODE = 'smoke' if SMOKE else ('quick' if QUICK else 'full')
-OUT = os.path.join(ROOT, 'build', 'bench-smoke') if SMOKE else os.path.join(ROOT, 'bench', 'results')
+OUT = os.environ.get('OXI_BENCH_OUT') or (os.path.join(ROOT, 'build', 'bench-smoke') if SMOKE else os.path.join(ROOT, 'bench', 'results'))
 KI, MI = 1 << 10, 1 << 20
 if SMOKE:
     SIZES, PP_SIZES, REPEATS, ITERS = [64], [64], 1, 1
