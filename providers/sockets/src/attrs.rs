@@ -298,8 +298,3 @@ pub fn advertised(bound: SocketAddr, domain: Option<&str>) -> SocketAddr {
         });
     SocketAddr::new(ip, bound.port())
 }
-
-/// Whether an address is one of this host's.
-pub fn is_local(ip: &IpAddr) -> bool {
-    ip.is_loopback() || iface::list().iter().any(|i| &i.ip == ip)
-}
