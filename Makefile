@@ -19,9 +19,9 @@ EXPORTS := $(shell sed -n 's/^\t\t\(fi_[a-z_]*\);/\1/p' capi/libfabric.map)
 
 # Debian packages the build and the tests use.
 DEPS := gcc g++ make pkg-config libfabric-dev libfabric-bin python3-clang libclang-dev \
-	valgrind openmpi-bin libopenmpi-dev iproute2
+	valgrind openmpi-bin libopenmpi-dev iproute2 debootstrap
 
-.PHONY: all demo check deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs
+.PHONY: all demo check deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
 
 all: $(LIB)
 
@@ -78,7 +78,17 @@ test-rust:
 test-c: all
 	tests/run-c-tests.sh
 
-check: deps lint test-rust all fuzz-quick
+# The Debian 13 root (libfabric 2.1's clients, Open MPI 5.0) and Debian 13's
+# libfabric-dev 2.1 headers are built/fetched once into $(OXI_CACHE), outside
+# the checkout; later runs reuse them.
+OXI_CACHE ?= /var/cache/oxifabric
+export OXI_CACHE
+
+upstream-sets:
+	OXI_TRIXIE_ROOT=$(OXI_CACHE)/trixie-root tests/trixie/root.sh >/dev/null
+	tests/abi_oracle/upstream-2.1.sh >/dev/null
+
+check: deps lint test-rust all fuzz-quick upstream-sets
 	$(CARGO) run -q -p hdrgen -- --check .
 	tests/abi_oracle/run
 	$(MAKE) -s bench-smoke
@@ -127,7 +137,7 @@ install: all
 	ln -sf libfabric.so.1 $(DESTDIR)$(PREFIX)/lib/libfabric.so
 	install -m 0644 include/rdma/*.h $(DESTDIR)$(PREFIX)/include/rdma/
 	install -m 0644 include/rdma/providers/*.h $(DESTDIR)$(PREFIX)/include/rdma/providers/
-	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@version@|1.17.0|g' pkgconfig/libfabric.pc.in \
+	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@version@|2.1.0|g' pkgconfig/libfabric.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libfabric.pc
 
 clean:

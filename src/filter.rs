@@ -44,6 +44,25 @@ impl Filter {
     }
 }
 
+impl Filter {
+    /// Whether `FI_PROVIDER` lets the provider `name` through, layered names
+    /// as upstream treats them: an include list keeps `tcp;ofi_rxm` when it
+    /// names it or its core `tcp` (`ofi_rxm` alone keeps nothing); an
+    /// exclude list drops it when it names it or any of its parts.
+    pub fn allows_provider(&self, name: &str) -> bool {
+        if self.names.is_empty() {
+            return true;
+        }
+        let is = |n: &str| self.names.iter().any(|l| l.eq_ignore_ascii_case(n));
+        let core = name.split(';').next().unwrap_or(name);
+        if self.negated {
+            !(is(name) || name.split(';').any(is))
+        } else {
+            is(name) || is(core)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +75,20 @@ mod tests {
         assert!(!f.allows("sockets") && !f.allows("tcp") && f.allows("verbs"));
         assert!(Filter::parse("").allows("anything"));
         assert!(Filter::parse("^").allows("anything"));
+    }
+
+    #[test]
+    fn layered_provider_names() {
+        let f = Filter::parse("tcp");
+        assert!(f.allows_provider("tcp") && f.allows_provider("TCP;ofi_rxm"));
+        assert!(!f.allows_provider("udp;ofi_rxd") && !f.allows_provider("sockets"));
+        let f = Filter::parse("tcp;ofi_rxm");
+        assert!(f.allows_provider("tcp;ofi_rxm") && !f.allows_provider("tcp"));
+        assert!(!Filter::parse("ofi_rxm").allows_provider("tcp;ofi_rxm"));
+        let f = Filter::parse("^ofi_rxm");
+        assert!(!f.allows_provider("tcp;ofi_rxm") && f.allows_provider("tcp"));
+        let f = Filter::parse("^tcp");
+        assert!(!f.allows_provider("tcp;ofi_rxm") && !f.allows_provider("tcp"));
+        assert!(f.allows_provider("udp;ofi_rxd") && f.allows_provider("sockets"));
     }
 }

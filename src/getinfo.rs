@@ -18,7 +18,7 @@ pub const PRIMARY_CAPS: u64 = FI_MSG
     | FI_MULTICAST
     | FI_NAMED_RX_CTX
     | FI_DIRECTED_RECV
-    | FI_VARIABLE_MSG
+    | crate::abi::layouts::v1::FI_VARIABLE_MSG
     | FI_HMEM
     | FI_COLLECTIVE
     | FI_READ
@@ -77,7 +77,11 @@ fn check_bits(what: &str, prov: u64, hint: u64) -> core::result::Result<(), Stri
 }
 
 /// Fails when a hinted size exceeds the provider's.
-fn check_max(what: &str, prov: usize, hint: usize) -> core::result::Result<(), String> {
+fn check_max<T: PartialOrd + core::fmt::Debug>(
+    what: &str,
+    prov: T,
+    hint: T,
+) -> core::result::Result<(), String> {
     if hint > prov {
         mismatch(what, prov, hint)
     } else {
@@ -295,6 +299,22 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
     check_max("domain auth_key_size", p.auth_key_size, h.auth_key_size)?;
     check_max("max_err_data", p.max_err_data, h.max_err_data)?;
     check_max("mr_cnt", p.mr_cnt, h.mr_cnt)?;
+    // Fields later ABI nodes appended mean something only to applications
+    // of the API that added them (an older one's struct lacks them).
+    if version >= crate::compat::API_1_20 {
+        check_max("max_ep_auth_key", p.max_ep_auth_key, h.max_ep_auth_key)?;
+    }
+    if version >= crate::compat::API_2_0 {
+        check_max("max_group_id", p.max_group_id, h.max_group_id)?;
+    }
+    if version >= crate::compat::API_2_5 {
+        check_max("max_cntr_value", p.max_cntr_value, h.max_cntr_value)?;
+        check_max(
+            "max_err_cntr_value",
+            p.max_err_cntr_value,
+            h.max_err_cntr_value,
+        )?;
+    }
 
     let (p, h) = (&prov.fabric, &hints.fabric);
     if let Some(name) = &h.name {
@@ -306,7 +326,7 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
         if !p
             .prov_name
             .as_deref()
-            .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            .is_some_and(|n| crate::provider::hint_selects(name, n))
         {
             return mismatch("prov_name", &p.prov_name, &h.prov_name);
         }
@@ -418,7 +438,7 @@ pub fn alter(prov: &Info, hints: Option<&Info>, version: u32) -> Info {
     out
 }
 
-/// The API version this library implements: 1.17.
+/// The API version this library implements (`FI_VERSION_CURRENT`).
 pub const fn current_version() -> u32 {
     crate::FI_VERSION_CURRENT
 }
@@ -457,12 +477,12 @@ pub fn getinfo(providers: &[&dyn Provider], req: &Request<'_>) -> Result<Vec<Inf
     let mut reasons = Vec::new();
     for prov in providers {
         let name = prov.name();
-        if !env_filter.allows(name) {
+        if !env_filter.allows_provider(name) {
             reasons.push(format!("{name}: excluded by FI_PROVIDER"));
             continue;
         }
         if let Some(hp) = &hint_prov {
-            if !hp.eq_ignore_ascii_case(name) {
+            if !crate::provider::hint_selects(hp, name) {
                 reasons.push(format!("{name}: hints ask for provider {hp}"));
                 continue;
             }
@@ -472,9 +492,16 @@ pub fn getinfo(providers: &[&dyn Provider], req: &Request<'_>) -> Result<Vec<Inf
             continue;
         }
         if req.flags & FI_PROV_ATTR_ONLY != 0 {
+            let listed = crate::provider::listed_name(name);
+            if out
+                .iter()
+                .any(|i: &Info| i.fabric.prov_name.as_deref() == Some(listed))
+            {
+                continue;
+            }
             out.push(Info {
                 fabric: FabricAttr {
-                    prov_name: Some(name.to_string()),
+                    prov_name: Some(listed.to_string()),
                     prov_version: prov.version(),
                     api_version: req.version,
                     ..Default::default()
@@ -601,7 +628,7 @@ mod tests {
     fn version_flags_and_no_providers() {
         let p = TestProv("test");
         let mut r = req(None);
-        r.version = 2 << 16;
+        r.version = crate::FI_VERSION_CURRENT + 1;
         assert_eq!(getinfo(&[&p], &r).err(), Some(Error::NoSys));
         let mut r = req(None);
         r.flags = 1 << 62;
@@ -723,6 +750,26 @@ mod tests {
         assert!(only
             .iter()
             .all(|i| i.ep.ep_type == FI_EP_UNSPEC && i.fabric.prov_version == 1 << 16));
+    }
+
+    #[test]
+    fn appended_domain_fields_count_from_their_api_version() {
+        let e = entry();
+        let v = |maj: u32, min: u32| (maj << 16) | min;
+        let mut h = Info::default();
+        h.domain.max_ep_auth_key = e.domain.max_ep_auth_key + 1;
+        assert!(check(&e, &h, v(1, 19)).is_ok());
+        assert!(check(&e, &h, v(1, 20))
+            .unwrap_err()
+            .starts_with("max_ep_auth_key"));
+        let mut h = Info::default();
+        h.domain.max_group_id = e.domain.max_group_id + 1;
+        assert!(check(&e, &h, v(1, 22)).is_ok());
+        assert!(check(&e, &h, v(2, 0)).is_err());
+        let mut h = Info::default();
+        h.domain.max_cntr_value = e.domain.max_cntr_value + 1;
+        assert!(check(&e, &h, v(2, 4)).is_ok());
+        assert!(check(&e, &h, v(2, 5)).is_err());
     }
 
     #[test]

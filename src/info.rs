@@ -88,6 +88,13 @@ pub struct DomainAttr {
     pub max_err_data: usize,
     pub mr_cnt: usize,
     pub tclass: u32,
+    /// ABI 1.7 on (libfabric 1.20).
+    pub max_ep_auth_key: usize,
+    /// ABI 1.8 on (libfabric 2.0).
+    pub max_group_id: u32,
+    /// ABI 1.9 on (libfabric 2.5).
+    pub max_cntr_value: u64,
+    pub max_err_cntr_value: u64,
 }
 
 /// Fabric attributes. `fabric` is the opaque fabric handle.
@@ -279,7 +286,8 @@ impl DomainAttr {
                 name: string(a.name),
                 threading: a.threading,
                 control_progress: a.control_progress,
-                data_progress: a.data_progress,
+                // SAFETY: both union members are the same fi_progress.
+                data_progress: unsafe { a.__anon_progress.data_progress },
                 resource_mgmt: a.resource_mgmt,
                 av_type: a.av_type,
                 mr_mode: a.mr_mode,
@@ -302,6 +310,10 @@ impl DomainAttr {
                 max_err_data: a.max_err_data,
                 mr_cnt: a.mr_cnt,
                 tclass: a.tclass,
+                max_ep_auth_key: a.max_ep_auth_key,
+                max_group_id: a.max_group_id,
+                max_cntr_value: a.max_cntr_value,
+                max_err_cntr_value: a.max_err_cntr_value,
             },
         }
     }
@@ -310,7 +322,7 @@ impl DomainAttr {
         a.name = c_string(&self.name);
         a.threading = self.threading;
         a.control_progress = self.control_progress;
-        a.data_progress = self.data_progress;
+        a.__anon_progress.data_progress = self.data_progress;
         a.resource_mgmt = self.resource_mgmt;
         a.av_type = self.av_type;
         a.mr_mode = self.mr_mode;
@@ -333,6 +345,10 @@ impl DomainAttr {
         a.max_err_data = self.max_err_data;
         a.mr_cnt = self.mr_cnt;
         a.tclass = self.tclass;
+        a.max_ep_auth_key = self.max_ep_auth_key;
+        a.max_group_id = self.max_group_id;
+        a.max_cntr_value = self.max_cntr_value;
+        a.max_err_cntr_value = self.max_err_cntr_value;
     }
 }
 

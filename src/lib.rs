@@ -1,4 +1,5 @@
-//! oxifabric's engine: the ABI mirror of libfabric 1.17 and the provider-
+//! oxifabric's engine: the ABI mirror of libfabric 2.x (and its older ABI
+//! nodes) and the provider-
 //! independent core (fi_info handling, providers registry, errors, logging,
 //! parameters, `fi_tostr`).
 pub mod abi;
@@ -11,8 +12,11 @@ pub mod log;
 pub mod param;
 pub mod provider;
 
-/// `FI_VERSION(1, 17)`: the API version this library implements.
-pub const FI_VERSION_CURRENT: u32 = (1 << 16) | 17;
+/// `FI_VERSION(2, 6)`: the API version this library implements, that of
+/// upstream's newest ABI node (`FABRIC_1.9`, libfabric 2.5–2.6). Every
+/// older API version is accepted too; what each one changes in the
+/// structs applications allocate is in [`compat`].
+pub const FI_VERSION_CURRENT: u32 = (2 << 16) | 6;
 pub mod compat;
 pub mod object;
 pub mod ops;

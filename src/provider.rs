@@ -58,3 +58,51 @@ pub fn find<'a>(providers: &[&'a dyn Provider], name: &str) -> Option<&'a dyn Pr
         .copied()
         .find(|p| p.name().eq_ignore_ascii_case(name))
 }
+
+/// Whether `hints->fabric_attr->prov_name` selects the provider `name`:
+/// its whole name, or one of the parts of a layered name (`tcp` and
+/// `ofi_rxm` both select `tcp;ofi_rxm`), case-insensitive, as upstream.
+pub fn hint_selects(hint: &str, name: &str) -> bool {
+    hint.eq_ignore_ascii_case(name) || name.split(';').any(|part| part.eq_ignore_ascii_case(hint))
+}
+
+/// The name `fi_info -l` (`FI_PROV_ATTR_ONLY`) lists a provider under: a
+/// layered provider is listed by its utility part (`ofi_rxm`), as upstream
+/// lists its utility providers.
+pub fn listed_name(name: &str) -> &str {
+    name.rsplit(';').next().unwrap_or(name)
+}
+
+/// Another name for one of our engines, shaped like upstream's provider of
+/// that name so that configurations which select it keep working (`tcp`,
+/// `tcp;ofi_rxm`, `udp`, `udp;ofi_rxd`): it offers the base provider's
+/// entries of the endpoint types upstream's provider offers at the
+/// requested API version, under its own name.
+pub struct Alias {
+    /// The name users type.
+    pub name: &'static str,
+    /// The engine that serves it.
+    pub base: &'static dyn Provider,
+    /// Whether it offers entries of this endpoint type at this API version.
+    pub offers: fn(ep_type: crate::abi::fi_ep_type, api_version: u32) -> bool,
+}
+
+impl Provider for Alias {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn version(&self) -> u32 {
+        self.base.version()
+    }
+    fn fi_version(&self) -> u32 {
+        self.base.fi_version()
+    }
+    fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>> {
+        let mut entries = self.base.getinfo(req)?;
+        entries.retain(|i| (self.offers)(i.ep.ep_type, req.version));
+        Ok(entries)
+    }
+    fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
+        self.base.fabric(attr)
+    }
+}

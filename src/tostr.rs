@@ -7,6 +7,7 @@
 //! trailing `", "` of a flag list is removed from whatever was kept, which
 //! is what upstream's output shows for short buffers.
 
+use crate::abi::layouts::v1;
 use crate::abi::*;
 use core::ffi::CStr;
 
@@ -79,7 +80,7 @@ const CAPS: &[(u64, &str)] = &[
     (FI_REMOTE_CQ_DATA, "FI_REMOTE_CQ_DATA"),
     (FI_TRIGGER, "FI_TRIGGER"),
     (FI_FENCE, "FI_FENCE"),
-    (FI_VARIABLE_MSG, "FI_VARIABLE_MSG"),
+    (v1::FI_VARIABLE_MSG, "FI_VARIABLE_MSG"),
     (FI_RMA_PMEM, "FI_RMA_PMEM"),
     (FI_SOURCE_ERR, "FI_SOURCE_ERR"),
     (FI_LOCAL_COMM, "FI_LOCAL_COMM"),
@@ -137,10 +138,10 @@ const MODE: &[(u64, &str)] = &[
     (FI_ASYNC_IOV, "FI_ASYNC_IOV"),
     (FI_RX_CQ_DATA, "FI_RX_CQ_DATA"),
     (FI_LOCAL_MR, "FI_LOCAL_MR"),
-    (FI_NOTIFY_FLAGS_ONLY, "FI_NOTIFY_FLAGS_ONLY"),
-    (FI_RESTRICTED_COMP, "FI_RESTRICTED_COMP"),
+    (v1::FI_NOTIFY_FLAGS_ONLY, "FI_NOTIFY_FLAGS_ONLY"),
+    (v1::FI_RESTRICTED_COMP, "FI_RESTRICTED_COMP"),
     (FI_CONTEXT2, "FI_CONTEXT2"),
-    (FI_BUFFERED_RECV, "FI_BUFFERED_RECV"),
+    (v1::FI_BUFFERED_RECV, "FI_BUFFERED_RECV"),
 ];
 
 const CQ_FLAGS: &[(u64, &str)] = &[
@@ -526,7 +527,9 @@ unsafe fn domain_attr(o: &mut Out, a: &fi_domain_attr, ind: &str) {
         "control_progress",
         name_of(PROGRESS, a.control_progress),
     );
-    line(o, ind, "data_progress", name_of(PROGRESS, a.data_progress));
+    // SAFETY: both members of the union are the same fi_progress.
+    let data_progress = unsafe { a.__anon_progress.data_progress };
+    line(o, ind, "data_progress", name_of(PROGRESS, data_progress));
     line(
         o,
         ind,

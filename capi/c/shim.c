@@ -94,7 +94,8 @@ OXI_EXPORT int fi_param_define(const struct fi_provider *provider,
 	return ret;
 }
 
-/* Compat entry points: old layouts of fi_info (see src/compat.rs). */
+/* Compat entry points: old layouts of fi_info (see src/compat.rs and
+ * src/abi/layouts.rs); abi is the node's number, 13 for FABRIC_1.3. */
 #define OXI_COMPAT_INFO(abi, node)						\
 	OXI_EXPORT int fi_getinfo_##abi(uint32_t version, const char *node_,	\
 			const char *service, uint64_t flags,			\
@@ -118,6 +119,9 @@ OXI_EXPORT int fi_param_define(const struct fi_provider *provider,
 OXI_COMPAT_INFO(10, "FABRIC_1.0")
 OXI_COMPAT_INFO(11, "FABRIC_1.1")
 OXI_COMPAT_INFO(12, "FABRIC_1.2")
+OXI_COMPAT_INFO(13, "FABRIC_1.3")
+OXI_COMPAT_INFO(17, "FABRIC_1.7")
+OXI_COMPAT_INFO(18, "FABRIC_1.8")
 
 OXI_EXPORT int fi_fabric_10(struct fi_fabric_attr *attr,
 			    struct fid_fabric **fabric, void *context)

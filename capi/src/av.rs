@@ -43,6 +43,11 @@ static AV_OPS: fi_ops_av = fi_ops_av {
     lookup: Some(av_lookup),
     straddr: Some(av_straddr),
     av_set: Some(crate::nosys::av_set),
+    // Authorization keys and user ids (1.20) are not offered; the inline
+    // wrappers answer -FI_ENOSYS for an empty slot.
+    insert_auth_key: None,
+    lookup_auth_key: None,
+    set_user_id: None,
 };
 
 pub unsafe extern "C" fn domain_av_open(

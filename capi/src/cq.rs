@@ -6,7 +6,9 @@ use crate::boundary::{catch, with_handle};
 use crate::domain::domain_handle;
 use crate::handles::*;
 use core::ffi::{c_char, c_int, c_void};
+use core::mem::offset_of;
 use oxifabric::abi::*;
+use oxifabric::compat;
 use oxifabric::core_warn;
 use oxifabric::object::{BindRef, Handle};
 use oxifabric::service::cq::{Completion, CompletionQueue, CqAttr};
@@ -247,9 +249,6 @@ unsafe extern "C" fn cq_sreadfrom(
     catch(|| read_common(cq, buf, count, src, Some((cond, timeout))))
 }
 
-/// `FI_VERSION(1, 5)`: `fi_cq_err_entry` gained `err_data_size`.
-const V1_5: u32 = (1 << 16) | 5;
-
 unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64) -> isize {
     with_handle!(cq_handle, cq, "fi_cq_readerr", |h| {
         if buf.is_null() {
@@ -264,7 +263,9 @@ unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flag
             Ok(e) => e,
             Err(e) => return e.code() as isize,
         };
-        let new_layout = h.inner.api_version >= V1_5;
+        // The application's struct is as large as its API version says.
+        let n = compat::cq_err_entry_size(h.inner.api_version);
+        let new_layout = n > offset_of!(fi_cq_err_entry, err_data_size);
         // What the application asked for: its own buffer for err_data.
         let user_data = if new_layout {
             ((*buf).err_data, (*buf).err_data_size)
@@ -283,6 +284,7 @@ unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flag
             prov_errno: e.prov_errno,
             err_data: core::ptr::null_mut(),
             err_data_size: 0,
+            src_addr: e.comp.src,
         };
         if !e.err_data.is_empty() {
             if !user_data.0.is_null() && user_data.1 > 0 {
@@ -297,12 +299,6 @@ unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flag
                 entry.err_data_size = keep.len();
             }
         }
-        // Old applications have the smaller struct without err_data_size.
-        let n = if new_layout {
-            core::mem::size_of::<fi_cq_err_entry>()
-        } else {
-            core::mem::offset_of!(fi_cq_err_entry, err_data_size)
-        };
         core::ptr::copy_nonoverlapping(&entry as *const _ as *const u8, buf as *mut u8, n);
         1
     })

@@ -65,7 +65,7 @@ unsafe fn getinfo_layout(
     }
 }
 
-/// `fi_getinfo@@FABRIC_1.3`.
+/// `fi_getinfo@@FABRIC_1.9`: hints in the newest layout.
 #[no_mangle]
 pub unsafe extern "C" fn fi_getinfo(
     version: u32,
@@ -76,17 +76,25 @@ pub unsafe extern "C" fn fi_getinfo(
     info: *mut *mut fi_info,
 ) -> c_int {
     guard(-FI_EOTHER, || {
-        getinfo_layout(version, node, service, flags, hints, info, &compat::ABI_1_3)
+        getinfo_layout(
+            version,
+            node,
+            service,
+            flags,
+            hints,
+            info,
+            &compat::ABI_CURRENT,
+        )
     })
 }
 
-/// `fi_freeinfo@@FABRIC_1.3`: frees a whole list (NULL is fine).
+/// `fi_freeinfo@@FABRIC_1.9`: frees a whole list (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn fi_freeinfo(info: *mut fi_info) {
     guard((), || info::free_c(info))
 }
 
-/// `fi_dupinfo@@FABRIC_1.3`: deep copy of one entry; NULL gives a zeroed,
+/// `fi_dupinfo@@FABRIC_1.9`: deep copy of one entry; NULL gives a zeroed,
 /// fully allocated entry (what `fi_allocinfo` relies on).
 #[no_mangle]
 pub unsafe extern "C" fn fi_dupinfo(info: *const fi_info) -> *mut fi_info {
@@ -143,6 +151,43 @@ pub unsafe extern "C" fn fi_fabric(
 ) -> c_int {
     guard(-FI_EOTHER, || {
         fabric_common(attr.as_ref().copied(), fabric, context)
+    })
+}
+
+/// `fi_fabric2@@FABRIC_1.8` (libfabric 2.0): opens the fabric one entry of
+/// an `fi_getinfo` answer names, as `fi_fabric(info->fabric_attr, ...)`
+/// does (its `prov_name` picks the provider, its `api_version` the API the
+/// fabric serves). No flags are defined: any bit is `-FI_EBADFLAGS`.
+///
+/// # Safety
+/// `info` is NULL or a valid `fi_info` whose `fabric_attr` is NULL or valid;
+/// `fabric` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fi_fabric2(
+    info: *mut fi_info,
+    fabric: *mut *mut fid_fabric,
+    flags: u64,
+    context: *mut c_void,
+) -> c_int {
+    guard(-FI_EOTHER, || {
+        if flags != 0 {
+            core_warn!(FI_LOG_FABRIC, "fi_fabric2: unsupported flags {flags:#x}");
+            return -FI_EBADFLAGS;
+        }
+        // SAFETY: `info` is NULL or a valid fi_info (caller).
+        let Some(info) = (unsafe { info.as_ref() }) else {
+            core_warn!(FI_LOG_FABRIC, "fi_fabric2: info is NULL");
+            return -FI_EINVAL;
+        };
+        // SAFETY: fabric_attr is NULL or valid (caller); fi_fabric_attr has
+        // the same layout in every ABI node since 1.1, and the symbol only
+        // exists since 1.8.
+        let attr = unsafe { info.fabric_attr.as_ref() }.copied();
+        if attr.is_none() {
+            core_warn!(FI_LOG_FABRIC, "fi_fabric2: info->fabric_attr is NULL");
+        }
+        // SAFETY: `fabric` is NULL (checked there) or writable (caller).
+        unsafe { fabric_common(attr, fabric, context) }
     })
 }
 
@@ -417,18 +462,14 @@ pub unsafe extern "C" fn oxi_log_message(
     })
 }
 
-/// The layout an old ABI node number stands for (10 = 1.0, 11 = 1.1, ...).
+/// The layout an ABI node number stands for (10 = 1.0, 13 = 1.3, 18 = 1.8).
 fn layout_of(abi: c_int) -> Option<&'static Layout> {
-    match abi {
-        10 => Some(&compat::ABI_1_0),
-        11 => Some(&compat::ABI_1_1),
-        12 => Some(&compat::ABI_1_2),
-        13 => Some(&compat::ABI_1_3),
-        _ => None,
-    }
+    u32::try_from(abi - 10)
+        .ok()
+        .and_then(compat::layout_of_node)
 }
 
-/// `fi_getinfo@FABRIC_1.0/1.1/1.2`, through `c/shim.c`.
+/// `fi_getinfo@FABRIC_1.0` … `@FABRIC_1.8`, through `c/shim.c`.
 #[no_mangle]
 pub unsafe extern "C" fn oxi_getinfo_compat(
     abi: c_int,
@@ -445,7 +486,7 @@ pub unsafe extern "C" fn oxi_getinfo_compat(
     })
 }
 
-/// `fi_dupinfo@FABRIC_1.0/1.1/1.2`, through `c/shim.c`: reads the old layout,
+/// `fi_dupinfo@FABRIC_1.0` … `@FABRIC_1.8`, through `c/shim.c`: reads the old layout,
 /// answers with a current-layout copy (a superset of the old one).
 #[no_mangle]
 pub unsafe extern "C" fn oxi_dupinfo_compat(abi: c_int, info: *const fi_info) -> *mut fi_info {

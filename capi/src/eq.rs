@@ -207,8 +207,6 @@ unsafe extern "C" fn eq_sread(
     catch(|| read_common(eq, event, buf, len, Some(timeout), flags))
 }
 
-const V1_5: u32 = (1 << 16) | 5;
-
 unsafe extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64) -> isize {
     with_handle!(eq_handle, eq, "fi_eq_readerr", |h| {
         if buf.is_null() {
@@ -221,7 +219,9 @@ unsafe extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flag
             Ok(e) => e,
             Err(e) => return e.code() as isize,
         };
-        let new_layout = h.inner.api_version >= V1_5;
+        // The application's struct is as large as its API version says.
+        let n = oxifabric::compat::eq_err_entry_size(h.inner.api_version);
+        let new_layout = n > core::mem::offset_of!(fi_eq_err_entry, err_data_size);
         let user = if new_layout {
             ((*buf).err_data, (*buf).err_data_size)
         } else {
@@ -249,11 +249,6 @@ unsafe extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flag
                 entry.err_data_size = keep.len();
             }
         }
-        let n = if new_layout {
-            core::mem::size_of::<fi_eq_err_entry>()
-        } else {
-            core::mem::offset_of!(fi_eq_err_entry, err_data_size)
-        };
         core::ptr::copy_nonoverlapping(&entry as *const _ as *const u8, buf as *mut u8, n);
         n as isize
     })

@@ -31,6 +31,20 @@
  * endpoint its own EQ, so no event of an earlier connection can be taken
  * for one of a later one.
  *
+ * -r (rounds, as upstream's fi_cm_data runs): for private data of 1, 2,
+ * 4, ... bytes and finally FI_OPT_CM_DATA_SIZE bytes, one round each:
+ * the client connects with that many bytes; the server reads FI_CONNREQ
+ * with fi_eq_sread into a buffer sized exactly for the entry plus the
+ * data and must get that exact byte count, then rejects with data of the
+ * same size; the client reads the FI_REJECT error (FI_ECONNREFUSED) with
+ * the data into its own buffer, opens a fresh endpoint and connects
+ * again; the server accepts with data of that size; the client's
+ * FI_CONNECTED read (exactly sized too) carries it; the server shuts the
+ * connection down and the client sees FI_SHUTDOWN. All events of a side
+ * go to its one EQ, as in most programs. At the end the client
+ * checks that fi_connect with FI_OPT_CM_DATA_SIZE + 1 bytes is
+ * -FI_EINVAL. The checks above (1-7) are not run with -r.
+ *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #include "shared.h"
@@ -57,12 +71,15 @@ static size_t cm_size; /* FI_OPT_CM_DATA_SIZE of this side */
  * corrupts memory there, and upstream tcp's fi_accept takes oversized
  * data); this option lets the rest of the test run against upstream. */
 static int skip_oversized_reject;
+static int rounds_mode; /* -r */
 
 static void extra_opt(int opt, const char *arg)
 {
 	(void) arg;
 	if (opt == 'R')
 		skip_oversized_reject = 1;
+	else if (opt == 'r')
+		rounds_mode = 1;
 }
 
 static size_t getopt_cm_size(struct fid *fid, const char *what)
@@ -76,12 +93,16 @@ static size_t getopt_cm_size(struct fid *fid, const char *what)
 }
 
 /* Opens an active endpoint on `info` bound to the shared CQs and a fresh
- * EQ of its own, and enables it. */
+ * EQ of its own (with -r: the one EQ of the program, ft_eq, which the
+ * server's passive endpoint uses too, as most programs do), and enables
+ * it. */
 static void conn_open(struct conn *c, struct fi_info *info)
 {
 	struct fi_eq_attr eqa = { .wait_obj = FI_WAIT_UNSPEC };
 	int rc;
-	if ((rc = fi_eq_open(ft_fabric, &eqa, &c->eq, NULL)))
+	if (rounds_mode)
+		c->eq = ft_eq;
+	else if ((rc = fi_eq_open(ft_fabric, &eqa, &c->eq, NULL)))
 		ft_die("fi_eq_open: %s", fi_strerror(-rc));
 	if ((rc = fi_endpoint(ft_domain, info, &c->ep, NULL)))
 		ft_die("fi_endpoint: %s", fi_strerror(-rc));
@@ -96,7 +117,7 @@ static void conn_close(struct conn *c)
 {
 	if (c->ep)
 		fi_close(&c->ep->fid);
-	if (c->eq)
+	if (c->eq && c->eq != ft_eq)
 		fi_close(&c->eq->fid);
 	if (c->info)
 		fi_freeinfo(c->info);
@@ -489,14 +510,181 @@ static void run_server(void)
 	conn_close(&c);
 }
 
+/* -r: reads one event of exactly `len` bytes (entry plus data) from
+ * `eq`, bounded; returns fi_eq_sread's result (or -FI_EAVAIL with `err`
+ * read by fi_eq_readerr into the caller's err_data buffer). */
+static ssize_t eq_read_exact(struct fid_eq *eq, uint32_t *event, void *buf, size_t len, struct fi_eq_err_entry *err,
+			     const char *what)
+{
+	double end = ft_now() + FT_TIMEOUT;
+	while (ft_now() < end) {
+		ssize_t n = fi_eq_sread(eq, event, buf, len, 2000, 0);
+		if (n >= 0)
+			return n;
+		if (n == -FI_EAVAIL) {
+			ssize_t r = fi_eq_readerr(eq, err, 0);
+			if (r < 0)
+				ft_die("fi_eq_readerr (%s): %s", what, fi_strerror((int) -r));
+			return -FI_EAVAIL;
+		}
+		if (n != -FI_EAGAIN && n != -FI_ETIMEDOUT)
+			ft_die("fi_eq_sread (%s, %zu-byte buffer): %s", what, len, fi_strerror((int) -n));
+	}
+	ft_die("no EQ event within %.0f s (%s)", FT_TIMEOUT, what);
+	return 0;
+}
+
+/* -r: the next round's size after `size` (0 when done). */
+static size_t next_size(size_t size)
+{
+	if (size >= cm_size)
+		return 0;
+	return size * 2 < cm_size ? size * 2 : cm_size;
+}
+
+/* -r: waits for `want` into an exactly sized buffer and checks the byte
+ * count and the data (pattern `seq`). An error entry is fatal. On the
+ * server, FI_SHUTDOWN of an earlier connection (which shares the EQ) may
+ * come before FI_CONNREQ and is passed over. */
+static void expect_exact(struct fid_eq *eq, uint32_t want, struct cm_event *ev, size_t size, unsigned seq,
+			 const char *what)
+{
+	struct fi_eq_err_entry err;
+	uint32_t event = 0;
+	ssize_t n;
+	do {
+		memset(&err, 0, sizeof(err));
+		n = eq_read_exact(eq, &event, ev, sizeof(struct fi_eq_cm_entry) + size, &err, what);
+		if (n == -FI_EAVAIL)
+			ft_die("%s (%zu bytes): EQ error %d (%s), want %s", what, size, err.err, fi_strerror(err.err),
+			       event_name(want));
+	} while (want == FI_CONNREQ && event == FI_SHUTDOWN);
+	if (event != want)
+		ft_die("%s (%zu bytes): EQ event %s (%u), want %s", what, size, event_name(event), event,
+		       event_name(want));
+	FT_CHECK((size_t) n == sizeof(struct fi_eq_cm_entry) + size, "%s: fi_eq_sread returned %zd, want %zu (entry + %zu bytes)",
+		 what, n, sizeof(struct fi_eq_cm_entry) + size, size);
+	if ((size_t) n == sizeof(struct fi_eq_cm_entry) + size) {
+		long bad = ft_verify(ev->data, size, seq);
+		FT_CHECK(bad < 0, "%s (%zu bytes): private data byte %ld differs", what, size, bad);
+	}
+}
+
+static void run_server_rounds(void)
+{
+	struct cm_event ev;
+	struct conn c = { 0 };
+	unsigned char data[4096];
+	char what[96];
+	int rc;
+
+	ft_listen();
+	cm_size = getopt_cm_size(&ft_pep->fid, "passive endpoint");
+	if (cm_size == 0 || cm_size > 2048)
+		ft_die("FI_OPT_CM_DATA_SIZE %zu is out of the testable range 1..2048", cm_size);
+	for (size_t size = 1; size; size = next_size(size)) {
+		snprintf(what, sizeof(what), "round %zu: FI_CONNREQ to reject", size);
+		expect_exact(ft_eq, FI_CONNREQ, &ev, size, 100 + (unsigned) size, what);
+		ft_fill(data, size, 200 + (unsigned) size);
+		if ((rc = fi_reject(ft_pep, ev.e.info->handle, data, size)))
+			ft_die("round %zu: fi_reject: %s", size, fi_strerror(-rc));
+		fi_freeinfo(ev.e.info);
+		snprintf(what, sizeof(what), "round %zu: FI_CONNREQ to accept", size);
+		expect_exact(ft_eq, FI_CONNREQ, &ev, size, 300 + (unsigned) size, what);
+		c.info = ev.e.info;
+		conn_open(&c, c.info);
+		ft_fill(data, size, 400 + (unsigned) size);
+		if ((rc = fi_accept(c.ep, data, size)))
+			ft_die("round %zu: fi_accept: %s", size, fi_strerror(-rc));
+		snprintf(what, sizeof(what), "round %zu: server FI_CONNECTED", size);
+		eq_expect(c.eq, FI_CONNECTED, &ev, what);
+		if ((rc = fi_shutdown(c.ep, 0)))
+			FT_CHECK(0, "round %zu: fi_shutdown: %s", size, fi_strerror(-rc));
+		conn_close(&c);
+		ft_log("round %zu done", size);
+	}
+}
+
+static void run_client_rounds(void)
+{
+	struct cm_event ev;
+	struct fi_eq_err_entry err;
+	struct conn c = { 0 };
+	unsigned char data[4096], errbuf[4096];
+	char what[96];
+	uint32_t event;
+	ssize_t n;
+	int rc;
+
+	conn_open(&c, ft_info);
+	cm_size = getopt_cm_size(&c.ep->fid, "active endpoint");
+	conn_close(&c);
+	if (cm_size == 0 || cm_size > 2048)
+		ft_die("FI_OPT_CM_DATA_SIZE %zu is out of the testable range 1..2048", cm_size);
+	for (size_t size = 1; size; size = next_size(size)) {
+		conn_open(&c, ft_info);
+		ft_fill(data, size, 100 + (unsigned) size);
+		if ((rc = fi_connect(c.ep, ft_info->dest_addr, data, size)))
+			ft_die("round %zu: fi_connect: %s", size, fi_strerror(-rc));
+		memset(&err, 0, sizeof(err));
+		memset(errbuf, 0, sizeof(errbuf));
+		err.err_data = errbuf;
+		err.err_data_size = size;
+		event = 0;
+		snprintf(what, sizeof(what), "round %zu: FI_REJECT", size);
+		n = eq_read_exact(c.eq, &event, &ev, sizeof(struct fi_eq_cm_entry) + size, &err, what);
+		if (n != -FI_EAVAIL)
+			ft_die("%s: EQ event %s (%u), want an FI_ECONNREFUSED error entry", what, event_name(event), event);
+		FT_CHECK(err.err == FI_ECONNREFUSED, "%s: err %d (%s), want FI_ECONNREFUSED", what, err.err,
+			 fi_strerror(err.err));
+		FT_CHECK(err.fid == &c.ep->fid, "%s: error entry fid %p, want the endpoint %p", what, (void *) err.fid,
+			 (void *) &c.ep->fid);
+		FT_CHECK(err.err_data_size == size, "%s: err_data_size %zu, want %zu", what, err.err_data_size, size);
+		if (err.err_data && err.err_data_size == size) {
+			long bad = ft_verify(err.err_data, size, 200 + (unsigned) size);
+			FT_CHECK(bad < 0, "%s: reject data byte %ld differs", what, bad);
+		} else {
+			FT_CHECK(err.err_data != NULL, "%s: no reject data", what);
+		}
+		conn_close(&c);
+
+		conn_open(&c, ft_info);
+		ft_fill(data, size, 300 + (unsigned) size);
+		if ((rc = fi_connect(c.ep, ft_info->dest_addr, data, size)))
+			ft_die("round %zu: second fi_connect: %s", size, fi_strerror(-rc));
+		snprintf(what, sizeof(what), "round %zu: client FI_CONNECTED", size);
+		expect_exact(c.eq, FI_CONNECTED, &ev, size, 400 + (unsigned) size, what);
+		snprintf(what, sizeof(what), "round %zu: client waiting for the server's fi_shutdown", size);
+		eq_expect(c.eq, FI_SHUTDOWN, &ev, what);
+		FT_CHECK(ev.e.fid == &c.ep->fid, "%s: FI_SHUTDOWN fid %p, want the endpoint %p", what,
+			 (void *) ev.e.fid, (void *) &c.ep->fid);
+		conn_close(&c);
+		ft_log("round %zu done", size);
+	}
+	conn_open(&c, ft_info);
+	ft_fill(data, cm_size + 1, 7);
+	rc = fi_connect(c.ep, ft_info->dest_addr, data, cm_size + 1);
+	FT_CHECK(rc == -FI_EINVAL, "fi_connect with FI_OPT_CM_DATA_SIZE + 1 = %zu bytes: %d (%s), want -FI_EINVAL",
+		 cm_size + 1, rc, fi_strerror(-rc));
+	conn_close(&c);
+}
+
 int main(int argc, char **argv)
 {
-	ft_args(argc, argv, "R", extra_opt);
+	struct fi_info *hints;
+	ft_args(argc, argv, "Rr", extra_opt);
 	if (ft_ep_type != FI_EP_MSG)
 		ft_die("fi_cm_data needs -e msg");
-	ft_setup(ft_hints(FI_MSG));
+	hints = ft_hints(FI_MSG);
+	if (rounds_mode)
+		ft_require(hints, "msg endpoints");
+	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_MSG);
-	if (ft_is_client())
+	if (rounds_mode && ft_is_client())
+		run_client_rounds();
+	else if (rounds_mode)
+		run_server_rounds();
+	else if (ft_is_client())
 		run_client();
 	else
 		run_server();

@@ -15,6 +15,12 @@
  * of the buffers still posted (one partly filled) gives one FI_ECANCELED
  * error completion each.
  *
+ * -O: the hints also name FI_MULTI_RECV as the default receive op flag
+ * (hints->rx_attr->op_flags), as many programs ask for it; fi_getinfo
+ * must still return the entry (op flags in hints are the application's
+ * defaults, not a filter, fi_getinfo(3)), with FI_MULTI_RECV among its
+ * caps. The test then runs as without -O.
+ *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #include "xfer.h"
@@ -181,14 +187,28 @@ static void send_msgs(int from, int to)
 		xf_cq_get(ft_txcq, &e, "send");
 }
 
+static int op_flags_hint; /* -O */
+
+static void extra_opt(int opt, const char *arg)
+{
+	(void) arg;
+	if (opt == 'O')
+		op_flags_hint = 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_info *hints;
-	ft_args(argc, argv, NULL, NULL);
+	ft_args(argc, argv, "O", extra_opt);
 	hints = ft_hints(FI_MSG | FI_TAGGED | FI_MULTI_RECV);
 	hints->tx_attr->msg_order = FI_ORDER_SAS;
 	hints->rx_attr->msg_order = FI_ORDER_SAS;
+	if (op_flags_hint)
+		hints->rx_attr->op_flags = FI_MULTI_RECV;
 	ft_setup(hints);
+	if (op_flags_hint)
+		FT_CHECK(ft_info->caps & FI_MULTI_RECV, "entry for rx_attr->op_flags FI_MULTI_RECV lacks the cap: %#llx",
+			 (unsigned long long) ft_info->caps);
 	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
 	open_ep();
 	if (ft_is_client()) {

@@ -143,6 +143,22 @@ static inline int ft_probe_tagged(struct fi_info *hints)
 	return ok;
 }
 
+/* Ends the program with "SKIP: PROV lacks WHAT" and exit status 77 when
+ * the provider has no entry for `hints` (fi_getinfo gives -FI_ENODATA):
+ * for programs that need something a provider may rightly not offer.
+ * Frees hints only when it ends the program. */
+static inline void ft_require(struct fi_info *hints, const char *what)
+{
+	struct fi_info *probe = NULL;
+	int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &probe);
+	fi_freeinfo(probe);
+	if (rc != -FI_ENODATA)
+		return;
+	printf("SKIP: %s lacks %s\n", ft_prov, what);
+	fi_freeinfo(hints);
+	exit(77);
+}
+
 /* fi_getinfo for the server (bound to -s/-B) or the client (toward the
  * positional address and -P), then fabric, domain and EQ. Frees hints. */
 static inline void ft_setup(struct fi_info *hints)
@@ -178,6 +194,10 @@ static inline void ft_open_cqs(enum fi_cq_format format)
 		ft_die("fi_av_open: %s", fi_strerror(-rc));
 }
 
+/* Called by ft_open_ep after its bindings and before fi_enable, when set:
+ * a program binds more (counters, ...) to the endpoint there. */
+static void (*ft_before_enable)(struct fid_ep *ep);
+
 /* Creates, binds and enables the active endpoint from `info`. */
 static inline void ft_open_ep(struct fi_info *info)
 {
@@ -190,6 +210,8 @@ static inline void ft_open_ep(struct fi_info *info)
 		ft_die("fi_ep_bind(av): %s", fi_strerror(-rc));
 	if (info->ep_attr->type == FI_EP_MSG && (rc = fi_ep_bind(ft_ep, &ft_eq->fid, 0)))
 		ft_die("fi_ep_bind(eq): %s", fi_strerror(-rc));
+	if (ft_before_enable)
+		ft_before_enable(ft_ep);
 	if ((rc = fi_enable(ft_ep)))
 		ft_die("fi_enable: %s", fi_strerror(-rc));
 }

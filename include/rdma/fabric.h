@@ -73,18 +73,6 @@ struct fid_wait;
 #define FI_DEPRECATED_FUNC __attribute__((deprecated))
 #define FI_DEPRECATED_FIELD __attribute__((deprecated))
 
-#ifndef container_of
-/* The structure of type `type` whose member `field` is at `ptr`. */
-#define container_of(ptr, type, field) \
-	((type *) ((char *) (ptr) - offsetof(type, field)))
-#endif
-
-#ifndef count_of
-/* Number of elements of an array (fails to compile on a pointer). */
-#define count_of(x) \
-	((sizeof(x) / sizeof(0[x])) / ((size_t) (!(sizeof(x) % sizeof(0[x])))))
-#endif
-
 /*
  * True when the ops table `ops` of type `opstype` is large enough to hold
  * member `op` and the member is set: vtables may be shorter than this
@@ -94,16 +82,13 @@ struct fid_wait;
 	((ops) && ((ops)->size > offsetof(opstype, op)) && (ops)->op)
 
 /* `FI_MAJOR_VERSION`. */
-#define FI_MAJOR_VERSION 1
+#define FI_MAJOR_VERSION 2
 
 /* `FI_MINOR_VERSION`. */
-#define FI_MINOR_VERSION 0x11
+#define FI_MINOR_VERSION 1
 
 /* `FI_REVISION_VERSION`. */
 #define FI_REVISION_VERSION 0
-
-/* `FI_PROV_SPECIFIC`. */
-#define FI_PROV_SPECIFIC (1U << 31)
 
 /* `FI_MSG`. */
 #define FI_MSG (1ULL << 1)
@@ -165,9 +150,6 @@ struct fid_wait;
 /* `FI_FENCE`. */
 #define FI_FENCE (1ULL << 21)
 
-/* `FI_PRIORITY`. */
-#define FI_PRIORITY (1ULL << 22)
-
 /* `FI_COMPLETION`. */
 #define FI_COMPLETION (1ULL << 24)
 
@@ -204,20 +186,17 @@ struct fid_wait;
 /* `FI_PEER`. */
 #define FI_PEER (1ULL << 43)
 
-/* `FI_XPU_TRIGGER`. */
-#define FI_XPU_TRIGGER (1ULL << 44)
+/* `FI_TAGGED_DIRECTED_RECV` (2.0): directed receive for tagged messages only. */
+#define FI_TAGGED_DIRECTED_RECV (1ULL << 45)
 
-/* `FI_HMEM_HOST_ALLOC`. */
-#define FI_HMEM_HOST_ALLOC (1ULL << 45)
-
-/* `FI_HMEM_DEVICE_ONLY`. */
-#define FI_HMEM_DEVICE_ONLY (1ULL << 46)
+/* `FI_TAGGED_MULTI_RECV` (2.0): multi-receive buffers for tagged messages. */
+#define FI_TAGGED_MULTI_RECV (1ULL << 46)
 
 /* `FI_HMEM`. */
 #define FI_HMEM (1ULL << 47)
 
-/* `FI_VARIABLE_MSG`. */
-#define FI_VARIABLE_MSG (1ULL << 48)
+/* `FI_EXACT_DIRECTED_RECV` (2.0; the bit of 1.x's `FI_VARIABLE_MSG`). */
+#define FI_EXACT_DIRECTED_RECV (1ULL << 48)
 
 /* `FI_RMA_PMEM`. */
 #define FI_RMA_PMEM (1ULL << 49)
@@ -258,6 +237,9 @@ struct fid_wait;
 /* `FI_DISCARD`. */
 #define FI_DISCARD (1ULL << 58)
 
+/* `FI_AUTH_KEY` (1.20): an operation flag naming an authorization key. */
+#define FI_AUTH_KEY (1ULL << 57)
+
 /* `FI_ADDR_UNSPEC`. */
 #define FI_ADDR_UNSPEC UINT64_MAX
 
@@ -269,6 +251,9 @@ struct fid_wait;
 
 /* `FI_SHARED_CONTEXT`. */
 #define FI_SHARED_CONTEXT SIZE_MAX
+
+/* `FI_AV_AUTH_KEY` (1.20): `auth_key_size` value asking for keys from the AV. */
+#define FI_AV_AUTH_KEY SIZE_MAX
 
 /* `FI_MR_LOCAL`. */
 #define FI_MR_LOCAL (1 << 2)
@@ -375,29 +360,20 @@ struct fid_wait;
 /* `FI_LOCAL_MR`. */
 #define FI_LOCAL_MR (1ULL << 55)
 
-/* `FI_NOTIFY_FLAGS_ONLY`. */
-#define FI_NOTIFY_FLAGS_ONLY (1ULL << 54)
-
-/* `FI_RESTRICTED_COMP`. */
-#define FI_RESTRICTED_COMP (1ULL << 53)
-
 /* `FI_CONTEXT2`. */
 #define FI_CONTEXT2 (1ULL << 52)
-
-/* `FI_BUFFERED_RECV`. */
-#define FI_BUFFERED_RECV (1ULL << 51)
 
 /* `FI_SELECTIVE_COMPLETION`. */
 #define FI_SELECTIVE_COMPLETION (1ULL << 59)
 
-/* Anonymous enum starting at `FI_PATH_MAX`. */
+/* Anonymous enum holding `FI_NAME_MAX`. */
 enum {
-	/* `FI_PATH_MAX`. */
-	FI_PATH_MAX = 256,
 	/* `FI_NAME_MAX`. */
 	FI_NAME_MAX = 64,
-	/* `FI_VERSION_MAX`. */
-	FI_VERSION_MAX = 64,
+	/* `FI_ATOMIC_OP_LAST`: fixed at its 1.x value (`FI_DIFF` took it in 2.0). */
+	FI_ATOMIC_OP_LAST = 19,
+	/* `FI_DATATYPE_LAST`: fixed at its 1.x value, not the last datatype. */
+	FI_DATATYPE_LAST = 14,
 };
 
 /* `fi_version`. */
@@ -448,6 +424,8 @@ enum {
 	FI_ADDR_OPX = 14,
 	/* `FI_ADDR_CXI`. */
 	FI_ADDR_CXI = 15,
+	/* `FI_ADDR_UCX`. */
+	FI_ADDR_UCX = 16,
 };
 
 /* `fi_addr_t`. */
@@ -463,15 +441,14 @@ enum fi_av_type {
 	FI_AV_TABLE = 2,
 };
 
-/* `enum fi_mr_mode`. */
-enum fi_mr_mode {
-	/* `FI_MR_UNSPEC`. */
-	FI_MR_UNSPEC = 0,
-	/* `FI_MR_BASIC`. */
-	FI_MR_BASIC = 1,
-	/* `FI_MR_SCALABLE`. */
-	FI_MR_SCALABLE = 2,
-};
+/* `FI_MR_UNSPEC` (deprecated; before 2.0 an `enum fi_mr_mode` value). */
+#define FI_MR_UNSPEC 0
+
+/* `FI_MR_BASIC` (deprecated). */
+#define FI_MR_BASIC 1
+
+/* `FI_MR_SCALABLE` (deprecated). */
+#define FI_MR_SCALABLE (1 << 1)
 
 /* `enum fi_progress`. */
 enum fi_progress {
@@ -481,6 +458,8 @@ enum fi_progress {
 	FI_PROGRESS_AUTO = 1,
 	/* `FI_PROGRESS_MANUAL`. */
 	FI_PROGRESS_MANUAL = 2,
+	/* `FI_PROGRESS_CONTROL_UNIFIED` (2.0, control progress only). */
+	FI_PROGRESS_CONTROL_UNIFIED = 3,
 };
 
 /* `enum fi_threading`. */
@@ -519,10 +498,6 @@ enum fi_ep_type {
 	FI_EP_DGRAM = 2,
 	/* `FI_EP_RDM`. */
 	FI_EP_RDM = 3,
-	/* `FI_EP_SOCK_STREAM`. */
-	FI_EP_SOCK_STREAM = 4,
-	/* `FI_EP_SOCK_DGRAM`. */
-	FI_EP_SOCK_DGRAM = 5,
 };
 
 /* Anonymous enum starting at `FI_PROTO_UNSPEC`. */
@@ -579,6 +554,30 @@ enum {
 	FI_PROTO_CXI = 24,
 	/* `FI_PROTO_XNET`. */
 	FI_PROTO_XNET = 25,
+	/* `FI_PROTO_COLL`. */
+	FI_PROTO_COLL = 26,
+	/* `FI_PROTO_UCX`. */
+	FI_PROTO_UCX = 27,
+	/* `FI_PROTO_SM2`. */
+	FI_PROTO_SM2 = 28,
+	/* `FI_PROTO_CXI_RNR`. */
+	FI_PROTO_CXI_RNR = 29,
+	/* `FI_PROTO_LPP`. */
+	FI_PROTO_LPP = 30,
+	/* `FI_PROTO_LNX`. */
+	FI_PROTO_LNX = 31,
+};
+
+/* Tag formats (2.0) for `mem_tag_format`. */
+enum {
+	/* `FI_TAG_BITS`: the format is a bit mask, as before 2.0. */
+	FI_TAG_BITS = 0,
+	/* `FI_TAG_MPI`: tags from `fi_tag_mpi`. */
+	FI_TAG_MPI = 1,
+	/* `FI_TAG_CCL`. */
+	FI_TAG_CCL = 2,
+	/* `FI_TAG_MAX_FORMAT`. */
+	FI_TAG_MAX_FORMAT = 1 << 16,
 };
 
 /* Anonymous enum starting at `FI_TC_UNSPEC`. */
@@ -687,8 +686,13 @@ struct fi_domain_attr {
 	enum fi_threading threading;
 	/* `control_progress`. */
 	enum fi_progress control_progress;
-	/* `data_progress`. */
-	enum fi_progress data_progress;
+	/* `data_progress`, also named `progress` since 2.0 (an anonymous union). */
+	union {
+		/* `data_progress`. */
+		enum fi_progress data_progress;
+		/* `progress`. */
+		enum fi_progress progress;
+	};
 	/* `resource_mgmt`. */
 	enum fi_resource_mgmt resource_mgmt;
 	/* `av_type`. */
@@ -733,6 +737,14 @@ struct fi_domain_attr {
 	size_t mr_cnt;
 	/* `tclass`. */
 	uint32_t tclass;
+	/* `max_ep_auth_key` (ABI 1.7, libfabric 1.20). */
+	size_t max_ep_auth_key;
+	/* `max_group_id` (ABI 1.8, libfabric 2.0). */
+	uint32_t max_group_id;
+	/* `max_cntr_value` (ABI 1.9, libfabric 2.5). */
+	uint64_t max_cntr_value;
+	/* `max_err_cntr_value` (ABI 1.9, libfabric 2.5). */
+	uint64_t max_err_cntr_value;
 };
 
 /* `struct fi_fabric_attr`. */
@@ -916,6 +928,10 @@ enum {
 	FI_CLASS_PEER_AV = 27,
 	/* `FI_CLASS_PEER_AV_SET`. */
 	FI_CLASS_PEER_AV_SET = 28,
+	/* `FI_CLASS_PEER_CNTR`. */
+	FI_CLASS_PEER_CNTR = 29,
+	/* `FI_CLASS_PROFILE`. */
+	FI_CLASS_PROFILE = 30,
 };
 
 /* `struct fi_ops`. */
@@ -982,6 +998,9 @@ struct fid_fabric {
 	/* `api_version`. */
 	uint32_t api_version;
 };
+
+/* `fi_fabric2` (libfabric 2.0): opens the fabric an `fi_info` names. */
+int fi_fabric2(struct fi_info *info, struct fid_fabric **fabric, uint64_t flags, void *context);
 
 /* `fi_fabric`. */
 int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
@@ -1149,6 +1168,16 @@ enum fi_type {
 	FI_TYPE_LOG_LEVEL = 27,
 	/* `FI_TYPE_LOG_SUBSYS`. */
 	FI_TYPE_LOG_SUBSYS = 28,
+	/* `FI_TYPE_AV_ATTR`. */
+	FI_TYPE_AV_ATTR = 29,
+	/* `FI_TYPE_CQ_ATTR`. */
+	FI_TYPE_CQ_ATTR = 30,
+	/* `FI_TYPE_MR_ATTR`. */
+	FI_TYPE_MR_ATTR = 31,
+	/* `FI_TYPE_CNTR_ATTR`. */
+	FI_TYPE_CNTR_ATTR = 32,
+	/* `FI_TYPE_CQ_ERR_ENTRY`. */
+	FI_TYPE_CQ_ERR_ENTRY = 33,
 };
 
 /* `fi_tostr`. */
@@ -1206,6 +1235,18 @@ struct fi_recv_context {
 	/* `context`. */
 	void *context;
 };
+
+/* `FI_VARIABLE_MSG`: dropped in 2.0, defined as no bit so old sources build. */
+#define FI_VARIABLE_MSG 0ULL
+
+/* `FI_NOTIFY_FLAGS_ONLY`: dropped in 2.0, no bit. */
+#define FI_NOTIFY_FLAGS_ONLY 0ULL
+
+/* `FI_RESTRICTED_COMP`: dropped in 2.0, no bit. */
+#define FI_RESTRICTED_COMP 0ULL
+
+/* `FI_EP_SOCK_STREAM`: dropped in 2.0, an alias of `FI_EP_UNSPEC`. */
+#define FI_EP_SOCK_STREAM FI_EP_UNSPEC
 
 static inline uint32_t fi_tc_dscp_set(uint8_t dscp)
 {

@@ -27,6 +27,8 @@ struct fi_cq_attr;
 struct fi_hmem_override_ops;
 struct fi_info;
 struct fi_mr_attr;
+struct fi_mr_auth_key;
+struct fi_mr_dmabuf;
 struct fi_mr_modify;
 struct fi_ops_av;
 struct fi_ops_domain;
@@ -87,8 +89,20 @@ struct fid_stx;
 /* `FI_COLLECTIVE_OFFSET`. */
 #define FI_COLLECTIVE_OFFSET 0x100
 
-/* `FI_REG_MR`. */
+/* `FI_REG_MR` (deprecated). */
 #define FI_REG_MR (1ULL << 59)
+
+/* `FI_MR_DMABUF` (1.20): `fi_mr_attr` names a dma-buf, not an iovec. */
+#define FI_MR_DMABUF (1ULL << 40)
+
+/* `FI_MR_SINGLE_USE` (2.0). */
+#define FI_MR_SINGLE_USE (1ULL << 41)
+
+/* `FI_HMEM_HOST_ALLOC` (a registration flag since 2.0). */
+#define FI_HMEM_HOST_ALLOC (1ULL << 45)
+
+/* `FI_HMEM_DEVICE_ONLY` (a registration flag since 2.0). */
+#define FI_HMEM_DEVICE_ONLY (1ULL << 46)
 
 /* `struct fi_av_attr`. */
 struct fi_av_attr {
@@ -144,6 +158,12 @@ struct fi_ops_av {
 	const char *(*straddr)(struct fid_av *av, const void *addr, char *buf, size_t *len);
 	/* `av_set`. */
 	int (*av_set)(struct fid_av *av, struct fi_av_set_attr *attr, struct fid_av_set **av_set, void *context);
+	/* `insert_auth_key` (1.20). */
+	int (*insert_auth_key)(struct fid_av *av, const void *auth_key, size_t auth_key_size, fi_addr_t *fi_addr, uint64_t flags);
+	/* `lookup_auth_key` (1.20). */
+	int (*lookup_auth_key)(struct fid_av *av, fi_addr_t fi_addr, void *auth_key, size_t *auth_key_size);
+	/* `set_user_id` (1.20). */
+	int (*set_user_id)(struct fid_av *av, fi_addr_t fi_addr, fi_addr_t user_id, uint64_t flags);
 };
 
 /* `struct fid_av`. */
@@ -180,10 +200,38 @@ enum fi_hmem_iface {
 	FI_HMEM_SYNAPSEAI = 5,
 };
 
-/* `struct fi_mr_attr`. */
+/* `struct fi_mr_dmabuf` (1.20): memory to register, by dma-buf. */
+struct fi_mr_dmabuf {
+	/* `fd`. */
+	int fd;
+	/* `offset`. */
+	uint64_t offset;
+	/* `len`. */
+	size_t len;
+	/* `base_addr`. */
+	void *base_addr;
+};
+
+/* `struct fi_mr_auth_key` (1.20): an AV-based authorization key. */
+struct fi_mr_auth_key {
+	/* `av`. */
+	struct fid_av *av;
+	/* `src_addr`. */
+	fi_addr_t src_addr;
+};
+
+/*
+ * `struct fi_mr_attr`. Which fields an application's struct has depends on
+ * the API version it asked for (`compat::mr_attr_size`).
+ */
 struct fi_mr_attr {
-	/* `mr_iov`. */
-	const struct iovec *mr_iov;
+	/* `mr_iov` / `dmabuf` (an anonymous union in C). */
+	union {
+		/* `mr_iov`. */
+		const struct iovec *mr_iov;
+		/* `dmabuf`. */
+		const struct fi_mr_dmabuf *dmabuf;
+	};
 	/* `iov_count`. */
 	size_t iov_count;
 	/* `access`. */
@@ -213,6 +261,14 @@ struct fi_mr_attr {
 		/* `synapseai`. */
 		int synapseai;
 	} device;
+	/* `hmem_data` (1.19). */
+	void *hmem_data;
+	/* `page_size` (1.22). */
+	size_t page_size;
+	/* `base_mr` (2.0). */
+	const struct fid_mr *base_mr;
+	/* `sub_mr_cnt` (2.0). */
+	size_t sub_mr_cnt;
 };
 
 /* `struct fi_mr_modify`. */
@@ -263,12 +319,18 @@ enum fi_datatype {
 	FI_LONG_DOUBLE = 12,
 	/* `FI_LONG_DOUBLE_COMPLEX`. */
 	FI_LONG_DOUBLE_COMPLEX = 13,
-	/* `FI_DATATYPE_LAST`. */
-	FI_DATATYPE_LAST = 14,
 	/* `FI_INT128`. */
 	FI_INT128 = 14,
 	/* `FI_UINT128`. */
 	FI_UINT128 = 15,
+	/* `FI_FLOAT16` (2.0). */
+	FI_FLOAT16 = 16,
+	/* `FI_BFLOAT16` (2.0). */
+	FI_BFLOAT16 = 17,
+	/* `FI_FLOAT8_E4M3` (2.0). */
+	FI_FLOAT8_E4M3 = 18,
+	/* `FI_FLOAT8_E5M2` (2.0). */
+	FI_FLOAT8_E5M2 = 19,
 	/* `FI_VOID`. */
 	FI_VOID = 256,
 };
@@ -313,8 +375,8 @@ enum fi_op {
 	FI_CSWAP_GT = 17,
 	/* `FI_MSWAP`. */
 	FI_MSWAP = 18,
-	/* `FI_ATOMIC_OP_LAST`. */
-	FI_ATOMIC_OP_LAST = 19,
+	/* `FI_DIFF` (2.0). */
+	FI_DIFF = 19,
 	/* `FI_NOOP`. */
 	FI_NOOP = 256,
 };
@@ -390,6 +452,12 @@ struct fid_domain {
 	/* `mr`. */
 	struct fi_ops_mr *mr;
 };
+
+/* A ze device number: driver index in the high 16 bits, device index low. */
+static inline int fi_hmem_ze_device(int driver_index, int device_index)
+{
+	return driver_index << 16 | device_index;
+}
 
 static inline int fi_domain(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domain, void *context)
 {
@@ -546,9 +614,39 @@ static inline const char *fi_av_straddr(struct fid_av *av, const void *addr, cha
 	return av->ops->straddr(av, addr, buf, len);
 }
 
+static inline int fi_av_insert_auth_key(struct fid_av *av, const void *auth_key,
+					size_t auth_key_size, fi_addr_t *fi_addr, uint64_t flags)
+{
+	if (!FI_CHECK_OP(av->ops, struct fi_ops_av, insert_auth_key))
+		return -FI_ENOSYS;
+	return av->ops->insert_auth_key(av, auth_key, auth_key_size, fi_addr, flags);
+}
+
+static inline int fi_av_lookup_auth_key(struct fid_av *av, fi_addr_t addr, void *auth_key,
+					size_t *auth_key_size)
+{
+	if (!FI_CHECK_OP(av->ops, struct fi_ops_av, lookup_auth_key))
+		return -FI_ENOSYS;
+	return av->ops->lookup_auth_key(av, addr, auth_key, auth_key_size);
+}
+
+static inline int fi_av_set_user_id(struct fid_av *av, fi_addr_t fi_addr, fi_addr_t user_id,
+				    uint64_t flags)
+{
+	if (!FI_CHECK_OP(av->ops, struct fi_ops_av, set_user_id))
+		return -FI_ENOSYS;
+	return av->ops->set_user_id(av, fi_addr, user_id, flags);
+}
+
 static inline fi_addr_t fi_rx_addr(fi_addr_t fi_addr, int rx_index, int rx_ctx_bits)
 {
 	return (fi_addr_t) (((uint64_t) rx_index << (64 - rx_ctx_bits)) | fi_addr);
+}
+
+/* The address of group `group_id` of peer `fi_addr` (group id in the high 32 bits). */
+static inline fi_addr_t fi_group_addr(fi_addr_t fi_addr, uint32_t group_id)
+{
+	return (fi_addr_t) (((uint64_t) group_id << 32) | fi_addr);
 }
 
 #ifdef __cplusplus

@@ -81,6 +81,26 @@ enum {
 	FI_OPT_FI_HMEM_P2P = 8,
 	/* `struct fi_trigger_xpu`: query the variables an XPU trigger needs. */
 	FI_OPT_XPU_TRIGGER = 9,
+	/* `FI_OPT_CUDA_API_PERMITTED` (bool). */
+	FI_OPT_CUDA_API_PERMITTED = 10,
+	/* `FI_OPT_SHARED_MEMORY_PERMITTED` (bool). */
+	FI_OPT_SHARED_MEMORY_PERMITTED = 11,
+	/* `FI_OPT_MAX_MSG_SIZE` (size_t). */
+	FI_OPT_MAX_MSG_SIZE = 12,
+	/* `FI_OPT_MAX_TAGGED_SIZE` (size_t). */
+	FI_OPT_MAX_TAGGED_SIZE = 13,
+	/* `FI_OPT_MAX_RMA_SIZE` (size_t). */
+	FI_OPT_MAX_RMA_SIZE = 14,
+	/* `FI_OPT_MAX_ATOMIC_SIZE` (size_t). */
+	FI_OPT_MAX_ATOMIC_SIZE = 15,
+	/* `FI_OPT_INJECT_MSG_SIZE` (size_t). */
+	FI_OPT_INJECT_MSG_SIZE = 16,
+	/* `FI_OPT_INJECT_TAGGED_SIZE` (size_t). */
+	FI_OPT_INJECT_TAGGED_SIZE = 17,
+	/* `FI_OPT_INJECT_RMA_SIZE` (size_t). */
+	FI_OPT_INJECT_RMA_SIZE = 18,
+	/* `FI_OPT_INJECT_ATOMIC_SIZE` (size_t). */
+	FI_OPT_INJECT_ATOMIC_SIZE = 19,
 };
 
 /* Values for `FI_OPT_FI_HMEM_P2P`: peer-to-peer device memory policy. */
@@ -244,7 +264,7 @@ fi_enable(struct fid_ep *ep)
 static inline ssize_t
 fi_cancel(fid_t fid, void *context)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->ops->cancel(fid, context);
 }
 
@@ -252,7 +272,7 @@ static inline int
 fi_setopt(fid_t fid, int level, int optname,
 	  const void *optval, size_t optlen)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->ops->setopt(fid, level, optname, optval, optlen);
 }
 
@@ -260,7 +280,7 @@ static inline int
 fi_getopt(fid_t fid, int level, int optname,
 	  void *optval, size_t *optlen)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->ops->getopt(fid, level, optname, optval, optlen);
 }
 
@@ -271,7 +291,7 @@ fi_ep_alias(struct fid_ep *ep, struct fid_ep **alias_ep, uint64_t flags)
 	int rc = fi_alias(&ep->fid, &alias_fid, flags);
 
 	if (rc == 0)
-		*alias_ep = container_of(alias_fid, struct fid_ep, fid);
+		*alias_ep = (struct fid_ep *) alias_fid;
 	return rc;
 }
 

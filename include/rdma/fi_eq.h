@@ -311,6 +311,11 @@ struct fi_cq_err_entry {
 	void *err_data;
 	/* `err_data_size`. */
 	size_t err_data_size;
+	/*
+	 * `src_addr` (API 1.20): the source of a failed receive, or
+	 * `FI_ADDR_NOTAVAIL`; written only for applications of API 1.20 on.
+	 */
+	fi_addr_t src_addr;
 };
 
 /* `enum fi_cq_wait_cond`. */
@@ -371,6 +376,8 @@ struct fid_cq {
 enum fi_cntr_events {
 	/* `FI_CNTR_EVENTS_COMP`. */
 	FI_CNTR_EVENTS_COMP = 0,
+	/* `FI_CNTR_EVENTS_BYTES` (2.0): count bytes, not completions. */
+	FI_CNTR_EVENTS_BYTES = 1,
 };
 
 /* `struct fi_cntr_attr`. */

@@ -79,6 +79,9 @@ extern "C" {
 /* No data available. */
 #define FI_ENODATA ENODATA
 
+/* Protocol error (2.0). */
+#define FI_EPROTO EPROTO
+
 /* Value too large for its type. */
 #define FI_EOVERFLOW EOVERFLOW
 
@@ -181,8 +184,10 @@ enum {
 	FI_EOVERRUN = 268,
 	/* Receiver not ready: no receive buffer posted. */
 	FI_ENORX = 269,
+	/* No more memory registrations available (2.0). */
+	FI_ENOMR = 270,
 	/* One past the last libfabric error number. */
-	FI_ERRNO_MAX = 270,
+	FI_ERRNO_MAX = 271,
 };
 
 /* Returns a static description of a (positive or negative) error number. */

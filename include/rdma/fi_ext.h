@@ -6,9 +6,9 @@
  *
  * Provider-specific code ranges and options, exporting and importing fabric
  * objects between providers (`fi_export_fid`/`fi_import_fid`), the
- * imported memory monitor, the peer-provider interfaces (shared AV, AV set,
- * CQ, domain, EQ, shared receive context and transfers, see `fi_peer(3)`),
- * and replacement logging callbacks imported with `fi_import_log`.
+ * imported memory monitor and replacement logging callbacks imported with
+ * `fi_import_log`. (The peer-provider interfaces lived here before 2.0;
+ * they moved to `rdma/providers/fi_peer.h`.)
  * These interfaces are developmental and tied to one libfabric version.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
@@ -28,41 +28,14 @@
 extern "C" {
 #endif
 
-struct fi_av_attr;
-struct fi_cq_err_entry;
-struct fi_cq_tagged_entry;
 struct fi_fid_export;
-struct fi_info;
-struct fi_ops_av_owner;
-struct fi_ops_av_set_owner;
-struct fi_ops_cq_owner;
 struct fi_ops_log;
 struct fi_ops_mem_monitor;
 struct fi_ops_mem_notify;
-struct fi_ops_srx_owner;
-struct fi_ops_srx_peer;
-struct fi_ops_transfer_peer;
-struct fi_peer_av;
-struct fi_peer_av_context;
-struct fi_peer_av_set;
-struct fi_peer_av_set_context;
-struct fi_peer_cq_context;
-struct fi_peer_domain_context;
-struct fi_peer_eq_context;
-struct fi_peer_rx_entry;
-struct fi_peer_srx_context;
-struct fi_peer_transfer_context;
 struct fi_provider;
 struct fid;
-struct fid_domain;
-struct fid_ep;
-struct fid_eq;
 struct fid_logging;
 struct fid_mem_monitor;
-struct fid_peer_av;
-struct fid_peer_av_set;
-struct fid_peer_cq;
-struct fid_peer_srx;
 
 /* Base of the EFA provider's private codes: its 12-bit id shifted by 16. */
 #define FI_PROV_SPECIFIC_EFA (0xefa << 16)
@@ -74,6 +47,18 @@ struct fid_peer_srx;
 enum {
 	/* EFA: retry count for receiver-not-ready errors. */
 	FI_OPT_EFA_RNR_RETRY = -FI_PROV_SPECIFIC_EFA,
+	/* EFA: emulated RDMA read (bool). */
+	FI_OPT_EFA_EMULATED_READ = -FI_PROV_SPECIFIC_EFA + 1,
+	/* EFA: emulated RDMA write (bool). */
+	FI_OPT_EFA_EMULATED_WRITE = -FI_PROV_SPECIFIC_EFA + 2,
+	/* EFA: emulated atomics (bool). */
+	FI_OPT_EFA_EMULATED_ATOMICS = -FI_PROV_SPECIFIC_EFA + 3,
+	/* EFA: use device RDMA (bool). */
+	FI_OPT_EFA_USE_DEVICE_RDMA = -FI_PROV_SPECIFIC_EFA + 4,
+	/* EFA: in-order delivery of 128-byte aligned sends/receives (bool). */
+	FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES = -FI_PROV_SPECIFIC_EFA + 5,
+	/* EFA: in-order delivery of 128-byte aligned writes (bool). */
+	FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES = -FI_PROV_SPECIFIC_EFA + 6,
 };
 
 /* Argument of `fi_control(FI_EXPORT_FID)`, filled by `fi_export_fid`. */
@@ -118,201 +103,6 @@ struct fid_mem_monitor {
 	struct fi_ops_mem_monitor *export_ops;
 	/* Notification callback the library provides. */
 	struct fi_ops_mem_notify *import_ops;
-};
-
-/* Calls an offload peer makes on the owner of a shared AV. */
-struct fi_ops_av_owner {
-	/* Size of this table in bytes, for versioning. */
-	size_t size;
-	/* Reports the AV's current attributes. */
-	int (*query)(struct fid_peer_av *av, struct fi_av_attr *attr);
-	/* Returns the AV address of local endpoint `ep` (or `FI_ADDR_NOTAVAIL`). */
-	fi_addr_t (*ep_addr)(struct fid_peer_av *av, struct fid_ep *ep);
-};
-
-/* An address vector shared with a peer provider. */
-struct fid_peer_av {
-	/* Common object header. */
-	struct fid fid;
-	/* Owner callbacks. */
-	struct fi_ops_av_owner *owner_ops;
-};
-
-/* Context passed to a peer's `fi_av_open` with `FI_PEER`. */
-struct fi_peer_av_context {
-	/* Size of this structure in bytes. */
-	size_t size;
-	/* The shared AV. */
-	struct fi_peer_av *av;
-};
-
-/* Calls an offload peer makes on the owner of a shared AV set. */
-struct fi_ops_av_set_owner {
-	/* Size of this table in bytes, for versioning. */
-	size_t size;
-	/* Copies the set's member addresses; `count` is in/out. */
-	int (*members)(struct fid_peer_av_set *av, fi_addr_t *addr, size_t *count);
-};
-
-/* An AV set shared with a peer provider. */
-struct fid_peer_av_set {
-	/* Common object header. */
-	struct fid fid;
-	/* Owner callbacks. */
-	struct fi_ops_av_set_owner *owner_ops;
-};
-
-/* Context passed to a peer's `fi_av_set` with `FI_PEER`. */
-struct fi_peer_av_set_context {
-	/* Size of this structure in bytes. */
-	size_t size;
-	/* The shared AV set. */
-	struct fi_peer_av_set *av_set;
-};
-
-/* Calls a peer makes to post completions into the owner's CQ. */
-struct fi_ops_cq_owner {
-	/* Size of this table in bytes, for versioning. */
-	size_t size;
-	/* Inserts one successful completion; fields the CQ format lacks are ignored. */
-	ssize_t (*write)(struct fid_peer_cq *cq, void *context, uint64_t flags, size_t len, void *buf, uint64_t data, uint64_t tag, fi_addr_t src);
-	/* Inserts one error completion. */
-	ssize_t (*writeerr)(struct fid_peer_cq *cq, const struct fi_cq_err_entry *err_entry);
-};
-
-/* A completion queue shared with a peer provider. */
-struct fid_peer_cq {
-	/* Common object header. */
-	struct fid fid;
-	/* Owner callbacks. */
-	struct fi_ops_cq_owner *owner_ops;
-};
-
-/* Context passed to a peer's `fi_cq_open` with `FI_PEER`. */
-struct fi_peer_cq_context {
-	/* Size of this structure in bytes. */
-	size_t size;
-	/* The shared CQ. */
-	struct fid_peer_cq *cq;
-};
-
-/* Context passed to a peer's `fi_domain2` with `FI_PEER`. */
-struct fi_peer_domain_context {
-	/* Size of this structure in bytes. */
-	size_t size;
-	/* The owner's domain. */
-	struct fid_domain *domain;
-};
-
-/* Context passed to a peer's `fi_eq_open` with `FI_PEER`. */
-struct fi_peer_eq_context {
-	/* Size of this structure in bytes. */
-	size_t size;
-	/* The owner's EQ. */
-	struct fid_eq *eq;
-};
-
-/*
- * One receive handed between the owner of a shared receive context and a
- * peer; starts with list links so it can sit on a doubly linked list.
- */
-struct fi_peer_rx_entry {
-	/* Next entry on the list it is queued on. */
-	struct fi_peer_rx_entry *next;
-	/* Previous entry on that list. */
-	struct fi_peer_rx_entry *prev;
-	/* Shared receive context it belongs to. */
-	struct fid_peer_srx *srx;
-	/* Source address of the message. */
-	fi_addr_t addr;
-	/* Size of the incoming message. */
-	size_t size;
-	/* Tag of the incoming message (tagged receives). */
-	uint64_t tag;
-	/* Receive flags. */
-	uint64_t flags;
-	/* Application context of the matched receive. */
-	void *context;
-	/* Number of entries in `iov` and `desc`. */
-	size_t count;
-	/* Memory descriptors of the receive buffers. */
-	void **desc;
-	/* Peer's private state for this entry. */
-	void *peer_context;
-	/* Owner's private state for this entry. */
-	void *owner_context;
-	/* Receive buffers. */
-	struct iovec *iov;
-};
-
-/* Calls a peer makes on the owner of a shared receive context. */
-struct fi_ops_srx_owner {
-	/* Size of this table in bytes, for versioning. */
-	size_t size;
-	/* Gets the receive matching an untagged message; `-FI_ENOENT` if none yet. */
-	int (*get_msg)(struct fid_peer_srx *srx, fi_addr_t addr, size_t size, struct fi_peer_rx_entry **entry);
-	/* Gets the receive matching a tagged message; `-FI_ENOENT` if none yet. */
-	int (*get_tag)(struct fid_peer_srx *srx, fi_addr_t addr, uint64_t tag, struct fi_peer_rx_entry **entry);
-	/* Queues an unexpected untagged message until a receive is posted. */
-	int (*queue_msg)(struct fi_peer_rx_entry *entry);
-	/* Queues an unexpected tagged message until a receive is posted. */
-	int (*queue_tag)(struct fi_peer_rx_entry *entry);
-	/* Returns a finished entry to the owner. */
-	void (*free_entry)(struct fi_peer_rx_entry *entry);
-};
-
-/* Calls the owner makes on a peer sharing its receive context. */
-struct fi_ops_srx_peer {
-	/* Size of this table in bytes, for versioning. */
-	size_t size;
-	/* A receive now matches a queued untagged message: deliver it. */
-	int (*start_msg)(struct fi_peer_rx_entry *entry);
-	/* A receive now matches a queued tagged message: deliver it. */
-	int (*start_tag)(struct fi_peer_rx_entry *entry);
-	/* Drop a queued untagged message without a completion. */
-	int (*discard_msg)(struct fi_peer_rx_entry *entry);
-	/* Drop a queued tagged message without a completion. */
-	int (*discard_tag)(struct fi_peer_rx_entry *entry);
-};
-
-/* A shared receive context shared with a peer provider. */
-struct fid_peer_srx {
-	/* Endpoint header of the receive context. */
-	struct fid_ep ep_fid;
-	/* Owner callbacks. */
-	struct fi_ops_srx_owner *owner_ops;
-	/* Peer callbacks, filled in by the peer. */
-	struct fi_ops_srx_peer *peer_ops;
-};
-
-/* Context passed to a peer's `fi_srx_context` with `FI_PEER`. */
-struct fi_peer_srx_context {
-	/* Size of this structure in bytes. */
-	size_t size;
-	/* The shared receive context. */
-	struct fid_peer_srx *srx;
-};
-
-/* Calls through which a peer reports completed transfers. */
-struct fi_ops_transfer_peer {
-	/* Size of this table in bytes, for versioning. */
-	size_t size;
-	/* Reports a successful transfer on `ep`. */
-	ssize_t (*complete)(struct fid_ep *ep, struct fi_cq_tagged_entry *buf, fi_addr_t *src_addr);
-	/* Reports a failed transfer on `ep`. */
-	ssize_t (*comperr)(struct fid_ep *ep, struct fi_cq_err_entry *buf);
-};
-
-/* Context linking an endpoint to a peer for transfer completions. */
-struct fi_peer_transfer_context {
-	/* Size of this structure in bytes. */
-	size_t size;
-	/* Description of the endpoint. */
-	struct fi_info *info;
-	/* The endpoint. */
-	struct fid_ep *ep;
-	/* Peer callbacks. */
-	struct fi_ops_transfer_peer *peer_ops;
 };
 
 /* Flag to `fi_ops_log` callbacks: the line passed provider filtering. */

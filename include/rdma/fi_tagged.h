@@ -25,6 +25,12 @@ struct fi_msg_tagged;
 struct fi_ops_tagged;
 struct fid_ep;
 
+/* `FI_MPI_IGNORE_TAG` (2.0): with `fi_tag_mpi` tags, ignore the MPI tag. */
+#define FI_MPI_IGNORE_TAG 0xffffffffULL
+
+/* `FI_MPI_IGNORE_PAYLOAD` (2.0): ignore the payload id. */
+#define FI_MPI_IGNORE_PAYLOAD (0xffULL << 32)
+
 /* Describes one tagged send or receive for `fi_tsendmsg`/`fi_trecvmsg`. */
 struct fi_msg_tagged {
 	/* Scatter-gather list of local buffers. */
@@ -68,6 +74,12 @@ struct fi_ops_tagged {
 	/* Injects a small tagged buffer with remote CQ data (`fi_tinjectdata`). */
 	ssize_t (*injectdata)(struct fid_ep *ep, const void *buf, size_t len, uint64_t data, fi_addr_t dest_addr, uint64_t tag);
 };
+
+/* An FI_TAG_MPI tag: the payload id in bits 32-39, the MPI tag in the low 32. */
+static inline uint64_t fi_tag_mpi(int tag, uint8_t payload_id)
+{
+	return (((uint64_t) payload_id) << 32) | ((uint64_t) (uint32_t) tag);
+}
 
 /* Tagged messaging: each wrapper is one call through ep->tagged. */
 

@@ -44,8 +44,20 @@ pub const FI_SET_OPS_HMEM_OVERRIDE: &core::ffi::CStr = c"hmem_override_ops";
 /// `FI_COLLECTIVE_OFFSET`.
 pub const FI_COLLECTIVE_OFFSET: c_int = 0x100;
 
-/// `FI_REG_MR`.
+/// `FI_REG_MR` (deprecated).
 pub const FI_REG_MR: u64 = 1 << 59;
+
+/// `FI_MR_DMABUF` (1.20): `fi_mr_attr` names a dma-buf, not an iovec.
+pub const FI_MR_DMABUF: u64 = 1 << 40;
+
+/// `FI_MR_SINGLE_USE` (2.0).
+pub const FI_MR_SINGLE_USE: u64 = 1 << 41;
+
+/// `FI_HMEM_HOST_ALLOC` (a registration flag since 2.0).
+pub const FI_HMEM_HOST_ALLOC: u64 = 1 << 45;
+
+/// `FI_HMEM_DEVICE_ONLY` (a registration flag since 2.0).
+pub const FI_HMEM_DEVICE_ONLY: u64 = 1 << 46;
 
 /// `struct fi_av_attr`.
 #[repr(C)]
@@ -164,6 +176,34 @@ pub struct fi_ops_av {
             context: *mut c_void,
         ) -> c_int,
     >,
+    /// `insert_auth_key` (1.20).
+    pub insert_auth_key: Option<
+        unsafe extern "C" fn(
+            av: *mut fid_av,
+            auth_key: *const c_void,
+            auth_key_size: usize,
+            fi_addr: *mut fi_addr_t,
+            flags: u64,
+        ) -> c_int,
+    >,
+    /// `lookup_auth_key` (1.20).
+    pub lookup_auth_key: Option<
+        unsafe extern "C" fn(
+            av: *mut fid_av,
+            fi_addr: fi_addr_t,
+            auth_key: *mut c_void,
+            auth_key_size: *mut usize,
+        ) -> c_int,
+    >,
+    /// `set_user_id` (1.20).
+    pub set_user_id: Option<
+        unsafe extern "C" fn(
+            av: *mut fid_av,
+            fi_addr: fi_addr_t,
+            user_id: fi_addr_t,
+            flags: u64,
+        ) -> c_int,
+    >,
 }
 
 /// `struct fid_av`.
@@ -222,12 +262,48 @@ pub union __anon_fi_mr_attr_device {
     pub synapseai: c_int,
 }
 
-/// `struct fi_mr_attr`.
+/// `struct fi_mr_dmabuf` (1.20): memory to register, by dma-buf.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct fi_mr_dmabuf {
+    /// `fd`.
+    pub fd: c_int,
+    /// `offset`.
+    pub offset: u64,
+    /// `len`.
+    pub len: usize,
+    /// `base_addr`.
+    pub base_addr: *mut c_void,
+}
+
+/// `struct fi_mr_auth_key` (1.20): an AV-based authorization key.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct fi_mr_auth_key {
+    /// `av`.
+    pub av: *mut fid_av,
+    /// `src_addr`.
+    pub src_addr: fi_addr_t,
+}
+
+/// The anonymous union at the head of `fi_mr_attr` (1.20): the memory to
+/// register, as an iovec array or (with `FI_MR_DMABUF`) a dma-buf.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union __anon_fi_mr_attr_mem {
+    /// `mr_iov`.
+    pub mr_iov: *const iovec,
+    /// `dmabuf`.
+    pub dmabuf: *const fi_mr_dmabuf,
+}
+
+/// `struct fi_mr_attr`. Which fields an application's struct has depends on
+/// the API version it asked for (`compat::mr_attr_size`).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct fi_mr_attr {
-    /// `mr_iov`.
-    pub mr_iov: *const iovec,
+    /// `mr_iov` / `dmabuf` (an anonymous union in C).
+    pub __anon_mem: __anon_fi_mr_attr_mem,
     /// `iov_count`.
     pub iov_count: usize,
     /// `access`.
@@ -246,6 +322,14 @@ pub struct fi_mr_attr {
     pub iface: fi_hmem_iface,
     /// `device`.
     pub device: __anon_fi_mr_attr_device,
+    /// `hmem_data` (1.19).
+    pub hmem_data: *mut c_void,
+    /// `page_size` (1.22).
+    pub page_size: usize,
+    /// `base_mr` (2.0).
+    pub base_mr: *const fid_mr,
+    /// `sub_mr_cnt` (2.0).
+    pub sub_mr_cnt: usize,
 }
 
 /// `struct fi_mr_modify`.
@@ -321,12 +405,18 @@ c_enum! {
         FI_LONG_DOUBLE = 12,
         /// `FI_LONG_DOUBLE_COMPLEX`.
         FI_LONG_DOUBLE_COMPLEX = 13,
-        /// `FI_DATATYPE_LAST`.
-        FI_DATATYPE_LAST = 14,
         /// `FI_INT128`.
         FI_INT128 = 14,
         /// `FI_UINT128`.
         FI_UINT128 = 15,
+        /// `FI_FLOAT16` (2.0).
+        FI_FLOAT16 = 16,
+        /// `FI_BFLOAT16` (2.0).
+        FI_BFLOAT16 = 17,
+        /// `FI_FLOAT8_E4M3` (2.0).
+        FI_FLOAT8_E4M3 = 18,
+        /// `FI_FLOAT8_E5M2` (2.0).
+        FI_FLOAT8_E5M2 = 19,
         /// `FI_VOID`.
         FI_VOID = 256,
     }
@@ -373,8 +463,8 @@ c_enum! {
         FI_CSWAP_GT = 17,
         /// `FI_MSWAP`.
         FI_MSWAP = 18,
-        /// `FI_ATOMIC_OP_LAST`.
-        FI_ATOMIC_OP_LAST = 19,
+        /// `FI_DIFF` (2.0).
+        FI_DIFF = 19,
         /// `FI_NOOP`.
         FI_NOOP = 256,
     }

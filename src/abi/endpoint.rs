@@ -56,6 +56,26 @@ c_anon_enum! {
         FI_OPT_FI_HMEM_P2P = 8,
         /// `struct fi_trigger_xpu`: query the variables an XPU trigger needs.
         FI_OPT_XPU_TRIGGER = 9,
+        /// `FI_OPT_CUDA_API_PERMITTED` (bool).
+        FI_OPT_CUDA_API_PERMITTED = 10,
+        /// `FI_OPT_SHARED_MEMORY_PERMITTED` (bool).
+        FI_OPT_SHARED_MEMORY_PERMITTED = 11,
+        /// `FI_OPT_MAX_MSG_SIZE` (size_t).
+        FI_OPT_MAX_MSG_SIZE = 12,
+        /// `FI_OPT_MAX_TAGGED_SIZE` (size_t).
+        FI_OPT_MAX_TAGGED_SIZE = 13,
+        /// `FI_OPT_MAX_RMA_SIZE` (size_t).
+        FI_OPT_MAX_RMA_SIZE = 14,
+        /// `FI_OPT_MAX_ATOMIC_SIZE` (size_t).
+        FI_OPT_MAX_ATOMIC_SIZE = 15,
+        /// `FI_OPT_INJECT_MSG_SIZE` (size_t).
+        FI_OPT_INJECT_MSG_SIZE = 16,
+        /// `FI_OPT_INJECT_TAGGED_SIZE` (size_t).
+        FI_OPT_INJECT_TAGGED_SIZE = 17,
+        /// `FI_OPT_INJECT_RMA_SIZE` (size_t).
+        FI_OPT_INJECT_RMA_SIZE = 18,
+        /// `FI_OPT_INJECT_ATOMIC_SIZE` (size_t).
+        FI_OPT_INJECT_ATOMIC_SIZE = 19,
     }
 }
 

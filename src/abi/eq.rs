@@ -355,6 +355,9 @@ pub struct fi_cq_err_entry {
     pub err_data: *mut c_void,
     /// `err_data_size`.
     pub err_data_size: usize,
+    /// `src_addr` (API 1.20): the source of a failed receive, or
+    /// `FI_ADDR_NOTAVAIL`; written only for applications of API 1.20 on.
+    pub src_addr: fi_addr_t,
 }
 
 c_enum! {
@@ -459,6 +462,8 @@ c_enum! {
     pub enum fi_cntr_events : c_uint {
         /// `FI_CNTR_EVENTS_COMP`.
         FI_CNTR_EVENTS_COMP = 0,
+        /// `FI_CNTR_EVENTS_BYTES` (2.0): count bytes, not completions.
+        FI_CNTR_EVENTS_BYTES = 1,
     }
 }
 

@@ -45,6 +45,8 @@ pub const FI_EWOULDBLOCK: c_int = libc::EWOULDBLOCK;
 pub const FI_ENOMSG: c_int = libc::ENOMSG;
 /// No data available.
 pub const FI_ENODATA: c_int = libc::ENODATA;
+/// Protocol error (2.0).
+pub const FI_EPROTO: c_int = libc::EPROTO;
 /// Value too large for its type.
 pub const FI_EOVERFLOW: c_int = libc::EOVERFLOW;
 /// Message too long.
@@ -126,8 +128,10 @@ c_anon_enum! {
         FI_EOVERRUN = 268,
         /// Receiver not ready: no receive buffer posted.
         FI_ENORX = 269,
+        /// No more memory registrations available (2.0).
+        FI_ENOMR = 270,
         /// One past the last libfabric error number.
-        FI_ERRNO_MAX = 270,
+        FI_ERRNO_MAX = 271,
     }
 }
 

@@ -3,16 +3,13 @@
 use super::*;
 
 /// `FI_MAJOR_VERSION`.
-pub const FI_MAJOR_VERSION: c_int = 1;
+pub const FI_MAJOR_VERSION: c_int = 2;
 
 /// `FI_MINOR_VERSION`.
-pub const FI_MINOR_VERSION: c_int = 0x11;
+pub const FI_MINOR_VERSION: c_int = 1;
 
 /// `FI_REVISION_VERSION`.
 pub const FI_REVISION_VERSION: c_int = 0;
-
-/// `FI_PROV_SPECIFIC`.
-pub const FI_PROV_SPECIFIC: c_uint = 1 << 31;
 
 /// `FI_MSG`.
 pub const FI_MSG: u64 = 1 << 1;
@@ -74,9 +71,6 @@ pub const FI_TRIGGER: u64 = 1 << 20;
 /// `FI_FENCE`.
 pub const FI_FENCE: u64 = 1 << 21;
 
-/// `FI_PRIORITY`.
-pub const FI_PRIORITY: u64 = 1 << 22;
-
 /// `FI_COMPLETION`.
 pub const FI_COMPLETION: u64 = 1 << 24;
 
@@ -113,20 +107,17 @@ pub const FI_AV_USER_ID: u64 = 1 << 41;
 /// `FI_PEER`.
 pub const FI_PEER: u64 = 1 << 43;
 
-/// `FI_XPU_TRIGGER`.
-pub const FI_XPU_TRIGGER: u64 = 1 << 44;
+/// `FI_TAGGED_DIRECTED_RECV` (2.0): directed receive for tagged messages only.
+pub const FI_TAGGED_DIRECTED_RECV: u64 = 1 << 45;
 
-/// `FI_HMEM_HOST_ALLOC`.
-pub const FI_HMEM_HOST_ALLOC: u64 = 1 << 45;
-
-/// `FI_HMEM_DEVICE_ONLY`.
-pub const FI_HMEM_DEVICE_ONLY: u64 = 1 << 46;
+/// `FI_TAGGED_MULTI_RECV` (2.0): multi-receive buffers for tagged messages.
+pub const FI_TAGGED_MULTI_RECV: u64 = 1 << 46;
 
 /// `FI_HMEM`.
 pub const FI_HMEM: u64 = 1 << 47;
 
-/// `FI_VARIABLE_MSG`.
-pub const FI_VARIABLE_MSG: u64 = 1 << 48;
+/// `FI_EXACT_DIRECTED_RECV` (2.0; the bit of 1.x's `FI_VARIABLE_MSG`).
+pub const FI_EXACT_DIRECTED_RECV: u64 = 1 << 48;
 
 /// `FI_RMA_PMEM`.
 pub const FI_RMA_PMEM: u64 = 1 << 49;
@@ -167,6 +158,9 @@ pub const FI_CLAIM: u64 = 1 << 59;
 /// `FI_DISCARD`.
 pub const FI_DISCARD: u64 = 1 << 58;
 
+/// `FI_AUTH_KEY` (1.20): an operation flag naming an authorization key.
+pub const FI_AUTH_KEY: u64 = 1 << 57;
+
 /// `FI_ADDR_UNSPEC`.
 pub const FI_ADDR_UNSPEC: u64 = u64::MAX;
 
@@ -178,6 +172,9 @@ pub const FI_KEY_NOTAVAIL: u64 = u64::MAX;
 
 /// `FI_SHARED_CONTEXT`.
 pub const FI_SHARED_CONTEXT: usize = usize::MAX;
+
+/// `FI_AV_AUTH_KEY` (1.20): `auth_key_size` value asking for keys from the AV.
+pub const FI_AV_AUTH_KEY: usize = usize::MAX;
 
 /// `FI_MR_LOCAL`.
 pub const FI_MR_LOCAL: c_int = 1 << 2;
@@ -284,30 +281,21 @@ pub const FI_RX_CQ_DATA: u64 = 1 << 56;
 /// `FI_LOCAL_MR`.
 pub const FI_LOCAL_MR: u64 = 1 << 55;
 
-/// `FI_NOTIFY_FLAGS_ONLY`.
-pub const FI_NOTIFY_FLAGS_ONLY: u64 = 1 << 54;
-
-/// `FI_RESTRICTED_COMP`.
-pub const FI_RESTRICTED_COMP: u64 = 1 << 53;
-
 /// `FI_CONTEXT2`.
 pub const FI_CONTEXT2: u64 = 1 << 52;
-
-/// `FI_BUFFERED_RECV`.
-pub const FI_BUFFERED_RECV: u64 = 1 << 51;
 
 /// `FI_SELECTIVE_COMPLETION`.
 pub const FI_SELECTIVE_COMPLETION: u64 = 1 << 59;
 
 c_anon_enum! {
-    /// Anonymous enum starting at `FI_PATH_MAX`.
+    /// Anonymous enum holding `FI_NAME_MAX`.
     pub enum anon_fi_path_max : c_int {
-        /// `FI_PATH_MAX`.
-        FI_PATH_MAX = 256,
         /// `FI_NAME_MAX`.
         FI_NAME_MAX = 64,
-        /// `FI_VERSION_MAX`.
-        FI_VERSION_MAX = 64,
+        /// `FI_ATOMIC_OP_LAST`: fixed at its 1.x value (`FI_DIFF` took it in 2.0).
+        FI_ATOMIC_OP_LAST = 19,
+        /// `FI_DATATYPE_LAST`: fixed at its 1.x value, not the last datatype.
+        FI_DATATYPE_LAST = 14,
     }
 }
 
@@ -364,6 +352,8 @@ c_anon_enum! {
         FI_ADDR_OPX = 14,
         /// `FI_ADDR_CXI`.
         FI_ADDR_CXI = 15,
+        /// `FI_ADDR_UCX`.
+        FI_ADDR_UCX = 16,
     }
 }
 
@@ -382,17 +372,14 @@ c_enum! {
     }
 }
 
-c_enum! {
-    /// `enum fi_mr_mode`.
-    pub enum fi_mr_mode : c_uint {
-        /// `FI_MR_UNSPEC`.
-        FI_MR_UNSPEC = 0,
-        /// `FI_MR_BASIC`.
-        FI_MR_BASIC = 1,
-        /// `FI_MR_SCALABLE`.
-        FI_MR_SCALABLE = 2,
-    }
-}
+/// `FI_MR_UNSPEC` (deprecated; before 2.0 an `enum fi_mr_mode` value).
+pub const FI_MR_UNSPEC: c_int = 0;
+
+/// `FI_MR_BASIC` (deprecated).
+pub const FI_MR_BASIC: c_int = 1;
+
+/// `FI_MR_SCALABLE` (deprecated).
+pub const FI_MR_SCALABLE: c_int = 1 << 1;
 
 c_enum! {
     /// `enum fi_progress`.
@@ -403,6 +390,8 @@ c_enum! {
         FI_PROGRESS_AUTO = 1,
         /// `FI_PROGRESS_MANUAL`.
         FI_PROGRESS_MANUAL = 2,
+        /// `FI_PROGRESS_CONTROL_UNIFIED` (2.0, control progress only).
+        FI_PROGRESS_CONTROL_UNIFIED = 3,
     }
 }
 
@@ -447,10 +436,6 @@ c_enum! {
         FI_EP_DGRAM = 2,
         /// `FI_EP_RDM`.
         FI_EP_RDM = 3,
-        /// `FI_EP_SOCK_STREAM`.
-        FI_EP_SOCK_STREAM = 4,
-        /// `FI_EP_SOCK_DGRAM`.
-        FI_EP_SOCK_DGRAM = 5,
     }
 }
 
@@ -509,6 +494,32 @@ c_anon_enum! {
         FI_PROTO_CXI = 24,
         /// `FI_PROTO_XNET`.
         FI_PROTO_XNET = 25,
+        /// `FI_PROTO_COLL`.
+        FI_PROTO_COLL = 26,
+        /// `FI_PROTO_UCX`.
+        FI_PROTO_UCX = 27,
+        /// `FI_PROTO_SM2`.
+        FI_PROTO_SM2 = 28,
+        /// `FI_PROTO_CXI_RNR`.
+        FI_PROTO_CXI_RNR = 29,
+        /// `FI_PROTO_LPP`.
+        FI_PROTO_LPP = 30,
+        /// `FI_PROTO_LNX`.
+        FI_PROTO_LNX = 31,
+    }
+}
+
+c_anon_enum! {
+    /// Tag formats (2.0) for `mem_tag_format`.
+    pub enum anon_fi_tag_bits : c_int {
+        /// `FI_TAG_BITS`: the format is a bit mask, as before 2.0.
+        FI_TAG_BITS = 0,
+        /// `FI_TAG_MPI`: tags from `fi_tag_mpi`.
+        FI_TAG_MPI = 1,
+        /// `FI_TAG_CCL`.
+        FI_TAG_CCL = 2,
+        /// `FI_TAG_MAX_FORMAT`.
+        FI_TAG_MAX_FORMAT = 1 << 16,
     }
 }
 
@@ -616,6 +627,17 @@ pub struct fi_ep_attr {
     pub auth_key: *mut u8,
 }
 
+/// The anonymous union holding `fi_domain_attr.data_progress` (2.0: the
+/// same value is also named `progress`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union __anon_fi_domain_attr_progress {
+    /// `data_progress`.
+    pub data_progress: fi_progress,
+    /// `progress`.
+    pub progress: fi_progress,
+}
+
 /// `struct fi_domain_attr`.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -628,8 +650,8 @@ pub struct fi_domain_attr {
     pub threading: fi_threading,
     /// `control_progress`.
     pub control_progress: fi_progress,
-    /// `data_progress`.
-    pub data_progress: fi_progress,
+    /// `data_progress`, also named `progress` since 2.0 (an anonymous union).
+    pub __anon_progress: __anon_fi_domain_attr_progress,
     /// `resource_mgmt`.
     pub resource_mgmt: fi_resource_mgmt,
     /// `av_type`.
@@ -674,6 +696,14 @@ pub struct fi_domain_attr {
     pub mr_cnt: usize,
     /// `tclass`.
     pub tclass: u32,
+    /// `max_ep_auth_key` (ABI 1.7, libfabric 1.20).
+    pub max_ep_auth_key: usize,
+    /// `max_group_id` (ABI 1.8, libfabric 2.0).
+    pub max_group_id: u32,
+    /// `max_cntr_value` (ABI 1.9, libfabric 2.5).
+    pub max_cntr_value: u64,
+    /// `max_err_cntr_value` (ABI 1.9, libfabric 2.5).
+    pub max_err_cntr_value: u64,
 }
 
 /// `struct fi_fabric_attr`.
@@ -879,6 +909,10 @@ c_anon_enum! {
         FI_CLASS_PEER_AV = 27,
         /// `FI_CLASS_PEER_AV_SET`.
         FI_CLASS_PEER_AV_SET = 28,
+        /// `FI_CLASS_PEER_CNTR`.
+        FI_CLASS_PEER_CNTR = 29,
+        /// `FI_CLASS_PROFILE`.
+        FI_CLASS_PROFILE = 30,
     }
 }
 
@@ -1020,6 +1054,16 @@ pub struct fid_fabric {
     pub ops: *mut fi_ops_fabric,
     /// `api_version`.
     pub api_version: u32,
+}
+
+extern "C" {
+    /// `fi_fabric2` (libfabric 2.0): opens the fabric an `fi_info` names.
+    pub fn fi_fabric2(
+        info: *mut fi_info,
+        fabric: *mut *mut fid_fabric,
+        flags: u64,
+        context: *mut c_void,
+    ) -> c_int;
 }
 
 extern "C" {
@@ -1217,6 +1261,16 @@ c_enum! {
         FI_TYPE_LOG_LEVEL = 27,
         /// `FI_TYPE_LOG_SUBSYS`.
         FI_TYPE_LOG_SUBSYS = 28,
+        /// `FI_TYPE_AV_ATTR`.
+        FI_TYPE_AV_ATTR = 29,
+        /// `FI_TYPE_CQ_ATTR`.
+        FI_TYPE_CQ_ATTR = 30,
+        /// `FI_TYPE_MR_ATTR`.
+        FI_TYPE_MR_ATTR = 31,
+        /// `FI_TYPE_CNTR_ATTR`.
+        FI_TYPE_CNTR_ATTR = 32,
+        /// `FI_TYPE_CQ_ERR_ENTRY`.
+        FI_TYPE_CQ_ERR_ENTRY = 33,
     }
 }
 
@@ -1298,3 +1352,15 @@ pub struct fi_recv_context {
     /// `context`.
     pub context: *mut c_void,
 }
+
+/// `FI_VARIABLE_MSG`: dropped in 2.0, defined as no bit so old sources build.
+pub const FI_VARIABLE_MSG: u64 = 0;
+
+/// `FI_NOTIFY_FLAGS_ONLY`: dropped in 2.0, no bit.
+pub const FI_NOTIFY_FLAGS_ONLY: u64 = 0;
+
+/// `FI_RESTRICTED_COMP`: dropped in 2.0, no bit.
+pub const FI_RESTRICTED_COMP: u64 = 0;
+
+/// `FI_EP_SOCK_STREAM`: dropped in 2.0, an alias of `FI_EP_UNSPEC`.
+pub const FI_EP_SOCK_STREAM: fi_ep_type = FI_EP_UNSPEC;

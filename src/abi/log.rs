@@ -30,8 +30,6 @@ c_enum! {
         FI_LOG_MR = 8,
         /// Counters.
         FI_LOG_CNTR = 9,
-        /// Number of subsystems.
-        FI_LOG_SUBSYS_MAX = 10,
     }
 }
 
@@ -47,8 +45,6 @@ c_enum! {
         FI_LOG_INFO = 2,
         /// Debug output (debug builds only).
         FI_LOG_DEBUG = 3,
-        /// Number of levels.
-        FI_LOG_MAX = 4,
     }
 }
 

@@ -1,4 +1,6 @@
-//! The `#[repr(C)]` mirror of libfabric 1.17's public C headers.
+//! The `#[repr(C)]` mirror of libfabric 2.x's public C headers (the API of
+//! Debian 13's 2.1, with the newest ABI node's `fi_domain_attr`); the older
+//! nodes' layouts are in [`layouts`].
 //!
 //! This module is the single source of truth for every public type, constant
 //! and vtable layout: `tools/hdrgen` reads these files and writes
@@ -54,7 +56,9 @@ pub mod eq;
 pub mod errno;
 pub mod ext;
 pub mod fabric;
+pub mod layouts;
 pub mod log;
+pub mod profile;
 pub mod prov;
 pub mod rma;
 pub mod tagged;
@@ -70,6 +74,7 @@ pub use errno::*;
 pub use ext::*;
 pub use fabric::*;
 pub use log::*;
+pub use profile::*;
 pub use prov::*;
 pub use rma::*;
 pub use tagged::*;

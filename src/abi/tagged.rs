@@ -6,6 +6,12 @@
 
 use super::*;
 
+/// `FI_MPI_IGNORE_TAG` (2.0): with `fi_tag_mpi` tags, ignore the MPI tag.
+pub const FI_MPI_IGNORE_TAG: u64 = 0xffff_ffff;
+
+/// `FI_MPI_IGNORE_PAYLOAD` (2.0): ignore the payload id.
+pub const FI_MPI_IGNORE_PAYLOAD: u64 = 0xff << 32;
+
 /// Describes one tagged send or receive for `fi_tsendmsg`/`fi_trecvmsg`.
 #[repr(C)]
 #[derive(Clone, Copy)]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Compat symbol versions accept the old fi_info layouts (guard pages catch
-# over-reads), and a program built against our headers binds the default
-# versions fi_getinfo@FABRIC_1.3 and fi_fabric@FABRIC_1.1.
+# Every ABI node's entry points accept that node's fi_info layouts (guard
+# pages and valgrind catch any access past an old struct's end), and a
+# program built against our headers binds the default versions
+# fi_getinfo@FABRIC_1.9 and fi_fabric@FABRIC_1.1.
 set -eu
 exe=$OXI_WORK/compat
 gcc -std=c99 -Wall -Wextra -Werror -g -I"$OXI_ROOT/include" -o "$exe" "$OXI_ROOT/tests/c/compat.c" -ldl
@@ -26,5 +27,5 @@ C
 gcc -I"$OXI_ROOT/include" -o "$exe-bind" "$exe-bind.c" -L"$OXI_LIB" -lfabric
 syms=$(objdump -T "$exe-bind" | awk '/fi_getinfo|fi_fabric|fi_freeinfo/ {print $(NF-1), $NF}' | sort)
 echo "$syms"
-grep -Eq 'FABRIC_1\.3\)? fi_getinfo' <<<"$syms" || { echo "fi_getinfo not bound at FABRIC_1.3"; exit 1; }
+grep -Eq 'FABRIC_1\.9\)? fi_getinfo' <<<"$syms" || { echo "fi_getinfo not bound at FABRIC_1.9"; exit 1; }
 grep -Eq 'FABRIC_1\.1\)? fi_fabric' <<<"$syms" || { echo "fi_fabric not bound at FABRIC_1.1"; exit 1; }

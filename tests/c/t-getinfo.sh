@@ -19,10 +19,15 @@ fi_info -p sockets -t FI_EP_MSG -n ::1 -v | grep -q 'addr_format: FI_SOCKADDR_IN
 
 # Provider filters.
 FI_PROVIDER=sockets fi_info -l | grep -q '^sockets:' || { echo "FI_PROVIDER=sockets hides sockets"; exit 1; }
-if FI_PROVIDER='^sockets' fi_info >/dev/null 2>&1; then
+if FI_PROVIDER='^sockets' fi_info | grep -q '^provider: sockets$'; then
 	echo "FI_PROVIDER=^sockets still lists sockets"; exit 1
 fi
-err=$(FI_PROVIDER='^sockets' FI_LOG_LEVEL=warn fi_info 2>&1 || true)
+# Excluding every name our engine answers to leaves nothing, and says why.
+none='^sockets,tcp,udp'
+if FI_PROVIDER=$none fi_info >/dev/null 2>&1; then
+	echo "FI_PROVIDER=$none still lists something"; exit 1
+fi
+err=$(FI_PROVIDER=$none FI_LOG_LEVEL=warn fi_info 2>&1 || true)
 grep -q 'fi_getinfo: -61' <<<"$err" || { echo "expected -61 (FI_ENODATA): $err"; exit 1; }
 grep -Eq '^libfabric:[0-9]+:[0-9]+::core:core:getinfo\(\):[0-9]+<warn> fi_getinfo: sockets: excluded by FI_PROVIDER' <<<"$err" ||
 	{ echo "no warn line naming the reason: $err"; exit 1; }

@@ -24,7 +24,7 @@ flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libfabr
 echo "pkg-config: $flags"
 gcc -o "$prefix/hello" "$prefix/hello.c" $flags
 out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/hello")
-[ "$out" = "1.17 Truncation error" ] || { echo "unexpected output: $out"; exit 1; }
+[ "$out" = "2.6 Truncation error" ] || { echo "unexpected output: $out"; exit 1; }
 LD_LIBRARY_PATH=$prefix/lib ldd "$prefix/hello" | grep -q "libfabric.so.1 => $prefix/lib/libfabric.so.1" ||
 	{ echo "the program did not resolve the installed library"; LD_LIBRARY_PATH=$prefix/lib ldd "$prefix/hello"; exit 1; }
 echo "installed and used: $out"

@@ -46,8 +46,6 @@ enum fi_log_subsys {
 	FI_LOG_MR = 8,
 	/* Counters. */
 	FI_LOG_CNTR = 9,
-	/* Number of subsystems. */
-	FI_LOG_SUBSYS_MAX = 10,
 };
 
 /*
@@ -63,8 +61,6 @@ enum fi_log_level {
 	FI_LOG_INFO = 2,
 	/* Debug output (debug builds only). */
 	FI_LOG_DEBUG = 3,
-	/* Number of levels. */
-	FI_LOG_MAX = 4,
 };
 
 /* Nonzero when lines from `prov` at `level` in `subsys` are to be printed. */

@@ -145,6 +145,11 @@ pub fn entry(
             max_err_data: CM_DATA_SIZE,
             mr_cnt: 0,
             tclass: 0,
+            // No authorization keys and no group ids; counters are 64-bit.
+            max_ep_auth_key: 0,
+            max_group_id: 0,
+            max_cntr_value: u64::MAX,
+            max_err_cntr_value: u64::MAX,
         },
         fabric: FabricAttr {
             fabric: 0,

@@ -7,8 +7,11 @@ use oxifabric::info::Info;
 use oxifabric::ops::{DomainOps, FabricOps, PassiveEpOps};
 use std::sync::Arc;
 
-/// A sockets fabric (one network).
-pub struct SockFabric;
+/// A sockets fabric (one network), opened under `prov`: `sockets` or one
+/// of the names the library also offers the engine under (`tcp`, ...).
+pub struct SockFabric {
+    pub prov: String,
+}
 
 impl FabricOps for SockFabric {
     fn domain(&self, info: &Info) -> Result<Arc<dyn DomainOps>> {
@@ -16,7 +19,7 @@ impl FabricOps for SockFabric {
             .fabric
             .prov_name
             .as_deref()
-            .is_some_and(|p| !p.eq_ignore_ascii_case("sockets"))
+            .is_some_and(|p| !p.eq_ignore_ascii_case(&self.prov))
         {
             return Err(Error::Inval);
         }

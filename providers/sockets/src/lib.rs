@@ -47,7 +47,7 @@ impl Provider for Sockets {
     }
 
     fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
-        let _ = attr;
-        Ok(Arc::new(fabric::SockFabric))
+        let prov = attr.prov_name.clone().unwrap_or_else(|| self.name().into());
+        Ok(Arc::new(fabric::SockFabric { prov }))
     }
 }

@@ -3,14 +3,14 @@
 static inline int
 fi_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->cm->setname(fid, addr, addrlen);
 }
 
 static inline int
 fi_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->cm->getname(fid, addr, addrlen);
 }
 

@@ -1,4 +1,10 @@
 @@TYPES@@
+/* A ze device number: driver index in the high 16 bits, device index low. */
+static inline int fi_hmem_ze_device(int driver_index, int device_index)
+{
+	return driver_index << 16 | device_index;
+}
+
 static inline int fi_domain(struct fid_fabric *fabric, struct fi_info *info, struct fid_domain **domain, void *context)
 {
 	return fabric->ops->domain(fabric, info, domain, context);
@@ -154,8 +160,38 @@ static inline const char *fi_av_straddr(struct fid_av *av, const void *addr, cha
 	return av->ops->straddr(av, addr, buf, len);
 }
 
+static inline int fi_av_insert_auth_key(struct fid_av *av, const void *auth_key,
+					size_t auth_key_size, fi_addr_t *fi_addr, uint64_t flags)
+{
+	if (!FI_CHECK_OP(av->ops, struct fi_ops_av, insert_auth_key))
+		return -FI_ENOSYS;
+	return av->ops->insert_auth_key(av, auth_key, auth_key_size, fi_addr, flags);
+}
+
+static inline int fi_av_lookup_auth_key(struct fid_av *av, fi_addr_t addr, void *auth_key,
+					size_t *auth_key_size)
+{
+	if (!FI_CHECK_OP(av->ops, struct fi_ops_av, lookup_auth_key))
+		return -FI_ENOSYS;
+	return av->ops->lookup_auth_key(av, addr, auth_key, auth_key_size);
+}
+
+static inline int fi_av_set_user_id(struct fid_av *av, fi_addr_t fi_addr, fi_addr_t user_id,
+				    uint64_t flags)
+{
+	if (!FI_CHECK_OP(av->ops, struct fi_ops_av, set_user_id))
+		return -FI_ENOSYS;
+	return av->ops->set_user_id(av, fi_addr, user_id, flags);
+}
+
 static inline fi_addr_t fi_rx_addr(fi_addr_t fi_addr, int rx_index, int rx_ctx_bits)
 {
 	return (fi_addr_t) (((uint64_t) rx_index << (64 - rx_ctx_bits)) | fi_addr);
+}
+
+/* The address of group `group_id` of peer `fi_addr` (group id in the high 32 bits). */
+static inline fi_addr_t fi_group_addr(fi_addr_t fi_addr, uint32_t group_id)
+{
+	return (fi_addr_t) (((uint64_t) group_id << 32) | fi_addr);
 }
 

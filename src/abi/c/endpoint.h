@@ -62,7 +62,7 @@ fi_enable(struct fid_ep *ep)
 static inline ssize_t
 fi_cancel(fid_t fid, void *context)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->ops->cancel(fid, context);
 }
 
@@ -70,7 +70,7 @@ static inline int
 fi_setopt(fid_t fid, int level, int optname,
 	  const void *optval, size_t optlen)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->ops->setopt(fid, level, optname, optval, optlen);
 }
 
@@ -78,7 +78,7 @@ static inline int
 fi_getopt(fid_t fid, int level, int optname,
 	  void *optval, size_t *optlen)
 {
-	struct fid_ep *owner = container_of(fid, struct fid_ep, fid);
+	struct fid_ep *owner = (struct fid_ep *) fid /* fid is its first member */;
 	return owner->ops->getopt(fid, level, optname, optval, optlen);
 }
 
@@ -89,7 +89,7 @@ fi_ep_alias(struct fid_ep *ep, struct fid_ep **alias_ep, uint64_t flags)
 	int rc = fi_alias(&ep->fid, &alias_fid, flags);
 
 	if (rc == 0)
-		*alias_ep = container_of(alias_fid, struct fid_ep, fid);
+		*alias_ep = (struct fid_ep *) alias_fid;
 	return rc;
 }
 

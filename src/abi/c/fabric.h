@@ -19,18 +19,6 @@
 #define FI_DEPRECATED_FUNC __attribute__((deprecated))
 #define FI_DEPRECATED_FIELD __attribute__((deprecated))
 
-#ifndef container_of
-/* The structure of type `type` whose member `field` is at `ptr`. */
-#define container_of(ptr, type, field) \
-	((type *) ((char *) (ptr) - offsetof(type, field)))
-#endif
-
-#ifndef count_of
-/* Number of elements of an array (fails to compile on a pointer). */
-#define count_of(x) \
-	((sizeof(x) / sizeof(0[x])) / ((size_t) (!(sizeof(x) % sizeof(0[x])))))
-#endif
-
 /*
  * True when the ops table `ops` of type `opstype` is large enough to hold
  * member `op` and the member is set: vtables may be shorter than this

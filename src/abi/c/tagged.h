@@ -1,3 +1,9 @@
+/* An FI_TAG_MPI tag: the payload id in bits 32-39, the MPI tag in the low 32. */
+static inline uint64_t fi_tag_mpi(int tag, uint8_t payload_id)
+{
+	return (((uint64_t) payload_id) << 32) | ((uint64_t) (uint32_t) tag);
+}
+
 /* Tagged messaging: each wrapper is one call through ep->tagged. */
 
 static inline ssize_t

@@ -164,7 +164,14 @@ impl Kinds {
                 .to_string();
             let name = name.strip_prefix("r#").unwrap_or(&name).to_string();
             s.push_str(&super::comment(&super::docs(&f.attrs), indent));
-            let _ = writeln!(s, "{indent}{};", self.decl(&f.ty, &name, "")?);
+            // A member named `__anon_*` is an anonymous (C11) member.
+            let name = if name.starts_with("__anon_") {
+                ""
+            } else {
+                &name
+            };
+            let decl = self.decl(&f.ty, name, "")?;
+            let _ = writeln!(s, "{indent}{};", decl.trim_end());
         }
         Ok(s)
     }

@@ -120,4 +120,15 @@ pub const HEADERS: &[HeaderSpec] = &[
             "<rdma/providers/fi_log.h>",
         ],
     },
+    HeaderSpec {
+        module: "profile",
+        header: "fi_profile.h",
+        guard: "FI_PROFILE_H",
+        includes: &[
+            "<stdlib.h>",
+            "<string.h>",
+            "<stdbool.h>",
+            "<rdma/fi_domain.h>",
+        ],
+    },
 ];

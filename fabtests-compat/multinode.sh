@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# multinode.sh PROVIDER NPROCS [EXTRA ARGS...]: starts NPROCS ranks of
+# fi_multinode at once on 127.0.0.1 (rank r on BASE + r, BASE a run of
+# free ports found here), waits for all (each bounded by `timeout`), and
+# prints each rank's exit code and the last line of its output, then
+# "fi_multinode NPROCS: N passed, N failed". Exits 0 only if every rank
+# exited 0; 77 if every rank printed SKIP.
+#
+# With "-m RANK" among the extra arguments, that rank is not started (the
+# others check that sends to it fail in bounded time) and counts as passed.
+#
+# The program is $FT_MULTINODE_BIN, else build/fabtests-compat/fi_multinode
+# (built by fabtests-compat/run). The library is whatever LD_LIBRARY_PATH
+# names (unset: the system's).
+set -u
+prov=${1:?usage: multinode.sh PROVIDER NPROCS [ARGS...]}
+n=${2:?usage: multinode.sh PROVIDER NPROCS [ARGS...]}
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${FT_MULTINODE_BIN:-$(dirname "$here")/build/fabtests-compat/fi_multinode}
+export FI_SOCKETS_IFACE=${FI_SOCKETS_IFACE:-lo}
+[ -x "$bin" ] || { echo "multinode.sh: no program $bin"; exit 2; }
+
+# A base port with NPROCS free TCP and UDP ports after it.
+base=$(python3 - "$n" <<'PY'
+import random, socket, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    base = random.randint(20000, 60000 - n)
+    held = []
+    try:
+        for p in range(base, base + n):
+            for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+                s = socket.socket(socket.AF_INET, kind)
+                held.append(s)
+                s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        for s in held:
+            s.close()
+    print(base)
+    break
+PY
+)
+[ -n "$base" ] || { echo "multinode.sh: no run of $n free ports"; exit 2; }
+
+missing=-1
+prev=
+for a in "$@"; do
+	[ "$prev" = -m ] && missing=$a
+	prev=$a
+done
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/multinode.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
+pids=()
+for r in $(seq 0 $((n - 1))); do
+	if [ "$r" = "$missing" ]; then
+		echo "SKIP: rank $r left out (-m)" >"$logs/$r.log"
+		pids+=(0)
+		continue
+	fi
+	timeout 60 "$bin" -p "$prov" -n "$n" -r "$r" -B "$base" "$@" >"$logs/$r.log" 2>&1 &
+	pids+=($!)
+done
+passed=0 failed=0 skipped=0
+for r in $(seq 0 $((n - 1))); do
+	if [ "$r" = "$missing" ]; then
+		passed=$((passed + 1))
+		echo "rank $r: not started (-m)"
+		continue
+	fi
+	wait "${pids[$r]}"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		passed=$((passed + 1))
+	elif [ $rc -eq 77 ] && grep -q '^SKIP' "$logs/$r.log"; then
+		skipped=$((skipped + 1))
+	else
+		failed=$((failed + 1))
+	fi
+	echo "rank $r: exit $rc: $(tail -1 "$logs/$r.log")"
+	[ $rc -eq 0 ] || [ $rc -eq 77 ] || sed 's/^/    /' "$logs/$r.log" | tail -15
+done
+echo "fi_multinode $n: $passed passed, $failed failed"
+[ $failed -eq 0 ] || exit 1
+[ $skipped -eq "$n" ] && exit 77
+[ $passed -eq "$n" ]
