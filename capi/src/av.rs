@@ -7,7 +7,8 @@ use core::ffi::{c_char, c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::object::{BindRef, Handle};
-use oxifabric::service::av::{straddr, AddressVector};
+use oxifabric::service::addr_format::AddrFormat;
+use oxifabric::service::av::AddressVector;
 use oxifabric::service::eq::{Event, EventData, EventQueue};
 use std::sync::{Arc, Mutex};
 
@@ -73,10 +74,7 @@ pub unsafe extern "C" fn domain_av_open(
         }
         let q = match AddressVector::new(a.r#type, a.rx_ctx_bits, a.count, 0) {
             Ok(mut q) => {
-                let f = d.inner.info.addr_format;
-                q.sockaddr_only = f == FI_SOCKADDR as u32
-                    || f == FI_SOCKADDR_IN as u32
-                    || f == FI_SOCKADDR_IN6 as u32;
+                q.format = AddrFormat(d.inner.info.addr_format);
                 Arc::new(q)
             }
             Err(e) => {
@@ -140,15 +138,7 @@ unsafe extern "C" fn av_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
 
 /// Length of the address at `p` for this AV's format; 0 if unknowable.
 unsafe fn addr_len(format: u32, p: *const u8) -> usize {
-    match format {
-        f if f == FI_SOCKADDR_IN as u32 => core::mem::size_of::<libc::sockaddr_in>(),
-        f if f == FI_SOCKADDR_IN6 as u32 => core::mem::size_of::<libc::sockaddr_in6>(),
-        _ => match core::ptr::read_unaligned(p as *const libc::sa_family_t) as i32 {
-            libc::AF_INET => core::mem::size_of::<libc::sockaddr_in>(),
-            libc::AF_INET6 => core::mem::size_of::<libc::sockaddr_in6>(),
-            _ => 0,
-        },
-    }
+    AddrFormat(format).len_at(p).unwrap_or(0)
 }
 
 /// Inserts addresses one by one; reports per-address failures through
@@ -381,7 +371,7 @@ unsafe extern "C" fn av_straddr(
         }
         let n = addr_len(h.inner.addr_format, addr as *const u8);
         let raw = core::slice::from_raw_parts(addr as *const u8, n);
-        let s = straddr(raw);
+        let s = AddrFormat(h.inner.addr_format).to_text(raw);
         let room = *len;
         if !buf.is_null() && room > 0 {
             let k = s.len().min(room - 1);

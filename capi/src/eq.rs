@@ -286,22 +286,15 @@ unsafe extern "C" fn eq_write(
 }
 
 unsafe extern "C" fn eq_strerror(
-    _eq: *mut fid_eq,
+    eq: *mut fid_eq,
     prov_errno: c_int,
-    _err_data: *const c_void,
+    err_data: *const c_void,
     buf: *mut c_char,
     len: usize,
 ) -> *const c_char {
     catch(|| {
-        let s = oxifabric::strerror::strerror(prov_errno);
-        if buf.is_null() || len == 0 {
-            return s.as_ptr();
-        }
-        let b = s.to_bytes();
-        let n = b.len().min(len - 1);
-        core::ptr::copy_nonoverlapping(b.as_ptr(), buf as *mut u8, n);
-        *buf.add(n) = 0;
-        buf
+        let h = eq_handle(eq as *const fid);
+        crate::err_text::error_text(h.map(|h| &h.inner.err_data), prov_errno, err_data, buf, len)
     })
 }
 

@@ -19,6 +19,7 @@ pub mod domain;
 pub mod entry;
 pub mod ep;
 pub mod eq;
+pub mod err_text;
 pub mod fabric;
 pub mod handles;
 pub mod nosys;

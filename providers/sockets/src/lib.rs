@@ -2,17 +2,14 @@
 //! `FI_EP_DGRAM` over UDP, with two-sided messaging (`fi_msg`,
 //! `fi_tagged`). One-sided operations are not implemented yet and are not
 //! advertised.
-#![allow(clippy::missing_safety_doc)]
 
-pub mod attrs;
+mod attrs;
 mod conn;
 mod domain;
 mod ep;
 mod fabric;
 mod iface;
 mod pep;
-mod rx;
-mod sinks;
 mod sock;
 pub mod wire;
 
