@@ -265,6 +265,9 @@ def run_cfg(job, kind, arg, cfg, size=None):
     return res, {job: rss}
 
 
+PEERS_FAILED = set()
+
+
 def run_peers(job, cfg, env):
     """fi_rdm_many_peers for every peer count: {'many peers': {n: (setup ms, msgs/s)},
     'many peers memory': {n: (bytes per connected peer, hub KiB)}}."""
@@ -272,12 +275,15 @@ def run_peers(job, cfg, env):
     msgs = str(max(100, PEER_MSGS // 50) if cfg.slow else PEER_MSGS)
     timing, memory = {}, {}
     for n in PEER_COUNTS:
+        if (cfg.label, n) in PEERS_FAILED:
+            continue  # failed in an earlier repeat: noted once, not retried
         port = free_port()
         hub = [prog, '-p', cfg.prov, '-s', '127.0.0.1', '-B', str(port), '-n', str(n), '-I', msgs, '-T', '30']
         peers = [prog, '-p', cfg.prov, '-P', str(port), '-n', str(n), '-T', '30', '127.0.0.1']
         out, ok, _rss, srv = run_pair(hub, peers, env, port)
         line = [l for l in srv.splitlines() if l.startswith('many_peers ')]
         if not ok or not line:
+            PEERS_FAILED.add((cfg.label, n))
             fail('%s (%d peers)' % (job, n), cfg, srv + out)
             continue
         f = line[0].split()

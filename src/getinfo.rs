@@ -359,6 +359,29 @@ fn response_caps(prov: u64, hint: u64) -> u64 {
     caps & prov
 }
 
+/// Adapts a provider's entry to what the hints ask for where the provider
+/// supports several choices: either progress model (a provider that offers
+/// `FI_PROGRESS_AUTO` runs a progress thread only when asked), either
+/// resource-management mode, either AV type. Providers call it from their
+/// `getinfo`.
+pub fn tailor(e: &mut Info, hints: Option<&Info>) {
+    let Some(h) = hints else { return };
+    for (mine, want) in [
+        (&mut e.domain.control_progress, h.domain.control_progress),
+        (&mut e.domain.data_progress, h.domain.data_progress),
+    ] {
+        if want == FI_PROGRESS_AUTO || want == FI_PROGRESS_MANUAL {
+            *mine = want;
+        }
+    }
+    if h.domain.resource_mgmt == FI_RM_DISABLED || h.domain.resource_mgmt == FI_RM_ENABLED {
+        e.domain.resource_mgmt = h.domain.resource_mgmt;
+    }
+    if h.domain.av_type == FI_AV_MAP || h.domain.av_type == FI_AV_TABLE {
+        e.domain.av_type = h.domain.av_type;
+    }
+}
+
 /// Fills in the response for a candidate that passed [`check`]: the caps
 /// and levels the application asked for, the API version, old-style
 /// `mr_mode` for old applications.

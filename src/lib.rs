@@ -2,8 +2,6 @@
 //! nodes) and the provider-
 //! independent core (fi_info handling, providers registry, errors, logging,
 //! parameters, `fi_tostr`).
-#![warn(unsafe_op_in_unsafe_fn)]
-#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 pub mod abi;
 pub mod addr;
 pub mod error;
@@ -19,13 +17,8 @@ pub mod provider;
 /// older API version is accepted too; what each one changes in the
 /// structs applications allocate is in [`compat`].
 pub const FI_VERSION_CURRENT: u32 = (2 << 16) | 6;
-// TODO(h-abi): remove once compat.rs's unsafe code complies.
-#[allow(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 pub mod compat;
 pub mod object;
-// TODO(h-core): remove once IoBuf's `unsafe impl`s carry SAFETY comments
-// and its docs name methods that exist.
-#[allow(clippy::undocumented_unsafe_blocks, rustdoc::broken_intra_doc_links)]
 pub mod ops;
 pub mod service;
 pub mod strerror;

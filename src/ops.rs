@@ -14,8 +14,10 @@ use std::sync::Arc;
 
 /// A piece of application memory named by an iovec. The application owns
 /// it and promises (libfabric's contract) to keep it valid and untouched
-/// until the operation completes; the provider reads or writes it only
-/// through [`IoBuf::copy_from`] and [`IoBuf::copy_to`].
+/// until the operation completes. Providers read it with
+/// [`IoBuf::as_slice`] and fill it with [`IoBuf::write_at`]; the only way to
+/// borrow it mutably is the `unsafe` [`IoBuf::as_mut_slice`], because an
+/// `IoBuf` is `Copy` and two copies must never hand out aliasing `&mut`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoBuf {
     ptr: *mut u8,
@@ -26,14 +28,23 @@ pub struct IoBuf {
 // threads, and libfabric makes the application keep the memory valid until
 // the completion is reported.
 unsafe impl Send for IoBuf {}
+// SAFETY: as for Send: sharing the range gives no access beyond what the
+// methods below allow.
 unsafe impl Sync for IoBuf {}
 
 impl IoBuf {
+    /// An empty buffer (fills unused iovec slots).
+    pub const EMPTY: IoBuf = IoBuf {
+        ptr: core::ptr::null_mut(),
+        len: 0,
+    };
+
     /// Names application memory.
     ///
     /// # Safety
-    /// `ptr` is valid for `len` bytes until the operation using it completes
-    /// (or `len` is 0).
+    /// `ptr` is valid for reads and writes of `len` bytes until the
+    /// operation using it completes (or `len` is 0), and nothing else writes
+    /// those bytes meanwhile.
     pub unsafe fn new(ptr: *mut u8, len: usize) -> IoBuf {
         IoBuf { ptr, len }
     }
@@ -62,14 +73,33 @@ impl IoBuf {
         unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
     }
 
-    /// The bytes, for receives (valid per the `new` contract).
+    /// Copies `data` into the buffer from byte `off` on, clamped to the
+    /// buffer's end; returns the bytes copied. No reference to the
+    /// application's memory is created, so copies of one `IoBuf` may write
+    /// through this freely.
+    pub fn write_at(&self, off: usize, data: &[u8]) -> usize {
+        if off >= self.len {
+            return 0;
+        }
+        let n = data.len().min(self.len - off);
+        // SAFETY: `off + n <= len` and the range is valid for writes per the
+        // contract of `new`; `data` is ours, so the ranges do not overlap.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(off), n) };
+        n
+    }
+
+    /// The bytes as a mutable slice, for reading from a socket straight
+    /// into the application's buffer.
+    ///
+    /// # Safety
+    /// No other reference to these bytes (through another copy of this
+    /// `IoBuf` or otherwise) may be alive while the returned slice is.
     #[allow(clippy::mut_from_ref)]
-    pub fn as_mut_slice(&self) -> &mut [u8] {
+    pub unsafe fn as_mut_slice(&self) -> &mut [u8] {
         if self.len == 0 {
             return &mut [];
         }
-        // SAFETY: guaranteed by the contract of `new`; the provider owns the
-        // buffer exclusively until it completes the operation.
+        // SAFETY: valid per the contract of `new`; exclusive per the caller's.
         unsafe { core::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 
@@ -77,7 +107,7 @@ impl IoBuf {
     pub fn slice(&self, off: usize, len: usize) -> IoBuf {
         let off = off.min(self.len);
         IoBuf {
-            // SAFETY: off is within the buffer.
+            // SAFETY: off is within the buffer (or 0 on an empty one).
             ptr: unsafe { self.ptr.add(off) },
             len: len.min(self.len - off),
         }
@@ -89,20 +119,127 @@ pub fn iov_len(iov: &[IoBuf]) -> usize {
     iov.iter().map(IoBuf::len).sum()
 }
 
-/// Internal flag on [`SendOp::flags`]: the operation never generates a
-/// completion (`fi_inject`, `fi_injectdata`, `fi_tinject`...). Bit 63 is
-/// reserved for providers; the C boundary clears it from application flags,
-/// so it cannot collide.
-pub const OP_NO_COMPLETION: u64 = 1 << 63;
+/// An iovec list held by value, so posting or placing a message allocates
+/// nothing. [`IoVec::CAP`] is only its storage: the limit an application
+/// may use is the endpoint's `iov_limit` from its `fi_info`, which the C
+/// boundary checks (a provider may advertise up to `CAP`).
+#[derive(Debug, Clone, Copy)]
+pub struct IoVec {
+    bufs: [IoBuf; IoVec::CAP],
+    n: usize,
+}
+
+impl Default for IoVec {
+    fn default() -> IoVec {
+        IoVec {
+            bufs: [IoBuf::EMPTY; IoVec::CAP],
+            n: 0,
+        }
+    }
+}
+
+impl IoVec {
+    /// Most entries any provider may advertise as `iov_limit`.
+    pub const CAP: usize = 8;
+
+    /// A copy of `iov`, or None when it has more than `CAP` entries.
+    pub fn from_slice(iov: &[IoBuf]) -> Option<IoVec> {
+        let mut v = IoVec::default();
+        for b in iov {
+            v.push(*b)?;
+        }
+        Some(v)
+    }
+
+    /// Appends one buffer; None when full.
+    pub fn push(&mut self, b: IoBuf) -> Option<()> {
+        *self.bufs.get_mut(self.n)? = b;
+        self.n += 1;
+        Some(())
+    }
+
+    /// Total capacity in bytes.
+    pub fn total_len(&self) -> usize {
+        iov_len(self)
+    }
+
+    /// What is left after skipping the first `skip` bytes.
+    pub fn skip(&self, mut skip: usize) -> IoVec {
+        let mut out = IoVec::default();
+        for b in self.iter() {
+            if skip >= b.len() {
+                skip -= b.len();
+                continue;
+            }
+            let _ = out.push(b.slice(skip, b.len() - skip));
+            skip = 0;
+        }
+        out
+    }
+
+    /// Copies `data` into the list starting at byte `off`; returns bytes
+    /// copied (what does not fit is dropped: truncation).
+    pub fn scatter(&self, mut off: usize, data: &[u8]) -> usize {
+        let mut done = 0;
+        for b in self.iter() {
+            if done == data.len() {
+                break;
+            }
+            if off >= b.len() {
+                off -= b.len();
+                continue;
+            }
+            done += b.write_at(off, &data[done..]);
+            off = 0;
+        }
+        done
+    }
+
+    /// The buffer holding byte `off` and the offset within it, or None
+    /// past the end.
+    pub fn segment_at(&self, mut off: usize) -> Option<(IoBuf, usize)> {
+        for b in self.iter() {
+            if off < b.len() {
+                return Some((*b, off));
+            }
+            off -= b.len();
+        }
+        None
+    }
+}
+
+impl core::ops::Deref for IoVec {
+    type Target = [IoBuf];
+    fn deref(&self) -> &[IoBuf] {
+        &self.bufs[..self.n]
+    }
+}
+
+/// A memory descriptor as the application passed it (`desc`, from
+/// `fi_mr_desc`): opaque to the engine, meaningful to the provider that
+/// registered the memory. Providers that need no registration ignore it.
+pub type MemDesc = usize;
+
+/// Flags the engine itself sets on an operation, kept out of the
+/// application's `flags` (which carry `FI_*` bits only).
+pub mod internal {
+    /// The operation never generates a completion (`fi_inject`,
+    /// `fi_injectdata`, `fi_tinject`...); errors are still reported.
+    pub const NO_COMPLETION: u64 = 1;
+}
 
 /// A send as posted by the application.
 #[derive(Debug, Clone, Copy)]
 pub struct SendOp<'a> {
     pub iov: &'a [IoBuf],
+    /// One descriptor per `iov` entry, or empty when none was given.
+    pub desc: &'a [MemDesc],
     pub dest: fi_addr_t,
     pub context: usize,
     /// Operation flags, already merged with the endpoint's defaults.
     pub flags: u64,
+    /// The engine's own flags ([`internal`]).
+    pub internal: u64,
     /// Remote CQ data (`fi_senddata`, `FI_REMOTE_CQ_DATA`).
     pub data: Option<u64>,
     /// Tag for tagged sends.
@@ -113,6 +250,8 @@ pub struct SendOp<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct RecvOp<'a> {
     pub iov: &'a [IoBuf],
+    /// One descriptor per `iov` entry, or empty when none was given.
+    pub desc: &'a [MemDesc],
     /// Source filter (`FI_ADDR_UNSPEC` for any).
     pub src: fi_addr_t,
     pub context: usize,
@@ -210,12 +349,12 @@ pub trait EndpointOps: Send + Sync {
     /// `fi_getopt`.
     fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
         let _ = (level, name);
-        Err(Error::Other(FI_ENOPROTOOPT))
+        Err(Error::NoProtoOpt)
     }
     /// `fi_setopt`.
     fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
         let _ = (level, name, v);
-        Err(Error::Other(FI_ENOPROTOOPT))
+        Err(Error::NoProtoOpt)
     }
     /// The local address.
     fn getname(&self) -> Result<Vec<u8>>;

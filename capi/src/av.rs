@@ -7,7 +7,8 @@ use core::ffi::{c_char, c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::object::{BindRef, Handle};
-use oxifabric::service::av::{straddr, AddressVector};
+use oxifabric::service::addr_format::AddrFormat;
+use oxifabric::service::av::AddressVector;
 use oxifabric::service::eq::{Event, EventData, EventQueue};
 use std::sync::{Arc, Mutex};
 
@@ -75,10 +76,7 @@ pub(crate) extern "C" fn domain_av_open(
         }
         let q = match AddressVector::new(a.r#type, a.rx_ctx_bits, a.count, 0) {
             Ok(mut q) => {
-                let f = d.inner.info.addr_format;
-                q.sockaddr_only = f == FI_SOCKADDR as u32
-                    || f == FI_SOCKADDR_IN as u32
-                    || f == FI_SOCKADDR_IN6 as u32;
+                q.format = AddrFormat(d.inner.info.addr_format);
                 Arc::new(q)
             }
             Err(e) => {
@@ -154,16 +152,8 @@ extern "C" fn av_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
 /// `p` points to an address of the AV's format (rule 2), so at least its
 /// family field is readable.
 unsafe fn addr_len(format: u32, p: *const u8) -> usize {
-    match format {
-        f if f == FI_SOCKADDR_IN as u32 => core::mem::size_of::<libc::sockaddr_in>(),
-        f if f == FI_SOCKADDR_IN6 as u32 => core::mem::size_of::<libc::sockaddr_in6>(),
-        // SAFETY: the family field is readable, by the caller's promise.
-        _ => match unsafe { core::ptr::read_unaligned(p as *const libc::sa_family_t) } as i32 {
-            libc::AF_INET => core::mem::size_of::<libc::sockaddr_in>(),
-            libc::AF_INET6 => core::mem::size_of::<libc::sockaddr_in6>(),
-            _ => 0,
-        },
-    }
+    // SAFETY: the caller's promise above is len_at's.
+    unsafe { AddrFormat(format).len_at(p) }.unwrap_or(0)
 }
 
 /// Inserts addresses one by one; reports per-address failures through
@@ -462,7 +452,7 @@ extern "C" fn av_straddr(
             let n = addr_len(h.inner.addr_format, addr as *const u8);
             core::slice::from_raw_parts(addr as *const u8, n)
         };
-        let s = straddr(raw);
+        let s = AddrFormat(h.inner.addr_format).to_text(raw);
         // SAFETY: rules 2 and 3, len is a readable and writable size_t.
         let room = unsafe { *len };
         if !buf.is_null() && room > 0 {

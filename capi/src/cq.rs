@@ -349,14 +349,26 @@ extern "C" fn cq_signal(cq: *mut fid_cq) -> c_int {
 }
 
 extern "C" fn cq_strerror(
-    _cq: *mut fid_cq,
+    cq: *mut fid_cq,
     prov_errno: c_int,
-    _err_data: *const c_void,
+    err_data: *const c_void,
     buf: *mut c_char,
     len: usize,
 ) -> *const c_char {
-    // SAFETY: rule 3, buf is NULL or writable for len bytes.
-    catch(|| unsafe { strerror_into(prov_errno, buf, len) })
+    catch(|| {
+        // SAFETY: rule 1, cq is NULL or a fid; rule 3, buf is NULL or
+        // writable for len bytes.
+        unsafe {
+            let h = cq_handle(cq as *const fid);
+            crate::err_text::error_text(
+                h.map(|h| &h.inner.err_data),
+                prov_errno,
+                err_data,
+                buf,
+                len,
+            )
+        }
+    })
 }
 
 /// `fi_trywait` for one fid, if it is a CQ: 0 when the caller may block.

@@ -311,14 +311,26 @@ extern "C" fn eq_write(
 }
 
 extern "C" fn eq_strerror(
-    _eq: *mut fid_eq,
+    eq: *mut fid_eq,
     prov_errno: c_int,
-    _err_data: *const c_void,
+    err_data: *const c_void,
     buf: *mut c_char,
     len: usize,
 ) -> *const c_char {
-    // SAFETY: rule 3, buf is NULL or writable for len bytes.
-    catch(|| unsafe { strerror_into(prov_errno, buf, len) })
+    catch(|| {
+        // SAFETY: rule 1, eq is NULL or a fid; rule 3, buf is NULL or
+        // writable for len bytes.
+        unsafe {
+            let h = eq_handle(eq as *const fid);
+            crate::err_text::error_text(
+                h.map(|h| &h.inner.err_data),
+                prov_errno,
+                err_data,
+                buf,
+                len,
+            )
+        }
+    })
 }
 
 /// `fi_trywait` for one fid, if it is an EQ.

@@ -1,61 +1,53 @@
 //! `-FI_ENOSYS` vtables for the endpoint interfaces no provider implements
 //! yet (RMA, atomics, collectives). An endpoint must still point at real
-//! tables: the inline wrappers call through them unconditionally.
+//! tables: the inline wrappers call through them unconditionally. The
+//! stubs come from the shared `nosys!` macro, so each call is logged at
+//! trace level.
 
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
-
-macro_rules! nosys {
-    ($($name:ident -> $ret:ty : ($($t:ty),*);)*) => {
-        $(
-            unsafe extern "C" fn $name($(_: $t),*) -> $ret {
-                -(FI_ENOSYS as $ret)
-            }
-        )*
-    };
-}
 
 type Ep = *mut fid_ep;
 type Buf = *mut c_void;
 type CBuf = *const c_void;
 type Desc = *mut *mut c_void;
 
-nosys! {
-    rma_read -> isize: (Ep, Buf, usize, Buf, fi_addr_t, u64, u64, Buf);
-    rma_readv -> isize: (Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf);
-    rma_readmsg -> isize: (Ep, *const fi_msg_rma, u64);
-    rma_write -> isize: (Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, Buf);
-    rma_writev -> isize: (Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf);
-    rma_writemsg -> isize: (Ep, *const fi_msg_rma, u64);
-    rma_inject -> isize: (Ep, CBuf, usize, fi_addr_t, u64, u64);
-    rma_writedata -> isize: (Ep, CBuf, usize, Buf, u64, fi_addr_t, u64, u64, Buf);
-    rma_injectdata -> isize: (Ep, CBuf, usize, u64, fi_addr_t, u64, u64);
+crate::nosys::nosys! {
+    fn rma_read(Ep, Buf, usize, Buf, fi_addr_t, u64, u64, Buf) -> isize = "fi_read", FI_LOG_EP_DATA;
+    fn rma_readv(Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf) -> isize = "fi_readv", FI_LOG_EP_DATA;
+    fn rma_readmsg(Ep, *const fi_msg_rma, u64) -> isize = "fi_readmsg", FI_LOG_EP_DATA;
+    fn rma_write(Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, Buf) -> isize = "fi_write", FI_LOG_EP_DATA;
+    fn rma_writev(Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf) -> isize = "fi_writev", FI_LOG_EP_DATA;
+    fn rma_writemsg(Ep, *const fi_msg_rma, u64) -> isize = "fi_writemsg", FI_LOG_EP_DATA;
+    fn rma_inject(Ep, CBuf, usize, fi_addr_t, u64, u64) -> isize = "fi_inject_write", FI_LOG_EP_DATA;
+    fn rma_writedata(Ep, CBuf, usize, Buf, u64, fi_addr_t, u64, u64, Buf) -> isize = "fi_writedata", FI_LOG_EP_DATA;
+    fn rma_injectdata(Ep, CBuf, usize, u64, fi_addr_t, u64, u64) -> isize = "fi_inject_writedata", FI_LOG_EP_DATA;
 
-    at_write -> isize: (Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf);
-    at_writev -> isize: (Ep, *const fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf);
-    at_writemsg -> isize: (Ep, *const fi_msg_atomic, u64);
-    at_inject -> isize: (Ep, CBuf, usize, fi_addr_t, u64, u64, fi_datatype, fi_op);
-    at_readwrite -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf);
-    at_readwritev -> isize: (Ep, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf);
-    at_readwritemsg -> isize: (Ep, *const fi_msg_atomic, *mut fi_ioc, Desc, usize, u64);
-    at_compwrite -> isize: (Ep, CBuf, usize, Buf, CBuf, Buf, Buf, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf);
-    at_compwritev -> isize: (Ep, *const fi_ioc, Desc, usize, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf);
-    at_compwritemsg -> isize: (Ep, *const fi_msg_atomic, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, u64);
-    at_writevalid -> c_int: (Ep, fi_datatype, fi_op, *mut usize);
-    at_readwritevalid -> c_int: (Ep, fi_datatype, fi_op, *mut usize);
-    at_compwritevalid -> c_int: (Ep, fi_datatype, fi_op, *mut usize);
+    fn at_write(Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_atomic", FI_LOG_EP_DATA;
+    fn at_writev(Ep, *const fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_atomicv", FI_LOG_EP_DATA;
+    fn at_writemsg(Ep, *const fi_msg_atomic, u64) -> isize = "fi_atomicmsg", FI_LOG_EP_DATA;
+    fn at_inject(Ep, CBuf, usize, fi_addr_t, u64, u64, fi_datatype, fi_op) -> isize = "fi_inject_atomic", FI_LOG_EP_DATA;
+    fn at_readwrite(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_fetch_atomic", FI_LOG_EP_DATA;
+    fn at_readwritev(Ep, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_fetch_atomicv", FI_LOG_EP_DATA;
+    fn at_readwritemsg(Ep, *const fi_msg_atomic, *mut fi_ioc, Desc, usize, u64) -> isize = "fi_fetch_atomicmsg", FI_LOG_EP_DATA;
+    fn at_compwrite(Ep, CBuf, usize, Buf, CBuf, Buf, Buf, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_compare_atomic", FI_LOG_EP_DATA;
+    fn at_compwritev(Ep, *const fi_ioc, Desc, usize, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_compare_atomicv", FI_LOG_EP_DATA;
+    fn at_compwritemsg(Ep, *const fi_msg_atomic, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, u64) -> isize = "fi_compare_atomicmsg", FI_LOG_EP_DATA;
+    fn at_writevalid(Ep, fi_datatype, fi_op, *mut usize) -> c_int = "fi_atomicvalid", FI_LOG_EP_DATA;
+    fn at_readwritevalid(Ep, fi_datatype, fi_op, *mut usize) -> c_int = "fi_fetch_atomicvalid", FI_LOG_EP_DATA;
+    fn at_compwritevalid(Ep, fi_datatype, fi_op, *mut usize) -> c_int = "fi_compare_atomicvalid", FI_LOG_EP_DATA;
 
-    co_barrier -> isize: (Ep, fi_addr_t, Buf);
-    co_broadcast -> isize: (Ep, Buf, usize, Buf, fi_addr_t, fi_addr_t, fi_datatype, u64, Buf);
-    co_alltoall -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, u64, Buf);
-    co_allreduce -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, fi_op, u64, Buf);
-    co_allgather -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, u64, Buf);
-    co_reduce_scatter -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, fi_op, u64, Buf);
-    co_reduce -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_addr_t, fi_datatype, fi_op, u64, Buf);
-    co_scatter -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_addr_t, fi_datatype, u64, Buf);
-    co_gather -> isize: (Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_addr_t, fi_datatype, u64, Buf);
-    co_msg -> isize: (Ep, *const fi_msg_collective, *mut fi_ioc, Desc, usize, u64);
-    co_barrier2 -> isize: (Ep, fi_addr_t, u64, Buf);
+    fn co_barrier(Ep, fi_addr_t, Buf) -> isize = "fi_barrier", FI_LOG_EP_DATA;
+    fn co_broadcast(Ep, Buf, usize, Buf, fi_addr_t, fi_addr_t, fi_datatype, u64, Buf) -> isize = "fi_broadcast", FI_LOG_EP_DATA;
+    fn co_alltoall(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, u64, Buf) -> isize = "fi_alltoall", FI_LOG_EP_DATA;
+    fn co_allreduce(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, fi_op, u64, Buf) -> isize = "fi_allreduce", FI_LOG_EP_DATA;
+    fn co_allgather(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, u64, Buf) -> isize = "fi_allgather", FI_LOG_EP_DATA;
+    fn co_reduce_scatter(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, fi_op, u64, Buf) -> isize = "fi_reduce_scatter", FI_LOG_EP_DATA;
+    fn co_reduce(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_addr_t, fi_datatype, fi_op, u64, Buf) -> isize = "fi_reduce", FI_LOG_EP_DATA;
+    fn co_scatter(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_addr_t, fi_datatype, u64, Buf) -> isize = "fi_scatter", FI_LOG_EP_DATA;
+    fn co_gather(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_addr_t, fi_datatype, u64, Buf) -> isize = "fi_gather", FI_LOG_EP_DATA;
+    fn co_msg(Ep, *const fi_msg_collective, *mut fi_ioc, Desc, usize, u64) -> isize = "fi_ops_collective.msg", FI_LOG_EP_DATA;
+    fn co_barrier2(Ep, fi_addr_t, u64, Buf) -> isize = "fi_barrier2", FI_LOG_EP_DATA;
 }
 
 /// RMA: not implemented.

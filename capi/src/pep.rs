@@ -1,7 +1,9 @@
-//! `fid_pep` (passive endpoints): listening for MSG connections.
+//! `fid_pep` (passive endpoints): listening for MSG connections. Slots
+//! that are not passive-endpoint operations are the shared `-FI_ENOSYS`
+//! stubs.
 
-use crate::boundary::guard;
-use crate::ep::{bytes, give_addr};
+use crate::boundary::with_handle;
+use crate::ep::{bytes, give_addr, give_opt};
 use crate::fabric::{fabric_handle, info_arg};
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
@@ -32,42 +34,45 @@ static PEP_FI_OPS: fi_ops = fi_ops {
 
 static PEP_OPS: fi_ops_ep = fi_ops_ep {
     size: core::mem::size_of::<fi_ops_ep>(),
-    cancel: Some(pep_cancel),
+    cancel: Some(crate::nosys::cancel),
     getopt: Some(pep_getopt),
     setopt: Some(pep_setopt),
-    tx_ctx: Some(pep_tx_ctx),
-    rx_ctx: Some(pep_rx_ctx),
-    rx_size_left: Some(pep_size_left),
-    tx_size_left: Some(pep_size_left),
+    tx_ctx: Some(crate::nosys::tx_ctx),
+    rx_ctx: Some(crate::nosys::rx_ctx),
+    rx_size_left: Some(crate::nosys::size_left),
+    tx_size_left: Some(crate::nosys::size_left),
 };
 
 static PEP_CM_OPS: fi_ops_cm = fi_ops_cm {
     size: core::mem::size_of::<fi_ops_cm>(),
     setname: Some(pep_setname),
     getname: Some(pep_getname),
-    getpeer: Some(pep_getpeer),
-    connect: Some(pep_connect),
+    getpeer: Some(crate::nosys::getpeer),
+    connect: Some(crate::nosys::connect),
     listen: Some(pep_listen),
-    accept: Some(pep_accept),
+    accept: Some(crate::nosys::accept),
     reject: Some(pep_reject),
-    shutdown: Some(pep_shutdown),
-    join: Some(pep_join),
+    shutdown: Some(crate::nosys::shutdown),
+    join: Some(crate::nosys::join),
 };
 
+/// `fi_passive_ep`.
+///
+/// # Safety
+/// The crate's pointer contract: `fabric` is NULL or a live fid, `info`
+/// NULL or a valid `fi_info`, `pep` NULL or writable.
 pub unsafe extern "C" fn fabric_passive_ep(
     fabric: *mut fid_fabric,
     info: *mut fi_info,
     pep: *mut *mut fid_pep,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(fh) = fabric_handle(fabric) else {
-            return bad_fid("fi_passive_ep");
-        };
+    with_handle!(fabric_handle, fabric, "fi_passive_ep", |fh| {
         if pep.is_null() {
             return -FI_EINVAL;
         }
-        let Some(info) = info_arg(info) else {
+        // SAFETY: `info` is NULL or a valid fi_info (pointer contract).
+        let Some(info) = (unsafe { info_arg(info) }) else {
             core_warn!(FI_LOG_EP_CTRL, "fi_passive_ep: info is NULL");
             return -FI_EINVAL;
         };
@@ -88,8 +93,10 @@ pub unsafe extern "C" fn fabric_passive_ep(
                     _fabric: BindRef::new(&fh.binds),
                 };
                 let ops = obj.ops.clone();
-                *pep = PepHandle::boxed(c, FI_CLASS_PEP, obj);
-                ops.set_fid(*pep as usize);
+                let h = PepHandle::boxed(c, FI_CLASS_PEP, obj);
+                // SAFETY: `pep` is not NULL and writable (pointer contract).
+                unsafe { *pep = h };
+                ops.set_fid(h as usize);
                 0
             }
             Err(e) => e.code(),
@@ -97,27 +104,29 @@ pub unsafe extern "C" fn fabric_passive_ep(
     })
 }
 
+/// Recovers a passive endpoint handle.
+///
+/// # Safety
+/// `f` is NULL or points to a live `struct fid`.
 unsafe fn pep_handle<'a>(f: *const fid) -> Option<&'a PepHandle> {
-    PepHandle::from_fid(f, FI_CLASS_PEP)
+    // SAFETY: forwarded under the same contract.
+    unsafe { PepHandle::from_fid(f, FI_CLASS_PEP) }
 }
 
 unsafe extern "C" fn pep_close(f: *mut fid) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = pep_handle(f) else {
-            return bad_fid("fi_close(pep)");
-        };
+    with_handle!(pep_handle, f, "fi_close(pep)", |h| {
         h.inner.ops.close();
-        PepHandle::free(h);
+        // SAFETY: `h` came from PepHandle::boxed; nothing refers to it
+        // once fi_close returns.
+        unsafe { PepHandle::free(h) };
         0
     })
 }
 
 unsafe extern "C" fn pep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = pep_handle(f) else {
-            return bad_fid("fi_pep_bind");
-        };
-        let Some(eq) = crate::eq::eq_handle(bfid) else {
+    with_handle!(pep_handle, f, "fi_pep_bind", |h| {
+        // SAFETY: `bfid` is NULL or a live fid; the lookup checks it.
+        let Some(eq) = (unsafe { crate::eq::eq_handle(bfid) }) else {
             return bad_fid("fi_pep_bind (a passive endpoint binds only to an EQ)");
         };
         if flags != 0 {
@@ -135,12 +144,10 @@ unsafe extern "C" fn pep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int 
 }
 
 unsafe extern "C" fn pep_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = pep_handle(f) else {
-            return bad_fid("fi_control(pep)");
-        };
+    with_handle!(pep_handle, f, "fi_control(pep)", |h| {
         match command {
-            FI_BACKLOG => match (arg as *const c_int).as_ref() {
+            // SAFETY: for FI_BACKLOG, `arg` is NULL or an `int *`.
+            FI_BACKLOG => match unsafe { (arg as *const c_int).as_ref() } {
                 Some(n) => rc(h.inner.ops.set_backlog(*n)),
                 None => -FI_EINVAL,
             },
@@ -149,126 +156,62 @@ unsafe extern "C" fn pep_control(f: *mut fid, command: c_int, arg: *mut c_void) 
     })
 }
 
-unsafe extern "C" fn pep_cancel(_f: fid_t, _context: *mut c_void) -> isize {
-    -FI_ENOSYS as isize
-}
-
-/// `fi_getopt` on a passive endpoint (also reached from the active
-/// endpoint thunk, which shares the vtable slot type).
-pub unsafe extern "C" fn pep_getopt(
+/// `fi_getopt` on a passive endpoint: `FI_OPT_CM_DATA_SIZE` only.
+unsafe extern "C" fn pep_getopt(
     f: fid_t,
     level: c_int,
     optname: c_int,
     optval: *mut c_void,
     optlen: *mut usize,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = pep_handle(f) else {
-            return bad_fid("fi_getopt");
-        };
+    with_handle!(pep_handle, f, "fi_getopt", |h| {
         if optval.is_null() || optlen.is_null() {
             return -FI_EINVAL;
         }
         if level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE {
             return -FI_ENOPROTOOPT;
         }
-        if *optlen < core::mem::size_of::<usize>() {
-            *optlen = core::mem::size_of::<usize>();
-            return -FI_ETOOSMALL;
-        }
-        *(optval as *mut usize) = h.inner.ops.cm_data_size();
-        *optlen = core::mem::size_of::<usize>();
-        0
+        let v = oxifabric::ops::OptValue::Size(h.inner.ops.cm_data_size());
+        // SAFETY: the caller's buffers (fi_endpoint(3)), checked above.
+        unsafe { give_opt(v, optval, optlen) }
     })
 }
 
 /// `fi_setopt` on a passive endpoint: nothing is settable.
-pub unsafe extern "C" fn pep_setopt(
+unsafe extern "C" fn pep_setopt(
     f: fid_t,
     _level: c_int,
     _optname: c_int,
     _optval: *const c_void,
     _optlen: usize,
 ) -> c_int {
-    guard(-FI_EOTHER, || match pep_handle(f) {
-        Some(_) => -FI_ENOPROTOOPT,
-        None => bad_fid("fi_setopt"),
-    })
-}
-
-unsafe extern "C" fn pep_tx_ctx(
-    _s: *mut fid_ep,
-    _i: c_int,
-    _a: *mut fi_tx_attr,
-    _e: *mut *mut fid_ep,
-    _c: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn pep_rx_ctx(
-    _s: *mut fid_ep,
-    _i: c_int,
-    _a: *mut fi_rx_attr,
-    _e: *mut *mut fid_ep,
-    _c: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn pep_size_left(_ep: *mut fid_ep) -> isize {
-    -FI_ENOSYS as isize
+    with_handle!(pep_handle, f, "fi_setopt", |_h| -FI_ENOPROTOOPT)
 }
 
 /// `fi_setname` on a passive endpoint.
-pub unsafe extern "C" fn pep_setname(f: fid_t, addr: *mut c_void, addrlen: usize) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = pep_handle(f) else {
-            return bad_fid("fi_setname");
-        };
+unsafe extern "C" fn pep_setname(f: fid_t, addr: *mut c_void, addrlen: usize) -> c_int {
+    with_handle!(pep_handle, f, "fi_setname", |h| {
         if addr.is_null() || addrlen == 0 {
             return -FI_EINVAL;
         }
-        rc(h.inner.ops.setname(bytes(addr, addrlen)))
+        // SAFETY: `addr` is readable for `addrlen` bytes (fi_cm(3)).
+        rc(h.inner.ops.setname(unsafe { bytes(addr, addrlen) }))
     })
 }
 
 /// `fi_getname` on a passive endpoint.
-pub unsafe extern "C" fn pep_getname(f: fid_t, addr: *mut c_void, addrlen: *mut usize) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = pep_handle(f) else {
-            return bad_fid("fi_getname");
-        };
+unsafe extern "C" fn pep_getname(f: fid_t, addr: *mut c_void, addrlen: *mut usize) -> c_int {
+    with_handle!(pep_handle, f, "fi_getname", |h| {
         match h.inner.ops.getname() {
-            Ok(a) => give_addr(&a, addr, addrlen),
+            // SAFETY: the caller's buffers, NULL-checked by give_addr.
+            Ok(a) => unsafe { give_addr(&a, addr, addrlen) },
             Err(e) => e.code(),
         }
     })
 }
 
-unsafe extern "C" fn pep_getpeer(
-    _ep: *mut fid_ep,
-    _addr: *mut c_void,
-    _addrlen: *mut usize,
-) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn pep_connect(
-    _ep: *mut fid_ep,
-    _addr: *const c_void,
-    _param: *const c_void,
-    _len: usize,
-) -> c_int {
-    -FI_ENOSYS
-}
-
 unsafe extern "C" fn pep_listen(pep: *mut fid_pep) -> c_int {
-    guard(-FI_EOTHER, || match pep_handle(pep as *const fid) {
-        Some(h) => rc(h.inner.ops.listen()),
-        None => bad_fid("fi_listen"),
-    })
-}
-
-unsafe extern "C" fn pep_accept(_ep: *mut fid_ep, _param: *const c_void, _len: usize) -> c_int {
-    -FI_ENOSYS
+    with_handle!(pep_handle, pep, "fi_listen", |h| rc(h.inner.ops.listen()))
 }
 
 unsafe extern "C" fn pep_reject(
@@ -277,26 +220,12 @@ unsafe extern "C" fn pep_reject(
     param: *const c_void,
     paramlen: usize,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
-        let Some(h) = pep_handle(pep as *const fid) else {
-            return bad_fid("fi_reject");
-        };
+    with_handle!(pep_handle, pep, "fi_reject", |h| {
         if handle.is_null() || (param.is_null() && paramlen > 0) {
             return -FI_EINVAL;
         }
-        rc(h.inner.ops.reject(handle as usize, bytes(param, paramlen)))
+        // SAFETY: `param` is readable for `paramlen` bytes (fi_cm(3)).
+        let data = unsafe { bytes(param, paramlen) };
+        rc(h.inner.ops.reject(handle as usize, data))
     })
-}
-
-unsafe extern "C" fn pep_shutdown(_ep: *mut fid_ep, _flags: u64) -> c_int {
-    -FI_ENOSYS
-}
-unsafe extern "C" fn pep_join(
-    _ep: *mut fid_ep,
-    _a: *const c_void,
-    _f: u64,
-    _mc: *mut *mut fid_mc,
-    _c: *mut c_void,
-) -> c_int {
-    -FI_ENOSYS
 }

@@ -36,8 +36,16 @@ static UDP_RXD: Alias = Alias {
 };
 
 /// Every shipped provider; the first one that matches is preferred.
-pub static PROVIDERS: &[&dyn Provider] =
-    &[&oxifabric_sockets::PROVIDER, &TCP, &TCP_RXM, &UDP, &UDP_RXD];
+/// `oxi_loopback` is test-only and lists entries only when asked for by name
+/// (see its crate documentation).
+pub static PROVIDERS: &[&dyn Provider] = &[
+    &oxifabric_sockets::PROVIDER,
+    &TCP,
+    &TCP_RXM,
+    &UDP,
+    &UDP_RXD,
+    &oxifabric_loopback::PROVIDER,
+];
 
 /// Defines every shipped provider's parameters, once.
 pub fn define_params() {

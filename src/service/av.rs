@@ -8,6 +8,7 @@
 
 use crate::abi::*;
 use crate::error::{Error, Result};
+use crate::service::addr_format::AddrFormat;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::RwLock;
@@ -34,8 +35,9 @@ pub struct AddressVector {
     pub rx_ctx_bits: u32,
     /// Expected address length, or 0 for any.
     pub addrlen: usize,
-    /// Only socket addresses (`sockaddr_in`/`sockaddr_in6`) are valid.
-    pub sockaddr_only: bool,
+    /// The domain's address format: entries must be valid addresses of
+    /// it (`FI_FORMAT_UNSPEC` accepts any bytes).
+    pub format: AddrFormat,
     table: RwLock<Table>,
     /// Bumped by every insert and remove, so that whoever caches a
     /// reverse lookup (a connection's source `fi_addr_t`) knows to redo it.
@@ -79,7 +81,7 @@ impl AddressVector {
             av_type,
             rx_ctx_bits: rx_ctx_bits as u32,
             addrlen,
-            sockaddr_only: false,
+            format: AddrFormat(FI_FORMAT_UNSPEC as u32),
             table: RwLock::new(Table {
                 slots: Vec::with_capacity(count.min(1 << 16)),
                 ..Default::default()
@@ -99,11 +101,10 @@ impl AddressVector {
         } else {
             raw
         };
-        // SAFETY: raw is a live slice of raw.len() bytes.
-        let sa = unsafe { crate::addr::from_sockaddr(raw.as_ptr(), raw.len()) };
-        if self.sockaddr_only && sa.is_none() {
+        if self.format.0 != FI_FORMAT_UNSPEC as u32 && !self.format.valid(raw) {
             return Err(Error::Inval);
         }
+        let sa = self.format.socket_addr(raw);
         let mut t = self.table.write().unwrap_or_else(|p| p.into_inner());
         let idx = match t.free.pop() {
             Some(i) => i,
@@ -191,18 +192,10 @@ impl AddressVector {
     }
 }
 
-/// `fi_av_straddr` text for socket addresses, upstream's style
-/// (`fi_sockaddr_in://127.0.0.1:4000`, `fi_sockaddr_in6://[::1]:4000`).
+/// `fi_av_straddr` text of an address whose format is not known (see
+/// [`AddrFormat::to_text`]).
 pub fn straddr(raw: &[u8]) -> String {
-    // SAFETY: raw is a live slice.
-    match unsafe { crate::addr::from_sockaddr(raw.as_ptr(), raw.len()) } {
-        Some(SocketAddr::V4(a)) => format!("fi_sockaddr_in://{}:{}", a.ip(), a.port()),
-        Some(SocketAddr::V6(a)) => format!("fi_sockaddr_in6://[{}]:{}", a.ip(), a.port()),
-        None => {
-            let hex: String = raw.iter().map(|b| format!("{b:02x}")).collect();
-            format!("fi_addr_unspec://{hex}")
-        }
-    }
+    AddrFormat(FI_FORMAT_UNSPEC as u32).to_text(raw)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ impl Counter {
             value: AtomicU64::new(0),
             errs: AtomicU64::new(0),
             last_seen: AtomicU64::new(0),
-            signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
+            signal: Signal::new().map_err(|e| Error::os(FI_EMFILE, &e))?,
             sources: Sources::default(),
         })
     }

@@ -96,7 +96,7 @@ impl CompletionQueue {
             wait_cond: attr.wait_cond,
             queue: Mutex::new(VecDeque::with_capacity(size.min(1 << 16))),
             queued: AtomicUsize::new(0),
-            signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
+            signal: Signal::new().map_err(|e| Error::os(FI_EMFILE, &e))?,
             interrupted: AtomicBool::new(false),
             sources: Sources::default(),
         })
@@ -136,7 +136,7 @@ impl CompletionQueue {
     }
 
     /// Reads up to `max` completions, handing each to `out`. `Again` when
-    /// empty, `Other(FI_EAVAIL)` when an error is first in line.
+    /// empty, `Avail` when an error is first in line.
     pub fn read(&self, max: usize, mut out: impl FnMut(usize, &Completion)) -> Result<usize> {
         self.progress();
         self.read_ready(max, &mut out)
@@ -155,7 +155,7 @@ impl CompletionQueue {
                 }
                 Some(Entry::Err(_)) => {
                     if n == 0 {
-                        return Err(Error::Other(FI_EAVAIL));
+                        return Err(Error::Avail);
                     }
                     break;
                 }
@@ -304,7 +304,7 @@ mod tests {
         let mut seen = vec![];
         assert_eq!(q.read(8, |_, c| seen.push(c.op_context)), Ok(1));
         assert_eq!(seen, vec![1]);
-        assert_eq!(q.read(8, |_, _| {}), Err(Error::Other(FI_EAVAIL)));
+        assert_eq!(q.read(8, |_, _| {}), Err(Error::Avail));
         let e = q.readerr().unwrap();
         assert_eq!((e.err, e.olen), (FI_ETRUNC, 3));
         assert_eq!(q.readerr(), Err(Error::Again));

@@ -76,7 +76,7 @@ impl EventQueue {
             size: if size == 0 { 256 } else { size },
             wait_obj,
             queue: Mutex::new(VecDeque::new()),
-            signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
+            signal: Signal::new().map_err(|e| Error::os(FI_EMFILE, &e))?,
             sources: Sources::default(),
         })
     }
@@ -113,13 +113,13 @@ impl EventQueue {
     }
 
     /// Reads (or with `peek`, looks at) the first event. `Again` when
-    /// empty, `Other(FI_EAVAIL)` when an error is first.
+    /// empty, `Avail` when an error is first.
     pub fn read(&self, peek: bool) -> Result<Event> {
         self.sources.progress();
         let mut q = self.lock();
         let r = match q.front() {
             None => Err(Error::Again),
-            Some(Item::Err(_)) => Err(Error::Other(FI_EAVAIL)),
+            Some(Item::Err(_)) => Err(Error::Avail),
             Some(Item::Ev(e)) if peek => Ok(e.clone()),
             Some(Item::Ev(_)) => match q.pop_front() {
                 Some(Item::Ev(e)) => Ok(e),
@@ -204,7 +204,7 @@ mod tests {
             err: FI_ECONNREFUSED,
             ..Default::default()
         });
-        assert_eq!(q.read(false), Err(Error::Other(FI_EAVAIL)));
+        assert_eq!(q.read(false), Err(Error::Avail));
         assert_eq!(q.readerr(false).unwrap().err, FI_ECONNREFUSED);
         assert_eq!(q.sread(false, 10), Err(Error::Again));
     }

@@ -1,11 +1,16 @@
 //! Engine services every provider reuses instead of writing its own:
 //! completion queues, event queues, counters, address vectors, wake-up
-//! signals and the progress hook.
+//! signals, the progress hook, address formats, and the endpoint core (`ep_core`: bindings
+//! and completion routing; `rxq`: receive matching).
 
+pub mod addr_format;
 pub mod av;
 pub mod cntr;
+pub mod connreq;
 pub mod cq;
+pub mod ep_core;
 pub mod eq;
 pub mod progress;
+pub mod rxq;
 pub mod signal;
 pub mod waitset;

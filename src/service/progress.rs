@@ -2,7 +2,9 @@
 //! drive their providers' progress (manual progress, blocking waits).
 
 use std::os::fd::RawFd;
-use std::sync::{Mutex, Weak};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 /// Something that moves data when asked: an endpoint or a domain.
 pub trait Progress: Send + Sync {
@@ -11,6 +13,16 @@ pub trait Progress: Send + Sync {
     /// A descriptor that is readable when [`Progress::progress`] has work
     /// (an epoll set of the provider's sockets), if there is one.
     fn wait_fd(&self) -> Option<RawFd>;
+    /// Whether the application drove this source itself a moment ago: the
+    /// auto-progress thread then leaves it alone.
+    fn app_polling(&self) -> bool {
+        false
+    }
+    /// Progress run by the auto-progress thread; false when skipped.
+    fn progress_background(&self) -> bool {
+        self.progress();
+        true
+    }
 }
 
 /// The progress sources bound to a queue or counter.
@@ -70,5 +82,97 @@ impl Sources {
             .filter_map(Weak::upgrade)
             .filter_map(|s| s.wait_fd())
             .collect()
+    }
+}
+
+/// The auto-progress thread of a domain (`FI_PROGRESS_AUTO`): it waits for
+/// activity on every registered source and drives it, so transfers complete
+/// while the application computes. It starts with the first source and
+/// stops when the domain drops it.
+pub struct AutoProgress {
+    shared: Arc<AutoShared>,
+    name: &'static str,
+    started: AtomicBool,
+}
+
+#[derive(Default)]
+struct AutoShared {
+    sources: Mutex<Vec<Weak<dyn Progress>>>,
+    stop: AtomicBool,
+}
+
+impl AutoProgress {
+    /// A thread named `name`, not started yet.
+    pub fn new(name: &'static str) -> AutoProgress {
+        AutoProgress {
+            shared: Arc::default(),
+            name,
+            started: AtomicBool::new(false),
+        }
+    }
+
+    /// Adds a source (an enabled endpoint) and starts the thread with the
+    /// first one.
+    pub fn register(&self, s: Weak<dyn Progress>) {
+        {
+            let mut l = self
+                .shared
+                .sources
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            l.retain(|w| w.strong_count() > 0);
+            l.push(s);
+        }
+        if !self.started.swap(true, Ordering::AcqRel) {
+            let shared = self.shared.clone();
+            let _ = std::thread::Builder::new()
+                .name(self.name.into())
+                .spawn(move || shared.run());
+        }
+    }
+}
+
+impl Drop for AutoProgress {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+    }
+}
+
+impl AutoShared {
+    fn snapshot(&self) -> Vec<Arc<dyn Progress>> {
+        let l = self.sources.lock().unwrap_or_else(|p| p.into_inner());
+        l.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    fn run(&self) {
+        while !self.stop.load(Ordering::Acquire) {
+            let srcs = self.snapshot();
+            if srcs.is_empty() {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+            if srcs.iter().all(|s| s.app_polling()) {
+                // The application drives everything itself: do not even
+                // wake on its traffic (each wake-up takes a core it is
+                // spinning on).
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+            let fds: Vec<_> = srcs.iter().filter_map(|s| s.wait_fd()).collect();
+            crate::service::signal::poll_readable(
+                &fds,
+                Some(Instant::now() + Duration::from_millis(50)),
+            );
+            let mut worked = false;
+            for s in &srcs {
+                worked |= s.progress_background();
+            }
+            drop(srcs);
+            if !worked {
+                // The application is polling: look again shortly instead
+                // of spinning on descriptors it is about to drain.
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
     }
 }

@@ -72,7 +72,7 @@ impl WaitSet {
         Ok(WaitSet {
             wait_obj,
             members: Mutex::new(Vec::new()),
-            signal: Signal::new().map_err(|_| Error::Other(FI_EMFILE))?,
+            signal: Signal::new().map_err(|e| Error::os(FI_EMFILE, &e))?,
         })
     }
 

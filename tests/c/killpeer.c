@@ -10,7 +10,11 @@
  *       receives "ping" from the survivor and answers "pong".
  *   killpeer survivor <ep> <myport> <victim-port> <good-port>
  *       sends 64 MiB to the victim, prints SENDING, waits (bounded) for the
- *       error completion, then exchanges ping/pong with the good peer.
+ *       error completion, checks that fi_cq_strerror on it names the dead
+ *       peer (127.0.0.1:<victim-port>) and a cause, then exchanges
+ *       ping/pong with the good peer. On MSG it finally connects to the
+ *       dead victim's port again: the refusal is an EQ error entry whose
+ *       fi_eq_strerror text names that address.
  *
  * <ep> is "rdm" or "msg". Every wait is bounded; a hang is a failure.
  *
@@ -248,6 +252,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("survivor: error completion after %.2fs: %s\n", now() - t0, fi_strerror(rc));
+	/* The provider's explanation names the peer and says why. */
+	{
+		char text[256], peer[64];
+		const char *s = fi_cq_strerror(cq, err.prov_errno, err.err_data, text, sizeof(text));
+		snprintf(peer, sizeof(peer), "127.0.0.1:%s", argv[4]);
+		if (!s || !strstr(s, peer) || strlen(s) <= strlen(peer) + 2) {
+			printf("FAIL: fi_cq_strerror(prov_errno %d) = '%s', want the peer %s and a cause\n",
+			       err.prov_errno, s ? s : "(null)", peer);
+			return 1;
+		}
+		printf("survivor: fi_cq_strerror: %s (prov_errno %d)\n", s, err.prov_errno);
+	}
 	if (msg_ep) {
 		uint32_t event;
 		struct fi_eq_cm_entry entry;
@@ -269,6 +285,53 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("survivor: still talking to the good peer\n");
+	if (msg_ep) {
+		struct fi_info *ci = get_info(argv[4], 0, 0, "127.0.0.1");
+		struct fid_ep *again;
+		struct fi_eq_cm_entry entry;
+		struct fi_eq_err_entry ee;
+		uint32_t event;
+		char text[256], peer[64];
+		CHECK(fi_endpoint(domain, ci, &again, NULL));
+		CHECK(fi_ep_bind(again, &cq->fid, FI_TRANSMIT | FI_RECV));
+		CHECK(fi_ep_bind(again, &eq->fid, 0));
+		CHECK(fi_enable(again));
+		CHECK(fi_connect(again, ci->dest_addr, NULL, 0));
+		/* The good peer may be closing meanwhile: its FI_SHUTDOWN, or an
+		 * error entry of its own connection, can come first. Only the
+		 * entry of the new endpoint is judged. */
+		ssize_t n;
+		for (;;) {
+			n = fi_eq_sread(eq, &event, &entry, sizeof(entry), 10000, 0);
+			if (n >= 0 && event == FI_SHUTDOWN)
+				continue;
+			if (n != -FI_EAVAIL) {
+				printf("FAIL: connect to the dead peer: fi_eq_sread = %zd, want -FI_EAVAIL\n", n);
+				return 1;
+			}
+			memset(&ee, 0, sizeof(ee));
+			if (fi_eq_readerr(eq, &ee, 0) != sizeof(ee)) {
+				printf("FAIL: connect to the dead peer: fi_eq_readerr\n");
+				return 1;
+			}
+			if (ee.fid == &again->fid)
+				break;
+			printf("survivor: passing over an EQ error of another endpoint (%d)\n", ee.err);
+		}
+		if (ee.err != FI_ECONNREFUSED) {
+			printf("FAIL: connect to the dead peer: error %d, want FI_ECONNREFUSED\n", ee.err);
+			return 1;
+		}
+		const char *s = fi_eq_strerror(eq, ee.prov_errno, ee.err_data, text, sizeof(text));
+		snprintf(peer, sizeof(peer), "127.0.0.1:%s", argv[4]);
+		if (!s || !strstr(s, peer)) {
+			printf("FAIL: fi_eq_strerror = '%s', want the peer %s\n", s ? s : "(null)", peer);
+			return 1;
+		}
+		printf("survivor: fi_eq_strerror: %s\n", s);
+		fi_close(&again->fid);
+		fi_freeinfo(ci);
+	}
 	free(big);
 	return 0;
 }

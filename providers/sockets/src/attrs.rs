@@ -38,8 +38,9 @@ pub const QUEUE_SIZE: usize = 65536;
 /// Messages above this size go by rendezvous (`Rts`, `Cts`, `Data`):
 /// one round trip more, but never buffered or copied at the receiver.
 pub const RNDV_THRESHOLD: usize = 256 << 10;
-/// iovec entries per operation.
-pub const IOV_LIMIT: usize = 8;
+/// iovec entries per operation: as many as the engine's `IoVec` holds
+/// (writev takes them all in one call).
+pub const IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
 /// Largest datagram payload (UDP payload limit minus our header).
 pub const DGRAM_MAX_MSG: usize = 65507 - crate::wire::HEADER_LEN;
 /// Largest message on reliable endpoints.
@@ -201,10 +202,10 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
     let hints = req.hints;
     let hint_src = hints
         .and_then(|h| h.src_addr.as_ref())
-        .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        .and_then(|b| oxifabric::service::addr_format::decode(b));
     let hint_dest = hints
         .and_then(|h| h.dest_addr.as_ref())
-        .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        .and_then(|b| oxifabric::service::addr_format::decode(b));
     let numeric = req.flags & FI_NUMERICHOST != 0;
 
     // (interface, source address, destination) triples.
@@ -277,31 +278,11 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
     for ep_type in [FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM] {
         for (i, src, dest) in &places {
             let mut e = entry(ep_type, i, *src, *dest);
-            tailor(&mut e, hints);
+            oxifabric::getinfo::tailor(&mut e, hints);
             out.push(e);
         }
     }
     Ok(out)
-}
-
-/// Adapts an entry to what the hints ask for where the provider supports
-/// several choices (progress models, threading levels).
-fn tailor(e: &mut Info, hints: Option<&Info>) {
-    let Some(h) = hints else { return };
-    for (mine, want) in [
-        (&mut e.domain.control_progress, h.domain.control_progress),
-        (&mut e.domain.data_progress, h.domain.data_progress),
-    ] {
-        if want == FI_PROGRESS_AUTO || want == FI_PROGRESS_MANUAL {
-            *mine = want;
-        }
-    }
-    if h.domain.resource_mgmt == FI_RM_DISABLED || h.domain.resource_mgmt == FI_RM_ENABLED {
-        e.domain.resource_mgmt = h.domain.resource_mgmt;
-    }
-    if h.domain.av_type == FI_AV_MAP || h.domain.av_type == FI_AV_TABLE {
-        e.domain.av_type = h.domain.av_type;
-    }
 }
 
 /// The address an endpoint bound to `bound` gives peers: a wildcard bind
@@ -321,9 +302,4 @@ pub fn advertised(bound: SocketAddr, domain: Option<&str>) -> SocketAddr {
             Ipv6Addr::LOCALHOST.into()
         });
     SocketAddr::new(ip, bound.port())
-}
-
-/// Whether an address is one of this host's.
-pub fn is_local(ip: &IpAddr) -> bool {
-    ip.is_loopback() || iface::list().iter().any(|i| &i.ip == ip)
 }

@@ -1,10 +1,11 @@
 //! One TCP connection: its receive state machine and its queue of sends.
 //! The endpoint drives it; this file only moves bytes and validates frames.
 
-use crate::rx::{Posted, Region};
 use crate::wire::{Header, HEADER_LEN};
 use oxifabric::abi::*;
-use oxifabric::ops::IoBuf;
+use oxifabric::ops::IoVec;
+use oxifabric::service::ep_core::TxCtx;
+use oxifabric::service::rxq::{Posted, Region};
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
@@ -46,10 +47,7 @@ pub enum RxState {
 #[allow(clippy::large_enum_variant)] // the user variant is the fast path
 pub enum TxData {
     /// The application's buffers (kept valid by it until completion).
-    User {
-        iov: [IoBuf; crate::attrs::IOV_LIMIT],
-        n: usize,
-    },
+    User(IoVec),
     /// Our own copy (inject, control frames).
     Owned(Vec<u8>),
 }
@@ -57,9 +55,8 @@ pub enum TxData {
 /// What to report when a send has left.
 #[derive(Debug, Clone, Copy)]
 pub struct TxDone {
-    pub ctx: usize,
-    pub flags: u64,
-    pub tagged: bool,
+    /// The send as posted.
+    pub tx: TxCtx,
     /// Wait for the peer's acknowledgement (`FI_DELIVERY_COMPLETE`).
     pub ack: Option<u64>,
 }
@@ -76,8 +73,8 @@ pub struct TxItem {
 
 impl TxItem {
     /// The not-yet-written pieces, header first.
-    fn pieces(&self) -> ([&[u8]; 1 + crate::attrs::IOV_LIMIT], usize) {
-        let mut out: [&[u8]; 1 + crate::attrs::IOV_LIMIT] = [&[]; 1 + crate::attrs::IOV_LIMIT];
+    fn pieces(&self) -> ([&[u8]; 1 + IoVec::CAP], usize) {
+        let mut out: [&[u8]; 1 + IoVec::CAP] = [&[]; 1 + IoVec::CAP];
         let mut k = 0;
         let mut skip = self.off;
         if skip < HEADER_LEN {
@@ -88,8 +85,8 @@ impl TxItem {
             skip -= HEADER_LEN;
         }
         match &self.data {
-            TxData::User { iov, n } => {
-                for b in &iov[..*n] {
+            TxData::User(iov) => {
+                for b in iov.iter() {
                     let s = b.as_slice();
                     if skip >= s.len() {
                         skip -= s.len();
@@ -118,9 +115,9 @@ impl TxItem {
     /// Replaces the application's buffers by a copy of what is left to
     /// send, so that the application may reuse them now (inject).
     pub fn own_rest(&mut self) {
-        if let TxData::User { iov, n } = &self.data {
+        if let TxData::User(iov) = &self.data {
             let mut v = Vec::with_capacity(self.total - HEADER_LEN);
-            for b in &iov[..*n] {
+            for b in iov.iter() {
                 v.extend_from_slice(b.as_slice());
             }
             // The copy covers the whole payload, so `off` keeps its meaning.

@@ -55,12 +55,15 @@ pub fn list() -> Vec<Iface> {
         return out;
     }
     let mut cur = ifap;
+    // SAFETY: each node of the list getifaddrs made is valid until the
+    // freeifaddrs below.
     while let Some(ifa) = unsafe { cur.as_ref() } {
         cur = ifa.ifa_next;
         if ifa.ifa_flags & libc::IFF_UP as u32 == 0 || ifa.ifa_addr.is_null() {
             continue;
         }
         let len = |p: *const libc::sockaddr| -> usize {
+            // SAFETY: `p` is a non-NULL sockaddr of the list (callers check).
             match unsafe { (*p).sa_family } as i32 {
                 libc::AF_INET => core::mem::size_of::<libc::sockaddr_in>(),
                 libc::AF_INET6 => core::mem::size_of::<libc::sockaddr_in6>(),
@@ -84,6 +87,7 @@ pub fn list() -> Vec<Iface> {
             }
         } else {
             let mn = len(ifa.ifa_netmask).max(n);
+            // SAFETY: the netmask is a sockaddr of the address's family.
             match unsafe { oxifabric::addr::from_sockaddr(ifa.ifa_netmask as *const u8, mn) } {
                 Some(m) => prefix_of(&m.ip()),
                 None => {
@@ -95,6 +99,7 @@ pub fn list() -> Vec<Iface> {
                 }
             }
         };
+        // SAFETY: ifa_name is the interface's NUL-terminated name.
         let name = unsafe { core::ffi::CStr::from_ptr(ifa.ifa_name) }
             .to_string_lossy()
             .into_owned();

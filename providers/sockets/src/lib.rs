@@ -2,30 +2,14 @@
 //! `FI_EP_DGRAM` over UDP, with two-sided messaging (`fi_msg`,
 //! `fi_tagged`). One-sided operations are not implemented yet and are not
 //! advertised.
-#![warn(unsafe_op_in_unsafe_fn)]
-#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-// TODO(h-core): remove once its unsafe blocks carry SAFETY comments.
-#[allow(clippy::undocumented_unsafe_blocks)]
-pub mod attrs;
+mod attrs;
 mod conn;
 mod domain;
-// TODO(h-core): remove once its unsafe blocks carry SAFETY comments.
-#[allow(clippy::undocumented_unsafe_blocks)]
 mod ep;
 mod fabric;
-// TODO(h-core): remove once its unsafe blocks carry SAFETY comments.
-#[allow(clippy::undocumented_unsafe_blocks)]
 mod iface;
-// TODO(h-core): remove once its unsafe blocks carry SAFETY comments.
-#[allow(clippy::undocumented_unsafe_blocks)]
 mod pep;
-// TODO(h-core): remove once its unsafe blocks carry SAFETY comments.
-#[allow(clippy::undocumented_unsafe_blocks)]
-mod rx;
-mod sinks;
-// TODO(h-core): remove once its unsafe blocks carry SAFETY comments.
-#[allow(clippy::undocumented_unsafe_blocks)]
 mod sock;
 pub mod wire;
 

@@ -11,22 +11,16 @@ use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::PassiveEpOps;
 use oxifabric::prov_log;
-use oxifabric::service::eq::{Event, EventData, EventQueue};
+use oxifabric::service::addr_format::decode as sockaddr;
+use oxifabric::service::connreq::{self, PepCore};
+use oxifabric::service::eq::EventQueue;
 use oxifabric::service::progress::Progress;
-use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 const PROV: &str = "sockets";
-
-/// The object `info->handle` points to: a `struct fid` of class
-/// `FI_CLASS_CONNREQ`, so the application holds a real fid-shaped pointer.
-#[repr(C)]
-struct ConnReqToken {
-    fid: fid,
-}
 
 /// A connection request waiting for `fi_accept` or `fi_reject`.
 pub struct PendingConn {
@@ -36,31 +30,9 @@ pub struct PendingConn {
     pub rx: RxState,
 }
 
-fn pending() -> &'static Mutex<HashMap<usize, PendingConn>> {
-    static P: OnceLock<Mutex<HashMap<usize, PendingConn>>> = OnceLock::new();
-    P.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-fn new_token() -> usize {
-    let t = Box::new(ConnReqToken {
-        fid: fid {
-            fclass: FI_CLASS_CONNREQ as usize,
-            context: core::ptr::null_mut(),
-            ops: core::ptr::null_mut(),
-        },
-    });
-    Box::into_raw(t) as usize
-}
-
 /// Takes a pending request by its handle; frees the handle.
 pub fn take_pending(handle: usize) -> Option<PendingConn> {
-    let p = pending()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&handle)?;
-    // SAFETY: every key was produced by new_token and is removed once.
-    drop(unsafe { Box::from_raw(handle as *mut ConnReqToken) });
-    Some(p)
+    connreq::take(handle)
 }
 
 /// An accepted socket whose request frame is still being read.
@@ -71,13 +43,11 @@ struct Incoming {
 }
 
 struct PepState {
+    core: PepCore,
     listener: Option<TcpListener>,
     local: Option<SocketAddr>,
-    eq: Option<Arc<EventQueue>>,
     incoming: Vec<Option<Incoming>>,
-    mine: Vec<usize>,
     backlog: i32,
-    fid: usize,
 }
 
 /// A sockets passive endpoint.
@@ -93,22 +63,18 @@ impl SockPep {
         if info.ep.ep_type != FI_EP_MSG && info.ep.ep_type != FI_EP_UNSPEC {
             return Err(Error::Inval);
         }
-        let local = info
-            .src_addr
-            .as_ref()
-            .and_then(|b| unsafe { addr::from_sockaddr(b.as_ptr(), b.len()) });
+        let local = info.src_addr.as_ref().and_then(|b| sockaddr(b));
+        let epoll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
         Ok(Arc::new_cyclic(|me| SockPep {
             me: me.clone(),
             info: info.clone(),
-            epoll: Epoll::new().expect("epoll"),
+            epoll,
             st: Mutex::new(PepState {
+                core: PepCore::default(),
                 listener: None,
                 local,
-                eq: None,
                 incoming: Vec::new(),
-                mine: Vec::new(),
                 backlog: 128,
-                fid: 0,
             }),
         }))
     }
@@ -191,9 +157,15 @@ impl SockPep {
         };
         self.epoll.remove(inc.stream.as_raw_fd());
         let data = inc.buf[HEADER_LEN..].to_vec();
-        let token = new_token();
+        let req = PendingConn {
+            stream: inc.stream,
+            peer: inc.peer,
+            rx: RxState::Header {
+                buf: [0; HEADER_LEN],
+                got: 0,
+            },
+        };
         let mut info = self.info.clone();
-        info.handle = token;
         info.dest_addr = Some(addr::to_sockaddr(&inc.peer));
         info.addr_format = if inc.peer.is_ipv4() {
             FI_SOCKADDR_IN as u32
@@ -201,38 +173,7 @@ impl SockPep {
             FI_SOCKADDR_IN6 as u32
         };
         info.src_addr = st.local.map(|l| addr::to_sockaddr(&l));
-        info.ep.ep_type = FI_EP_MSG;
-        pending().lock().unwrap_or_else(|p| p.into_inner()).insert(
-            token,
-            PendingConn {
-                stream: inc.stream,
-                peer: inc.peer,
-                rx: RxState::Header {
-                    buf: [0; HEADER_LEN],
-                    got: 0,
-                },
-            },
-        );
-        st.mine.push(token);
-        if let Some(eq) = &st.eq {
-            let ev = Event {
-                event: FI_CONNREQ as u32,
-                data: EventData::Cm {
-                    fid: st.fid,
-                    info: Some(Box::new(info)),
-                    data,
-                },
-            };
-            if eq.push(ev).is_err() {
-                prov_log!(
-                    PROV,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_CTRL,
-                    "event queue full: connection request dropped"
-                );
-                drop(take_pending(token));
-            }
-        }
+        st.core.request(info, req, data);
     }
 
     fn drop_incoming(&self, st: &mut PepState, slot: usize) {
@@ -264,40 +205,18 @@ impl Progress for SockPep {
 
 impl PassiveEpOps for SockPep {
     fn bind_eq(&self, eq: Arc<EventQueue>) -> Result<()> {
-        let w: Weak<dyn Progress> = self.me.clone();
-        eq.add_source(w);
-        self.lock().eq = Some(eq);
+        self.lock().core.bind_eq(eq, self.me.clone());
         Ok(())
     }
 
     fn listen(&self) -> Result<()> {
         let mut st = self.lock();
-        if st.listener.is_some() {
-            return Err(Error::Other(FI_EOPBADSTATE));
-        }
-        if st.eq.is_none() {
-            return Err(Error::Other(FI_ENOEQ));
-        }
+        st.core.check_listen()?;
         let want = st.local.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
-        let l = TcpListener::bind(want).map_err(|e| {
-            prov_log!(
-                PROV,
-                FI_LOG_WARN,
-                FI_LOG_EP_CTRL,
-                "fi_listen: cannot listen on {want}: {e}"
-            );
-            if e.kind() == ErrorKind::AddrInUse {
-                Error::Other(FI_EADDRINUSE)
-            } else {
-                Error::Other(FI_EADDRNOTAVAIL)
-            }
-        })?;
-        l.set_nonblocking(true).map_err(|_| Error::Other(FI_EIO))?;
-        st.local = l.local_addr().ok();
-        self.epoll
-            .add(l.as_raw_fd(), 0, false)
-            .map_err(|_| Error::Other(FI_EIO))?;
+        let (l, at) = sock::serve::<TcpListener>(want, &self.epoll, 0, "fi_listen")?;
+        st.local = Some(at);
         st.listener = Some(l);
+        st.core.listening = true;
         Ok(())
     }
 
@@ -310,9 +229,9 @@ impl PassiveEpOps for SockPep {
     fn setname(&self, a: &[u8]) -> Result<()> {
         let mut st = self.lock();
         if st.listener.is_some() {
-            return Err(Error::Other(FI_EOPBADSTATE));
+            return Err(Error::OpBadState);
         }
-        st.local = Some(unsafe { addr::from_sockaddr(a.as_ptr(), a.len()) }.ok_or(Error::Inval)?);
+        st.local = Some(sockaddr(a).ok_or(Error::Inval)?);
         Ok(())
     }
 
@@ -323,7 +242,6 @@ impl PassiveEpOps for SockPep {
         let Some(p) = take_pending(handle) else {
             return Err(Error::Inval);
         };
-        self.lock().mine.retain(|t| *t != handle);
         let mut h = Header::control(Op::ConnReject, 0);
         h.len = data.len() as u64;
         let mut frame = h.encode().to_vec();
@@ -344,16 +262,10 @@ impl PassiveEpOps for SockPep {
     fn close(&self) {
         let mut st = self.lock();
         st.listener = None;
-        for t in std::mem::take(&mut st.mine) {
-            drop(take_pending(t));
-        }
         for s in 0..st.incoming.len() {
             self.drop_incoming(&mut st, s);
         }
-        if let Some(eq) = &st.eq {
-            let w: Weak<dyn Progress> = self.me.clone();
-            eq.remove_source(&w);
-        }
+        st.core.close::<PendingConn>(self.me.clone());
     }
 
     fn cm_data_size(&self) -> usize {
@@ -361,6 +273,6 @@ impl PassiveEpOps for SockPep {
     }
 
     fn set_fid(&self, fid: usize) {
-        self.lock().fid = fid;
+        self.lock().core.fid = fid;
     }
 }

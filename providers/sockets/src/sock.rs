@@ -68,7 +68,9 @@ pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Resu
             iov_len: b.len(),
         };
     }
+    // SAFETY: both are plain C structs for which all-zero is valid.
     let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    // SAFETY: as above.
     let mut name: libc::sockaddr_storage = unsafe { core::mem::zeroed() };
     if let Some(sa) = to {
         msg.msg_name = &mut name as *mut _ as *mut libc::c_void;
@@ -201,4 +203,69 @@ impl Epoll {
     pub fn raw(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
+}
+
+/// A socket an endpoint serves on: a TCP listener (RDM endpoints, passive
+/// endpoints) or a UDP socket (DGRAM endpoints).
+pub trait Served: AsRawFd + Sized {
+    /// Binds (and, for TCP, listens on) `at`.
+    fn bind_to(at: SocketAddr) -> io::Result<Self>;
+    /// The address it got (the port, when `at` asked for any).
+    fn bound_addr(&self) -> io::Result<SocketAddr>;
+    /// Makes it non-blocking.
+    fn nonblocking(&self) -> io::Result<()>;
+}
+
+impl Served for std::net::TcpListener {
+    fn bind_to(at: SocketAddr) -> io::Result<Self> {
+        std::net::TcpListener::bind(at)
+    }
+    fn bound_addr(&self) -> io::Result<SocketAddr> {
+        self.local_addr()
+    }
+    fn nonblocking(&self) -> io::Result<()> {
+        self.set_nonblocking(true)
+    }
+}
+
+impl Served for std::net::UdpSocket {
+    fn bind_to(at: SocketAddr) -> io::Result<Self> {
+        std::net::UdpSocket::bind(at)
+    }
+    fn bound_addr(&self) -> io::Result<SocketAddr> {
+        self.local_addr()
+    }
+    fn nonblocking(&self) -> io::Result<()> {
+        self.set_nonblocking(true)
+    }
+}
+
+/// Binds a socket at `want` for `what` (named in the log line), makes it
+/// non-blocking and watches it in `epoll` under `token`. A failed bind is
+/// `FI_EADDRINUSE` or `FI_EADDRNOTAVAIL`, the OS error kept.
+pub fn serve<S: Served>(
+    want: SocketAddr,
+    epoll: &Epoll,
+    token: u64,
+    what: &str,
+) -> oxifabric::error::Result<(S, SocketAddr)> {
+    use oxifabric::abi::*;
+    use oxifabric::error::Error;
+    let s = S::bind_to(want).map_err(|e| {
+        oxifabric::prov_log!(
+            "sockets",
+            FI_LOG_WARN,
+            FI_LOG_EP_CTRL,
+            "{what}: cannot bind {want}: {e}"
+        );
+        if e.kind() == io::ErrorKind::AddrInUse {
+            Error::os(FI_EADDRINUSE, &e)
+        } else {
+            Error::os(FI_EADDRNOTAVAIL, &e)
+        }
+    })?;
+    s.nonblocking()?;
+    let at = s.bound_addr()?;
+    epoll.add(s.as_raw_fd(), token, false)?;
+    Ok((s, at))
 }

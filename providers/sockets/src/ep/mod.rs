@@ -1,0 +1,754 @@
+//! Active endpoints of all three types.
+//!
+//! - `FI_EP_RDM`: a listening socket plus one TCP connection per peer, made
+//!   on the first send; the connecting side introduces itself with a
+//!   `Hello` frame carrying its listening address and holds its messages
+//!   until the `HelloAck`, so either side can use the connection,
+//!   `FI_SOURCE` can name the sender, and simultaneous connects settle on
+//!   one connection (see `wire.rs`).
+//! - `FI_EP_MSG`: one TCP connection set up through `fi_connect`/`fi_accept`
+//!   (connection requests arrive at a passive endpoint, `pep.rs`).
+//! - `FI_EP_DGRAM`: one UDP socket; each message is one datagram.
+//!
+//! On TCP, messages up to `attrs::RNDV_THRESHOLD` go eagerly (header and
+//! payload at once; the receiver buffers them if no receive is posted);
+//! larger ones by rendezvous: `Rts` announces the message, the receiver
+//! answers `Cts` once a receive matches, and `Data` streams the payload
+//! straight into that receive.
+//!
+//! All state sits behind one mutex per endpoint. Progress takes it with
+//! `try_lock`: whoever holds it is already making progress.
+//!
+//! This file holds the endpoint's state and its `EndpointOps`; the
+//! protocols live in `rdm.rs` (peering), `cm.rs` (MSG connections),
+//! `rndv.rs` (rendezvous), `dgram.rs` (UDP) and `progress.rs` (reading,
+//! writing, dispatch).
+
+mod cm;
+mod dgram;
+mod progress;
+mod rdm;
+mod rndv;
+
+use self::cm::MsgState;
+use self::rdm::Peer;
+use self::rndv::{Announced, RndvMatch};
+use crate::attrs;
+use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
+use crate::domain::SockDomain;
+use crate::sock::{self, Epoll};
+use crate::wire::{Header, Op, FLAG_DISCARD, HEADER_LEN};
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::Info;
+use oxifabric::ops::{
+    internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, SendOp,
+};
+use oxifabric::prov_log;
+use oxifabric::service::addr_format::decode as sockaddr;
+use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
+use oxifabric::service::progress::Progress;
+use oxifabric::service::rxq::{
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, DEFERRED_COST,
+};
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Mutex, Weak};
+
+const TOKEN_LISTENER: u64 = 0;
+const TOKEN_UDP: u64 = 1;
+const TOKEN_CONN: u64 = 2;
+
+/// Largest control payload (addresses, CM private data).
+const MAX_CONTROL: u64 = 1024;
+/// Datagrams held for receives not yet posted.
+const DGRAM_UNEXPECTED: usize = 256;
+
+struct EpState {
+    /// Bindings, completion routing, enable rules.
+    core: EpCore,
+    rxq: RxQueues<Announced>,
+    local: Option<SocketAddr>,
+    listener: Option<TcpListener>,
+    udp: Option<UdpSocket>,
+    conns: Vec<Option<Conn>>,
+    /// RDM peers by listening address: their one connection, whether the
+    /// handshake finished, and the sends that wait for it.
+    peers: HashMap<SocketAddr, Peer>,
+    msg: MsgState,
+    next_msg_id: u64,
+    acks: HashMap<u64, (usize, TxDone)>,
+    /// Sends queued in connections, for `-FI_EAGAIN` and `tx_size_left`.
+    tx_queued: usize,
+    /// DGRAM: the buffer datagrams are received into (allocated once).
+    udp_buf: Vec<u8>,
+    /// Large sends announced with `Rts`, waiting for the receiver's `Cts`,
+    /// by message id: the `Data` frame to send then, and the RDM peer
+    /// (None on MSG endpoints).
+    rndv_tx: HashMap<u64, (TxItem, Option<SocketAddr>)>,
+    /// Receives matched to an announced message, waiting for its `Data`,
+    /// by (connection, sender's message id).
+    rndv_rx: HashMap<(usize, u64), RndvMatch>,
+}
+
+/// A sockets endpoint.
+pub struct SockEp {
+    me: Weak<SockEp>,
+    pub ep_type: fi_ep_type,
+    info: Info,
+    domain: Arc<SockDomain>,
+    epoll: Epoll,
+    st: Mutex<EpState>,
+    /// When the application last drove progress itself (ms since start):
+    /// the auto-progress thread stays out of its way while it polls.
+    app_progress_ms: std::sync::atomic::AtomicU64,
+}
+
+/// Milliseconds since the first call, for coarse activity timestamps.
+pub fn now_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
+}
+
+const PROV: &str = "sockets";
+
+impl SockEp {
+    /// Creates an endpoint for an entry of this provider.
+    pub fn new(domain: Arc<SockDomain>, info: &Info) -> Result<Arc<SockEp>> {
+        let ep_type = info.ep.ep_type;
+        if ![FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM].contains(&ep_type) {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "unsupported endpoint type {ep_type}"
+            );
+            return Err(Error::Inval);
+        }
+        let caps = if ep_type == FI_EP_DGRAM {
+            attrs::DGRAM_CAPS
+        } else {
+            attrs::RELIABLE_CAPS
+        };
+        if info.caps & !caps != 0 {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "unsupported caps {:#x}",
+                info.caps & !caps
+            );
+            return Err(Error::Inval);
+        }
+        let epoll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
+        let ep = Arc::new_cyclic(|me| SockEp {
+            me: me.clone(),
+            ep_type,
+            info: info.clone(),
+            domain,
+            epoll,
+            app_progress_ms: std::sync::atomic::AtomicU64::new(0),
+            st: Mutex::new(EpState {
+                core: EpCore::new(info, PROV),
+                rxq: RxQueues::default(),
+                local: None,
+                listener: None,
+                udp: None,
+                conns: Vec::new(),
+                udp_buf: Vec::new(),
+                rndv_tx: HashMap::new(),
+                rndv_rx: HashMap::new(),
+                peers: HashMap::new(),
+                msg: MsgState::Idle,
+                next_msg_id: 1,
+                acks: HashMap::new(),
+                tx_queued: 0,
+            }),
+        });
+        Ok(ep)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, EpState> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The address to bind: the entry's source address, else any port on
+    /// the address of the destination's family.
+    fn bind_addr(&self) -> SocketAddr {
+        let src = self.info.src_addr.as_ref().and_then(|b| sockaddr(b));
+        match src {
+            Some(s) => s,
+            None => {
+                let v6 = self.info.addr_format == (FI_SOCKADDR_IN6 as u32);
+                if v6 {
+                    "[::1]:0".parse().unwrap()
+                } else {
+                    "127.0.0.1:0".parse().unwrap()
+                }
+            }
+        }
+    }
+
+    fn add_conn(&self, st: &mut EpState, conn: Conn, out: bool) -> usize {
+        let slot = match st.conns.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                st.conns.push(None);
+                st.conns.len() - 1
+            }
+        };
+        let fd = conn.stream.as_raw_fd();
+        st.conns[slot] = Some(conn);
+        if self.epoll.add(fd, TOKEN_CONN + slot as u64, out).is_ok() {
+            if let Some(c) = st.conns[slot].as_mut() {
+                c.watching_out = out;
+            }
+        }
+        slot
+    }
+
+    fn watch_out(&self, st: &mut EpState, slot: usize) {
+        if let Some(c) = st.conns[slot].as_mut() {
+            let want = !c.txq.is_empty() || c.state == ConnState::Connecting;
+            if want != c.watching_out {
+                let _ = self
+                    .epoll
+                    .modify(c.stream.as_raw_fd(), TOKEN_CONN + slot as u64, want);
+                c.watching_out = want;
+            }
+        }
+    }
+
+    /// Tears a connection down, failing everything that depended on it.
+    fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &'static str) {
+        let Some(mut c) = st.conns.get_mut(slot).and_then(Option::take) else {
+            return;
+        };
+        // What the application's error entries will say: which peer, and
+        // why (the OS error, else `why`).
+        let err = Failure {
+            peer: c.peer.or_else(|| c.stream.peer_addr().ok()),
+            cause: if err.cause.is_empty() && err.prov_errno == 0 {
+                why
+            } else {
+                err.cause
+            },
+            ..err
+        };
+        prov_log!(
+            PROV,
+            FI_LOG_WARN,
+            FI_LOG_EP_DATA,
+            "connection closed: {}",
+            err.describe()
+        );
+        self.epoll.remove(c.stream.as_raw_fd());
+        let _ = c.stream.shutdown(std::net::Shutdown::Both);
+        for item in c.txq.drain(..) {
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            if let Some(d) = item.done {
+                st.core.sinks.tx_err(&d.tx, err);
+            }
+        }
+        let dead: Vec<u64> = st
+            .acks
+            .iter()
+            .filter(|(_, (s, _))| *s == slot)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in dead {
+            if let Some((_, d)) = st.acks.remove(&k) {
+                st.core.sinks.tx_err(&d.tx, err);
+            }
+        }
+        if let RxState::Payload {
+            hdr,
+            dest: Dest::Posted { recv, .. },
+            ..
+        } = &c.rx
+        {
+            if matches!(hdr.op, Op::Msg | Op::Data) {
+                st.core.sinks.rx_err(recv, err, 0, 0);
+            }
+        }
+        // Receives waiting for this connection's announced data fail, and
+        // announcements nobody matched yet are forgotten.
+        let waiting: Vec<(usize, u64)> =
+            st.rndv_rx.keys().filter(|k| k.0 == slot).copied().collect();
+        for k in waiting {
+            if let Some(m) = st.rndv_rx.remove(&k) {
+                st.core.sinks.rx_err(&m.recv, err, 0, 0);
+            }
+        }
+        st.rxq.drop_deferred(|a| a.slot == slot);
+        // A peer whose connection died: its waiting sends fail too (those
+        // announced and waiting for a clear-to-send among them), and the
+        // next send connects afresh.
+        let mut failed = Vec::new();
+        let mut gone = Vec::new();
+        for (sa, p) in st.peers.iter_mut() {
+            if p.conn == Some(slot) {
+                p.conn = None;
+                p.ready = false;
+                failed.extend(p.pending.drain(..));
+                gone.push(*sa);
+            }
+        }
+        let msg_conn =
+            matches!(st.msg, MsgState::Connected(s) | MsgState::Connecting(s) if s == slot);
+        let announced: Vec<u64> = st
+            .rndv_tx
+            .iter()
+            .filter(|(_, (_, to))| match to {
+                Some(sa) => gone.contains(sa),
+                None => msg_conn,
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        for k in announced {
+            if let Some((item, _)) = st.rndv_tx.remove(&k) {
+                failed.push(item);
+            }
+        }
+        for item in failed {
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            if let Some(d) = item.done {
+                st.core.sinks.tx_err(&d.tx, err);
+            }
+        }
+        match st.msg {
+            MsgState::Connected(s) if s == slot => {
+                st.msg = MsgState::Down;
+                st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
+                let f = Failure {
+                    err: FI_ECONNRESET,
+                    ..err
+                };
+                st.rxq.fail_all(f, &st.core.sinks);
+            }
+            MsgState::Connecting(s) if s == slot => {
+                st.msg = MsgState::Down;
+                st.core.cm_error(err, Vec::new());
+            }
+            _ => {}
+        }
+    }
+
+    /// Queues (or sends at once) one frame on a connection.
+    fn submit(&self, st: &mut EpState, slot: usize, mut item: TxItem) -> Result<()> {
+        let inject = matches!(item.data, TxData::Owned(_));
+        let Some(c) = st.conns[slot].as_mut() else {
+            return Err(Error::NotConn);
+        };
+        if c.txq.is_empty() && c.state == ConnState::Open {
+            if let Err(e) = c.write_item(&mut item) {
+                let f = reset(&e);
+                self.close_conn(st, slot, f, "write failed");
+                if let Some(d) = item.done {
+                    st.core.sinks.tx_err(&d.tx, f);
+                }
+                return Ok(());
+            }
+            if item.finished() {
+                self.item_sent(st, slot, item);
+                return Ok(());
+            }
+        }
+        let _ = inject;
+        if let Some(d) = item.done {
+            if d.tx.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
+                || d.tx.internal & internal::NO_COMPLETION != 0
+            {
+                item.own_rest();
+            }
+        } else {
+            item.own_rest();
+        }
+        st.tx_queued += 1;
+        if let Some(c) = st.conns[slot].as_mut() {
+            c.txq.push_back(item);
+        }
+        self.watch_out(st, slot);
+        Ok(())
+    }
+
+    /// A frame left completely: report it, or wait for its acknowledgement.
+    fn item_sent(&self, st: &mut EpState, slot: usize, item: TxItem) {
+        if let Some(d) = item.done {
+            match d.ack {
+                Some(id) => {
+                    st.acks.insert(id, (slot, d));
+                }
+                None => st.core.sinks.tx_done(&d.tx),
+            }
+        }
+    }
+
+    fn flush(&self, st: &mut EpState, slot: usize) {
+        loop {
+            let Some(c) = st.conns[slot].as_mut() else {
+                return;
+            };
+            let Some(mut item) = c.txq.pop_front() else {
+                break;
+            };
+            if let Err(e) = c.write_item(&mut item) {
+                c.txq.push_front(item);
+                self.close_conn(st, slot, reset(&e), "write failed");
+                return;
+            }
+            if item.finished() {
+                st.tx_queued = st.tx_queued.saturating_sub(1);
+                self.item_sent(st, slot, item);
+            } else {
+                c.txq.push_front(item);
+                break;
+            }
+        }
+        self.watch_out(st, slot);
+    }
+
+    fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
+        let mut h = Header::control(op, msg_id);
+        h.len = payload.len() as u64;
+        TxItem {
+            hdr: h.encode(),
+            total: HEADER_LEN + payload.len(),
+            data: TxData::Owned(payload),
+            off: 0,
+            done: None,
+        }
+    }
+
+    /// The sender of what arrives on `slot` as the application names it:
+    /// its AV entry (RDM), or `FI_ADDR_NOTAVAIL` (MSG endpoints, and
+    /// senders not in the AV).
+    fn src_of(&self, st: &mut EpState, slot: usize) -> fi_addr_t {
+        if self.ep_type == FI_EP_MSG {
+            return FI_ADDR_NOTAVAIL;
+        }
+        let Some(c) = st.conns[slot].as_mut() else {
+            return FI_ADDR_NOTAVAIL;
+        };
+        // The cached answer holds until the AV changes (a removed peer is
+        // no longer nameable; a re-inserted one has a new fi_addr).
+        if let (Some(av), Some(p)) = (&st.core.av, c.peer) {
+            let gen = av.generation();
+            if c.fi_addr == FI_ADDR_NOTAVAIL || c.fi_addr_gen != gen {
+                c.fi_addr = av.reverse(&p);
+                c.fi_addr_gen = gen;
+            }
+        }
+        c.fi_addr
+    }
+}
+
+impl EndpointOps for SockEp {
+    fn bind(&self, b: Binding) -> Result<()> {
+        self.lock().core.bind(b, self.me.clone())
+    }
+
+    fn enable(&self) -> Result<()> {
+        let mut st = self.lock();
+        if !st.core.start_enable()? {
+            return Ok(());
+        }
+        match self.ep_type {
+            FI_EP_RDM => {
+                let want = st.local.unwrap_or_else(|| self.bind_addr());
+                let (l, at) =
+                    sock::serve::<TcpListener>(want, &self.epoll, TOKEN_LISTENER, "fi_enable")?;
+                st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
+                st.listener = Some(l);
+            }
+            FI_EP_DGRAM => {
+                let want = st.local.unwrap_or_else(|| self.bind_addr());
+                let (u, at) = sock::serve::<UdpSocket>(want, &self.epoll, TOKEN_UDP, "fi_enable")?;
+                st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
+                st.udp = Some(u);
+            }
+            _ => {}
+        }
+        st.rxq.posted.reserve(1024);
+        st.core.enabled = true;
+        drop(st);
+        self.domain.register(self.me.clone());
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut st = self.lock();
+        let slots: Vec<usize> = (0..st.conns.len())
+            .filter(|&i| st.conns[i].is_some())
+            .collect();
+        for s in slots {
+            if let Some(c) = st.conns[s].as_mut() {
+                if self.ep_type == FI_EP_MSG && c.state == ConnState::Open && c.txq.is_empty() {
+                    let item = Self::control_item(Op::Shutdown, Vec::new(), 0);
+                    let mut item = item;
+                    let _ = c.write_item(&mut item);
+                }
+            }
+            if let Some(c) = st.conns[s].take() {
+                self.epoll.remove(c.stream.as_raw_fd());
+            }
+        }
+        st.listener = None;
+        st.udp = None;
+        st.core.unbind_all(self.me.clone());
+    }
+
+    fn cancel(&self, context: usize) -> Result<()> {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        st.rxq.cancel(context, &st.core.sinks)
+    }
+
+    fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
+        if level != FI_OPT_ENDPOINT {
+            return Err(Error::NoProtoOpt);
+        }
+        match name {
+            FI_OPT_CM_DATA_SIZE => Ok(OptValue::Size(attrs::CM_DATA_SIZE)),
+            _ => self.lock().rxq.getopt(level, name),
+        }
+    }
+
+    fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
+        self.lock().rxq.setopt(level, name, v)
+    }
+
+    fn getname(&self) -> Result<Vec<u8>> {
+        let st = self.lock();
+        let a = match st.local {
+            Some(a) => a,
+            None => match st.msg {
+                MsgState::Connected(s) | MsgState::Connecting(s) => st.conns[s]
+                    .as_ref()
+                    .and_then(|c| c.stream.local_addr().ok())
+                    .ok_or(Error::OpBadState)?,
+                _ => {
+                    // Not bound yet: report the entry's source address.
+                    self.bind_addr()
+                }
+            },
+        };
+        Ok(addr::to_sockaddr(&a))
+    }
+
+    fn setname(&self, a: &[u8]) -> Result<()> {
+        let mut st = self.lock();
+        if st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        let sa = sockaddr(a).ok_or(Error::Inval)?;
+        st.local = Some(sa);
+        Ok(())
+    }
+
+    fn getpeer(&self) -> Result<Vec<u8>> {
+        let st = self.lock();
+        match st.msg {
+            MsgState::Connected(s) => st.conns[s]
+                .as_ref()
+                .and_then(|c| c.peer.or_else(|| c.stream.peer_addr().ok()))
+                .map(|p| addr::to_sockaddr(&p))
+                .ok_or(Error::NotConn),
+            _ => Err(Error::NotConn),
+        }
+    }
+
+    fn connect(&self, a: &[u8], data: &[u8]) -> Result<()> {
+        self.cm_connect(a, data)
+    }
+
+    fn accept(&self, data: &[u8]) -> Result<()> {
+        self.cm_accept(data)
+    }
+
+    fn shutdown(&self, _flags: u64) -> Result<()> {
+        self.cm_shutdown()
+    }
+
+    fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
+            return Err(Error::BadFlags);
+        }
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if !st.core.enabled && self.ep_type != FI_EP_MSG {
+            return Err(Error::OpBadState);
+        }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+            self.progress_locked(st);
+            if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.core.sinks.rx_room(op.flags) {
+            // The application has to read its CQ first.
+            return Err(Error::Again);
+        }
+        if op.flags & FI_PEEK != 0 {
+            // Let whatever has arrived be seen.
+            self.progress_locked(st);
+        }
+        // Without FI_DIRECTED_RECV the source address of a receive is ignored.
+        let directed;
+        let op = if self.info.caps & FI_DIRECTED_RECV == 0 && op.src != FI_ADDR_UNSPEC {
+            directed = RecvOp {
+                src: FI_ADDR_UNSPEC,
+                ..*op
+            };
+            &directed
+        } else {
+            op
+        };
+        prov_log!(
+            PROV,
+            FI_LOG_DEBUG,
+            FI_LOG_EP_DATA,
+            "recv posted: src {:#x} ctx {:#x} len {} tag {:?} flags {:#x}",
+            op.src,
+            op.context,
+            iov_len(op.iov),
+            op.tag,
+            op.flags
+        );
+        for m in st.rxq.post(op, &st.core.sinks) {
+            self.clear_to_send(st, m);
+        }
+        self.resume_paused(st);
+        Ok(())
+    }
+
+    fn send(&self, op: &SendOp<'_>) -> Result<()> {
+        let len = iov_len(op.iov);
+        let max = if self.ep_type == FI_EP_DGRAM {
+            attrs::DGRAM_MAX_MSG
+        } else {
+            attrs::MAX_MSG
+        };
+        if len > max {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "message of {len} bytes exceeds max_msg_size {max}"
+            );
+            return Err(Error::MsgSize);
+        }
+        if op.flags & FI_INJECT != 0 && len > attrs::INJECT_SIZE {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "inject of {len} bytes exceeds inject_size {}",
+                attrs::INJECT_SIZE
+            );
+            return Err(Error::MsgSize);
+        }
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        let tx = TxCtx::of(op);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.tx_queued >= attrs::QUEUE_SIZE {
+            self.progress_locked(st);
+            if st.tx_queued >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if !st.core.sinks.tx_room(&tx) {
+            // The application has to read its CQ first.
+            return Err(Error::Again);
+        }
+        let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
+        let msg_id = st.next_msg_id;
+        st.next_msg_id += 1;
+        let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
+        if self.ep_type == FI_EP_DGRAM {
+            return self.send_dgram(st, op, &tx, &hdr);
+        }
+        let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
+        // Large messages are announced and sent once the receiver has a
+        // buffer for them (rendezvous), so they are never buffered there.
+        let rndv = len > attrs::RNDV_THRESHOLD;
+        let item = TxItem {
+            hdr: if rndv { hdr.with_op(Op::Data) } else { hdr }.encode(),
+            data: TxData::User(iov),
+            total: HEADER_LEN + len,
+            off: 0,
+            done: Some(TxDone {
+                tx,
+                ack: want_ack.then_some(msg_id),
+            }),
+        };
+        let (item, held) = if rndv {
+            let rts = TxItem {
+                hdr: hdr.with_op(Op::Rts).encode(),
+                data: TxData::Owned(Vec::new()),
+                total: HEADER_LEN,
+                off: 0,
+                done: None,
+            };
+            (rts, Some(item))
+        } else {
+            (item, None)
+        };
+        let to = match self.ep_type {
+            FI_EP_MSG => match st.msg {
+                MsgState::Connected(slot) => {
+                    self.submit(st, slot, item)?;
+                    None
+                }
+                _ => return Err(Error::NotConn),
+            },
+            _ => {
+                let sa = self.rdm_peer(st, op.dest)?;
+                self.rdm_submit(st, sa, item)?;
+                Some(sa)
+            }
+        };
+        if let Some(data) = held {
+            st.tx_queued += 1;
+            st.rndv_tx.insert(msg_id, (data, to));
+        }
+        Ok(())
+    }
+
+    fn rx_size_left(&self) -> Result<usize> {
+        Ok(attrs::QUEUE_SIZE.saturating_sub(self.lock().rxq.posted_count()))
+    }
+
+    fn tx_size_left(&self) -> Result<usize> {
+        Ok(attrs::QUEUE_SIZE.saturating_sub(self.lock().tx_queued))
+    }
+
+    fn as_progress(&self) -> Option<Weak<dyn Progress>> {
+        Some(self.me.clone())
+    }
+
+    fn set_fid(&self, fid: usize) {
+        self.lock().core.fid = fid;
+    }
+}
+
+/// A connection failure caused by an OS error: reported as
+/// `FI_ECONNRESET`, the errno kept as `prov_errno`.
+fn reset(e: &std::io::Error) -> Failure {
+    Failure::os(FI_ECONNRESET, e)
+}

@@ -1,0 +1,425 @@
+//! Progress: reading connections (header, then payload straight into a
+//! posted receive or a buffer), dispatching frames to the protocol modules,
+//! writing queued sends, accepting connections; and the `Progress` hook the
+//! engine's CQs, counters and auto-progress thread call.
+
+use super::*;
+
+impl SockEp {
+    /// Decides where a message's payload goes once its header is read.
+    pub(super) fn on_header(&self, st: &mut EpState, slot: usize, hdr: Header) -> Option<RxState> {
+        match hdr.op {
+            Op::Msg => {
+                let src = self.src_of(st, slot);
+                let len = hdr.len as usize;
+                prov_log!(
+                    PROV,
+                    FI_LOG_DEBUG,
+                    FI_LOG_EP_DATA,
+                    "message from {src:#x}: {len} bytes, tag {:?}",
+                    hdr.tag()
+                );
+                match st.rxq.place(src, hdr.tag(), len) {
+                    Placement::Posted { recv, region, keep } => Some(RxState::Payload {
+                        hdr,
+                        dest: Dest::Posted { recv, region, keep },
+                        got: 0,
+                    }),
+                    Placement::Unexpected => {
+                        if st.rxq.unexpected_room(len) {
+                            Some(RxState::Payload {
+                                hdr,
+                                dest: Dest::Buffer(vec![0u8; len]),
+                                got: 0,
+                            })
+                        } else {
+                            Some(RxState::Paused { hdr })
+                        }
+                    }
+                }
+            }
+            Op::Hello | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
+                if hdr.len > MAX_CONTROL {
+                    self.close_conn(st, slot, Failure::code(FI_EIO), "oversized control frame");
+                    return None;
+                }
+                Some(RxState::Payload {
+                    hdr,
+                    dest: Dest::Buffer(vec![0u8; hdr.len as usize]),
+                    got: 0,
+                })
+            }
+            Op::HelloAck => {
+                self.on_hello_ack(st, slot);
+                None
+            }
+            Op::HelloNack => {
+                self.on_hello_nack(st, slot);
+                None
+            }
+            Op::Ack => {
+                if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
+                    st.core.sinks.tx_done(&d.tx);
+                }
+                None
+            }
+            Op::Shutdown => {
+                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), "peer shut down");
+                None
+            }
+            Op::Rts => self.on_rts(st, slot, hdr),
+            Op::Cts => {
+                self.on_cts(st, slot, hdr);
+                None
+            }
+            Op::Data => self.on_data(st, slot, hdr),
+        }
+    }
+
+    /// A whole frame was read.
+    pub(super) fn on_frame(&self, st: &mut EpState, slot: usize, hdr: Header, dest: Dest) {
+        match (hdr.op, dest) {
+            (Op::Msg | Op::Data, Dest::Posted { recv, region, keep }) => {
+                let src = self.src_of(st, slot);
+                let cap: usize = region.iter().map(IoBuf::len).sum();
+                let n = (hdr.len as usize).min(cap);
+                let msg = MsgInfo {
+                    src,
+                    tag: hdr.tag(),
+                    data: hdr.cq_data(),
+                };
+                complete_into(
+                    &recv,
+                    &region,
+                    n,
+                    hdr.len as usize - n,
+                    msg,
+                    &st.core.sinks,
+                    !keep,
+                );
+                self.ack(st, slot, &hdr);
+            }
+            (Op::Msg, Dest::Buffer(payload)) => {
+                let src = self.src_of(st, slot);
+                // A matching receive may have been posted while the payload
+                // was arriving: deliver to it rather than queue.
+                let msg = MsgInfo {
+                    src,
+                    tag: hdr.tag(),
+                    data: hdr.cq_data(),
+                };
+                st.rxq.deliver(msg, payload, &st.core.sinks);
+                self.ack(st, slot, &hdr);
+            }
+            (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, &b),
+            (Op::ConnAccept, Dest::Buffer(data)) => self.on_conn_accept(st, slot, data),
+            (Op::ConnReject, Dest::Buffer(data)) => self.on_conn_reject(st, slot, data),
+            _ => self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected frame"),
+        }
+    }
+
+    pub(super) fn ack(&self, st: &mut EpState, slot: usize, hdr: &Header) {
+        if hdr.flags & crate::wire::FLAG_ACK_REQ != 0 {
+            let item = Self::control_item(Op::Ack, Vec::new(), hdr.msg_id);
+            let _ = self.submit(st, slot, item);
+        }
+    }
+
+    /// Reads everything a connection has.
+    ///
+    /// Bytes come through the connection's stage buffer, so one `recv`
+    /// brings a small frame's header and payload (and often the frames
+    /// behind it); a payload larger than what is staged is read straight
+    /// into its destination. A read that comes back short means the socket
+    /// is empty for now, and the next read would only say so: we stop
+    /// there (epoll is level-triggered and reports what arrives later).
+    pub(super) fn read_conn(&self, st: &mut EpState, slot: usize) {
+        let mut drained = false;
+        loop {
+            let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
+                return;
+            };
+            let fd = c.stream.as_raw_fd();
+            let rx = std::mem::replace(
+                &mut c.rx,
+                RxState::Header {
+                    buf: [0; HEADER_LEN],
+                    got: 0,
+                },
+            );
+            match rx {
+                RxState::Paused { hdr } => {
+                    // Retry placement: a receive may have been posted.
+                    let next = self.on_header(st, slot, hdr);
+                    match next {
+                        Some(RxState::Paused { hdr }) => {
+                            if let Some(c) = st.conns[slot].as_mut() {
+                                c.rx = RxState::Paused { hdr };
+                            }
+                            return;
+                        }
+                        Some(s) => {
+                            if let Some(c) = st.conns[slot].as_mut() {
+                                c.rx = s;
+                            }
+                        }
+                        None => {}
+                    }
+                }
+                RxState::Header { mut buf, mut got } => {
+                    if c.staged().is_empty() {
+                        if drained {
+                            c.rx = RxState::Header { buf, got };
+                            return;
+                        }
+                        match c.fill_stage() {
+                            Ok(0) => {
+                                self.close_conn(
+                                    st,
+                                    slot,
+                                    Failure::code(FI_ECONNRESET),
+                                    "peer closed the connection",
+                                );
+                                return;
+                            }
+                            Ok(n) => drained = n < crate::conn::STAGE_LEN,
+                            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                                c.rx = RxState::Header { buf, got };
+                                return;
+                            }
+                            Err(e) => {
+                                self.close_conn(st, slot, reset(&e), "read failed");
+                                return;
+                            }
+                        }
+                    }
+                    got += c.take_staged(&mut buf[got..]);
+                    if got < HEADER_LEN {
+                        c.rx = RxState::Header { buf, got };
+                        continue;
+                    }
+                    let hdr = match Header::decode(&buf, attrs::MAX_MSG as u64) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_DATA, "malformed frame: {e}");
+                            self.close_conn(st, slot, Failure::code(FI_EIO), "malformed frame");
+                            return;
+                        }
+                    };
+                    if let Some(s) = self.on_header(st, slot, hdr) {
+                        if let Some(c) = st.conns[slot].as_mut() {
+                            c.rx = s;
+                        }
+                    }
+                }
+                RxState::Payload {
+                    hdr,
+                    mut dest,
+                    mut got,
+                } => {
+                    let want = (hdr.len - got) as usize;
+                    if want == 0 {
+                        self.on_frame(st, slot, hdr, dest);
+                        continue;
+                    }
+                    let n = if !c.staged().is_empty() {
+                        let k = c.staged().len().min(want);
+                        let src = &c.staged()[..k];
+                        match &mut dest {
+                            // Bytes past the buffer's end are dropped (truncation).
+                            Dest::Posted { region, .. } => {
+                                region.scatter(got as usize, src);
+                            }
+                            Dest::Buffer(v) => {
+                                v[got as usize..got as usize + k].copy_from_slice(src)
+                            }
+                        }
+                        c.consume_staged(k);
+                        k
+                    } else if drained {
+                        c.rx = RxState::Payload { hdr, dest, got };
+                        return;
+                    } else {
+                        let (r, asked) = match &mut dest {
+                            Dest::Posted { region, .. } => match region.segment_at(got as usize) {
+                                Some((b, off)) => {
+                                    let k = (b.len() - off).min(want);
+                                    // SAFETY: the receive belongs to this
+                                    // connection's read state until it
+                                    // completes; nothing else references
+                                    // its bytes while the read runs.
+                                    let target = unsafe { &mut b.as_mut_slice()[off..off + k] };
+                                    (sock::read(fd, target), k)
+                                }
+                                // Past the end of the buffer: read and drop.
+                                None => c.read_discard(want),
+                            },
+                            Dest::Buffer(v) => {
+                                let start = got as usize;
+                                (sock::read(fd, &mut v[start..start + want]), want)
+                            }
+                        };
+                        match r {
+                            Ok(0) => {
+                                c.rx = RxState::Payload { hdr, dest, got };
+                                self.close_conn(
+                                    st,
+                                    slot,
+                                    Failure::code(FI_ECONNRESET),
+                                    "peer closed the connection mid-message",
+                                );
+                                return;
+                            }
+                            Ok(n) => {
+                                drained = n < asked;
+                                n
+                            }
+                            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                                c.rx = RxState::Payload { hdr, dest, got };
+                                return;
+                            }
+                            Err(e) => {
+                                c.rx = RxState::Payload { hdr, dest, got };
+                                self.close_conn(st, slot, reset(&e), "read failed");
+                                return;
+                            }
+                        }
+                    };
+                    got += n as u64;
+                    if got == hdr.len {
+                        self.on_frame(st, slot, hdr, dest);
+                    } else if let Some(c) = st.conns[slot].as_mut() {
+                        c.rx = RxState::Payload { hdr, dest, got };
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn on_writable(&self, st: &mut EpState, slot: usize) {
+        let Some(c) = st.conns[slot].as_mut() else {
+            return;
+        };
+        if c.state == ConnState::Connecting {
+            if let Some(e) = sock::take_error(&c.stream) {
+                let f = Failure {
+                    cause: "connect failed",
+                    ..Failure::os(FI_ECONNREFUSED, &e)
+                };
+                self.close_conn(st, slot, f, "connect failed");
+                return;
+            }
+            c.state = ConnState::Open;
+        }
+        self.flush(st, slot);
+    }
+
+    pub(super) fn accept_all(&self, st: &mut EpState) {
+        loop {
+            let Some(l) = &st.listener else { return };
+            match l.accept() {
+                Ok((s, _)) => {
+                    let conn = Conn::new(s, ConnState::Open, None);
+                    self.add_conn(st, conn, false);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_CTRL, "accept failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    pub(super) fn progress_locked(&self, st: &mut EpState) {
+        // Readiness comes from epoll even for a single connection: a recv
+        // that finds nothing still takes the socket's lock, and a thread
+        // spinning on it delays the kernel's delivery of the very data it
+        // waits for; epoll_wait checks a ready list without that lock.
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 32];
+        let n = self.epoll.wait(&mut evs, 0);
+        for ev in &evs[..n] {
+            let (token, bits) = (ev.u64, ev.events);
+            match token {
+                TOKEN_LISTENER => self.accept_all(st),
+                TOKEN_UDP => self.read_udp(st),
+                t => {
+                    let slot = (t - TOKEN_CONN) as usize;
+                    if bits & libc::EPOLLOUT as u32 != 0 {
+                        self.on_writable(st, slot);
+                    }
+                    if bits
+                        & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR)
+                            as u32
+                        != 0
+                    {
+                        let connecting = st
+                            .conns
+                            .get(slot)
+                            .and_then(Option::as_ref)
+                            .is_some_and(|c| c.state == ConnState::Connecting);
+                        if connecting {
+                            self.on_writable(st, slot);
+                        }
+                        self.read_conn(st, slot);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Retries connections paused for lack of unexpected-message room.
+    pub(super) fn resume_paused(&self, st: &mut EpState) {
+        let paused: Vec<usize> = st
+            .conns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.as_ref()
+                    .is_some_and(|c| matches!(c.rx, RxState::Paused { .. }))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for s in paused {
+            self.read_conn(st, s);
+        }
+    }
+}
+
+impl Progress for SockEp {
+    fn progress(&self) {
+        self.app_progress_ms
+            .store(now_ms(), std::sync::atomic::Ordering::Relaxed);
+        let Ok(mut st) = self.st.try_lock() else {
+            return;
+        };
+        self.progress_locked(&mut st);
+    }
+
+    fn wait_fd(&self) -> Option<RawFd> {
+        Some(self.epoll.raw())
+    }
+
+    /// Whether the application drove this endpoint's progress itself in
+    /// the last 10 ms: the auto-progress thread then stays away (the
+    /// application sees its data sooner, and two threads spinning on two
+    /// cores only slow both).
+    fn app_polling(&self) -> bool {
+        let last = self
+            .app_progress_ms
+            .load(std::sync::atomic::Ordering::Relaxed);
+        now_ms().saturating_sub(last) < 10
+    }
+
+    /// Progress from the auto-progress thread, unless the application is
+    /// polling (see `app_polling`). Returns false when skipped.
+    fn progress_background(&self) -> bool {
+        if self.app_polling() {
+            return false;
+        }
+        if let Ok(mut st) = self.st.try_lock() {
+            self.progress_locked(&mut st);
+        }
+        true
+    }
+}

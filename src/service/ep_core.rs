@@ -1,0 +1,437 @@
+//! The endpoint core every provider embeds (libfabric's `util_ep`): what an
+//! endpoint is bound to (CQs, counters, EQ, AV), the rules for binding and
+//! enabling it, and where its completions go, honouring
+//! `FI_SELECTIVE_COMPLETION`. A provider keeps one [`EpCore`] in its
+//! endpoint state and reports every finished operation through
+//! [`EpCore::sinks`]; it never builds a CQ entry itself.
+
+use crate::abi::*;
+use crate::error::{Error, Result};
+use crate::info::Info;
+use crate::ops::{internal, Binding, SendOp};
+use crate::prov_log;
+use crate::service::av::AddressVector;
+use crate::service::cntr::Counter;
+use crate::service::cq::{Completion, CompletionQueue, CqError};
+use crate::service::eq::{EqError, Event, EventData, EventQueue};
+use crate::service::progress::Progress;
+use crate::service::rxq::{rx_flags, Posted};
+use std::net::SocketAddr;
+use std::sync::{Arc, Weak};
+
+/// What the completion of a send needs, captured when it is posted.
+#[derive(Debug, Clone, Copy)]
+pub struct TxCtx {
+    /// The application's context.
+    pub ctx: usize,
+    /// The operation's `FI_*` flags.
+    pub flags: u64,
+    /// The engine's own flags ([`internal`]).
+    pub internal: u64,
+    /// A tagged send (`FI_TAGGED` in its completion).
+    pub tagged: bool,
+}
+
+impl TxCtx {
+    /// The completion context of a posted send.
+    pub fn of(op: &SendOp<'_>) -> TxCtx {
+        TxCtx {
+            ctx: op.context,
+            flags: op.flags,
+            internal: op.internal,
+            tagged: op.tag.is_some(),
+        }
+    }
+}
+
+/// Why an operation failed, as a CQ or EQ error entry reports it: the
+/// `FI_E*` code, the provider's own error (an OS errno for socket
+/// providers), the peer involved and a cause in words, so that
+/// `fi_cq_strerror` can say what happened (see [`Failure::describe`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Failure {
+    /// Positive `FI_E*` code (`FI_ECONNRESET`, `FI_ECANCELED`, ...).
+    pub err: c_int,
+    /// Provider-specific error number (0 when there is none).
+    pub prov_errno: c_int,
+    /// The peer the operation was with, when known.
+    pub peer: Option<SocketAddr>,
+    /// What happened, when neither `prov_errno` nor `err` says it
+    /// ("peer closed the connection").
+    pub cause: &'static str,
+}
+
+impl Failure {
+    /// A failure with no provider-specific cause.
+    pub fn code(err: c_int) -> Failure {
+        Failure {
+            err,
+            ..Default::default()
+        }
+    }
+
+    /// A failure explained in words.
+    pub fn cause(err: c_int, cause: &'static str) -> Failure {
+        Failure {
+            err,
+            cause,
+            ..Default::default()
+        }
+    }
+
+    /// A failure caused by an OS error, reported as `err`.
+    pub fn os(err: c_int, e: &std::io::Error) -> Failure {
+        Failure {
+            err,
+            prov_errno: e.raw_os_error().unwrap_or(0),
+            ..Default::default()
+        }
+    }
+
+    /// Whether there is more to say than the `FI_E*` code.
+    pub fn has_detail(&self) -> bool {
+        self.peer.is_some() || !self.cause.is_empty() || self.prov_errno != 0
+    }
+
+    /// The text `fi_cq_strerror` and `fi_eq_strerror` give for it: the
+    /// peer and the cause ("peer 127.0.0.1:4000: Connection reset by peer
+    /// (os error 104)").
+    pub fn describe(&self) -> String {
+        let cause = if !self.cause.is_empty() {
+            match self.prov_errno {
+                0 => self.cause.to_string(),
+                e => format!("{}: {}", self.cause, std::io::Error::from_raw_os_error(e)),
+            }
+        } else if self.prov_errno != 0 {
+            std::io::Error::from_raw_os_error(self.prov_errno).to_string()
+        } else {
+            crate::strerror::strerror(self.err)
+                .to_string_lossy()
+                .into_owned()
+        };
+        match self.peer {
+            Some(p) => format!("peer {p}: {cause}"),
+            None => cause,
+        }
+    }
+
+    /// `describe` as the NUL-terminated `err_data` of an error entry,
+    /// empty when there is nothing beyond the code.
+    fn err_data(&self) -> Vec<u8> {
+        if !self.has_detail() {
+            return Vec::new();
+        }
+        let mut v = self.describe().into_bytes();
+        v.push(0);
+        v
+    }
+}
+
+/// The text behind an error entry's `err_data`, for `fi_cq_strerror` and
+/// `fi_eq_strerror`: when `err_data` is the address of `kept` (the buffer
+/// the queue handed out with the entry, holding [`Failure::describe`]'s
+/// NUL-terminated text), that text. Only addresses are compared; nothing
+/// is read through `err_data`.
+pub fn error_text(kept: &[u8], err_data: usize) -> Option<&core::ffi::CStr> {
+    if err_data == 0 || kept.as_ptr() as usize != err_data {
+        return None;
+    }
+    core::ffi::CStr::from_bytes_until_nul(kept).ok()
+}
+
+/// The completion queues and counters an endpoint is bound to.
+#[derive(Default, Clone)]
+pub struct Sinks {
+    pub tx_cq: Option<Arc<CompletionQueue>>,
+    pub tx_selective: bool,
+    pub rx_cq: Option<Arc<CompletionQueue>>,
+    pub rx_selective: bool,
+    pub send_cntr: Option<Arc<Counter>>,
+    pub recv_cntr: Option<Arc<Counter>>,
+}
+
+/// Completion flags of a send.
+pub fn tx_flags(tagged: bool) -> u64 {
+    FI_SEND | if tagged { FI_TAGGED } else { FI_MSG }
+}
+
+impl Sinks {
+    fn wants_tx(&self, t: &TxCtx) -> bool {
+        t.internal & internal::NO_COMPLETION == 0
+            && (!self.tx_selective || t.flags & FI_COMPLETION != 0)
+    }
+
+    fn wants_rx(&self, op_flags: u64) -> bool {
+        !self.rx_selective || op_flags & FI_COMPLETION != 0
+    }
+
+    /// Whether a send may be posted: its completion would have room (see
+    /// `CompletionQueue::is_full`).
+    pub fn tx_room(&self, t: &TxCtx) -> bool {
+        !self.wants_tx(t) || self.tx_cq.as_ref().is_none_or(|cq| !cq.is_full())
+    }
+
+    /// Whether a receive with `op_flags` may be posted (as `tx_room`).
+    pub fn rx_room(&self, op_flags: u64) -> bool {
+        !self.wants_rx(op_flags) || self.rx_cq.as_ref().is_none_or(|cq| !cq.is_full())
+    }
+
+    /// A send finished.
+    pub fn tx_done(&self, t: &TxCtx) {
+        if self.wants_tx(t) {
+            if let Some(cq) = &self.tx_cq {
+                cq.push(Completion {
+                    op_context: t.ctx,
+                    flags: tx_flags(t.tagged),
+                    src: FI_ADDR_NOTAVAIL,
+                    ..Default::default()
+                });
+            }
+        }
+        if let Some(c) = &self.send_cntr {
+            c.inc();
+        }
+    }
+
+    /// A send failed. Errors are always reported, even for operations
+    /// that asked for no completion.
+    pub fn tx_err(&self, t: &TxCtx, f: Failure) {
+        if let Some(cq) = &self.tx_cq {
+            cq.push_err(CqError {
+                comp: Completion {
+                    op_context: t.ctx,
+                    flags: tx_flags(t.tagged),
+                    src: FI_ADDR_NOTAVAIL,
+                    ..Default::default()
+                },
+                err: f.err,
+                prov_errno: f.prov_errno,
+                err_data: f.err_data(),
+                ..Default::default()
+            });
+        }
+        if let Some(c) = &self.send_cntr {
+            c.inc_err();
+        }
+    }
+
+    /// A receive finished; `extra_flags` adds e.g. `FI_MULTI_RECV`.
+    pub fn rx_done(&self, p: &Posted, comp: Completion, extra_flags: u64) {
+        if self.wants_rx(p.flags) || extra_flags & FI_MULTI_RECV != 0 {
+            if let Some(cq) = &self.rx_cq {
+                cq.push(comp);
+            }
+        }
+        if let Some(c) = &self.recv_cntr {
+            c.inc();
+        }
+    }
+
+    /// A posted receive failed (`olen` bytes did not fit).
+    pub fn rx_err(&self, p: &Posted, f: Failure, len: usize, olen: usize) {
+        self.rx_err_full(CqError {
+            comp: Completion {
+                op_context: p.ctx,
+                flags: rx_flags(p.tag.is_some(), None),
+                len,
+                tag: p.tag.map_or(0, |t| t.0),
+                src: FI_ADDR_NOTAVAIL,
+                ..Default::default()
+            },
+            olen,
+            err: f.err,
+            prov_errno: f.prov_errno,
+            err_data: f.err_data(),
+        });
+    }
+
+    /// A receive failed; the caller built the whole error entry.
+    pub fn rx_err_full(&self, e: CqError) {
+        if let Some(cq) = &self.rx_cq {
+            cq.push_err(e);
+        }
+        if let Some(c) = &self.recv_cntr {
+            c.inc_err();
+        }
+    }
+}
+
+/// Everything an endpoint is bound to, and the rules for binding and
+/// enabling it. Lives inside the provider's endpoint state (under its
+/// lock).
+pub struct EpCore {
+    /// Where completions go.
+    pub sinks: Sinks,
+    /// The event queue (connection events, asynchronous errors).
+    pub eq: Option<Arc<EventQueue>>,
+    /// The address vector (RDM and DGRAM endpoints).
+    pub av: Option<Arc<AddressVector>>,
+    /// `fi_enable` succeeded.
+    pub enabled: bool,
+    /// The C handle (`struct fid *`) events about this endpoint carry.
+    pub fid: usize,
+    ep_type: fi_ep_type,
+    caps: u64,
+    prov: &'static str,
+}
+
+impl EpCore {
+    /// An unbound core for an endpoint opened from `info` by provider
+    /// `prov` (named in log lines).
+    pub fn new(info: &Info, prov: &'static str) -> EpCore {
+        EpCore {
+            sinks: Sinks::default(),
+            eq: None,
+            av: None,
+            enabled: false,
+            fid: 0,
+            ep_type: info.ep.ep_type,
+            caps: info.caps,
+            prov,
+        }
+    }
+
+    /// `fi_ep_bind`: records the binding and registers `me` as a progress
+    /// source of the bound CQ, counter or EQ (so reading them drives this
+    /// endpoint). Only an EQ may be bound after `fi_enable`.
+    pub fn bind(&mut self, b: Binding, me: Weak<dyn Progress>) -> Result<()> {
+        if self.enabled && !matches!(b, Binding::Eq(_)) {
+            return Err(Error::OpBadState);
+        }
+        match b {
+            Binding::Cq(cq, flags) => {
+                if flags & (FI_TRANSMIT | FI_RECV) == 0 {
+                    return Err(Error::BadFlags);
+                }
+                let selective = flags & FI_SELECTIVE_COMPLETION != 0;
+                if flags & FI_TRANSMIT != 0 {
+                    self.sinks.tx_cq = Some(cq.clone());
+                    self.sinks.tx_selective = selective;
+                }
+                if flags & FI_RECV != 0 {
+                    self.sinks.rx_cq = Some(cq.clone());
+                    self.sinks.rx_selective = selective;
+                }
+                cq.add_source(me);
+            }
+            Binding::Cntr(c, flags) => {
+                if flags & FI_SEND != 0 {
+                    self.sinks.send_cntr = Some(c.clone());
+                }
+                if flags & FI_RECV != 0 {
+                    self.sinks.recv_cntr = Some(c.clone());
+                }
+                if flags & !(FI_SEND | FI_RECV) != 0 {
+                    prov_log!(
+                        self.prov,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_CTRL,
+                        "counter events {:#x} never occur: no RMA",
+                        flags
+                    );
+                }
+                c.add_source(me);
+            }
+            Binding::Eq(eq) => {
+                eq.add_source(me);
+                self.eq = Some(eq);
+            }
+            Binding::Av(av) => {
+                if self.ep_type == FI_EP_MSG {
+                    return Err(Error::Inval);
+                }
+                self.av = Some(av);
+            }
+        }
+        Ok(())
+    }
+
+    /// The first step of `fi_enable`: false when the endpoint is already
+    /// enabled (nothing to do), else the checks of
+    /// [`EpCore::check_enable`]. The provider opens its transport next and
+    /// then sets `enabled`.
+    pub fn start_enable(&self) -> Result<bool> {
+        if self.enabled {
+            return Ok(false);
+        }
+        self.check_enable()?;
+        Ok(true)
+    }
+
+    /// The checks of `fi_enable`: a transmit (receive) CQ or counter when
+    /// the endpoint sends (receives), `FI_ENOCQ`; an AV for connectionless
+    /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
+    pub fn check_enable(&self) -> Result<()> {
+        let s = &self.sinks;
+        let missing = if s.tx_cq.is_none() && s.send_cntr.is_none() && self.caps & FI_SEND != 0 {
+            Some((Error::NoCq, "no transmit CQ or counter bound"))
+        } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && self.caps & FI_RECV != 0 {
+            Some((Error::NoCq, "no receive CQ or counter bound"))
+        } else if self.ep_type != FI_EP_MSG && self.av.is_none() {
+            Some((Error::NoAv, "connectionless endpoint without an AV"))
+        } else if self.ep_type == FI_EP_MSG && self.eq.is_none() {
+            Some((Error::NoEq, "MSG endpoint without an EQ"))
+        } else {
+            None
+        };
+        match missing {
+            Some((e, why)) => {
+                prov_log!(self.prov, FI_LOG_WARN, FI_LOG_EP_CTRL, "fi_enable: {why}");
+                Err(e)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Undoes every binding (`fi_close`): `me` stops being a progress
+    /// source and no completion goes anywhere any more.
+    pub fn unbind_all(&mut self, me: Weak<dyn Progress>) {
+        let me = &me;
+        let s = &self.sinks;
+        for cq in [&s.tx_cq, &s.rx_cq].into_iter().flatten() {
+            cq.remove_source(me);
+        }
+        for c in [&s.send_cntr, &s.recv_cntr].into_iter().flatten() {
+            c.remove_source(me);
+        }
+        if let Some(eq) = &self.eq {
+            eq.remove_source(me);
+        }
+        self.sinks = Sinks::default();
+        self.enabled = false;
+    }
+
+    /// Reports a connection event (`FI_CONNECTED`, `FI_SHUTDOWN`) with its
+    /// private data on the bound EQ.
+    pub fn cm_event(&self, event: u32, data: Vec<u8>) {
+        if let Some(eq) = &self.eq {
+            let _ = eq.push(Event {
+                event,
+                data: EventData::Cm {
+                    fid: self.fid,
+                    info: None,
+                    data,
+                },
+            });
+        }
+    }
+
+    /// Reports a failed connection on the bound EQ; `err_data` is the
+    /// peer's private data (a rejection's), else the failure's text.
+    pub fn cm_error(&self, f: Failure, err_data: Vec<u8>) {
+        let err_data = if err_data.is_empty() {
+            f.err_data()
+        } else {
+            err_data
+        };
+        if let Some(eq) = &self.eq {
+            eq.push_err(EqError {
+                fid: self.fid,
+                err: f.err,
+                prov_errno: f.prov_errno,
+                err_data,
+                ..Default::default()
+            });
+        }
+    }
+}

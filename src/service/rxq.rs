@@ -1,0 +1,606 @@
+//! The receive queue every provider shares (libfabric's `util_srx`):
+//! posted receives (untagged and tagged), unexpected messages held in
+//! bounded memory, `FI_MULTI_RECV`, `FI_PEEK`/`FI_CLAIM`/`FI_DISCARD`,
+//! cancellation, truncation, and the completions they produce.
+//!
+//! Transports feed it arriving messages. A message whose data came along
+//! is matched (or queued) at once; one whose data is still at the sender
+//! (a rendezvous announcement, a remote buffer to read) is queued as
+//! *deferred*, carrying a token `T` the transport chose. When a receive
+//! matches it, the queue hands the token back in a [`DeferredMatch`] and
+//! the transport fetches the data. One queue may therefore be fed by
+//! several transports, each recognising its own tokens.
+
+use crate::abi::*;
+use crate::error::{Error, Result};
+use crate::ops::{IoBuf, IoVec, OptValue, RecvOp};
+use crate::service::cq::{Completion, CqError};
+use crate::service::ep_core::{Failure, Sinks};
+use std::collections::VecDeque;
+
+/// Default bound on unexpected payload an endpoint holds before its
+/// transport stops reading from peers (they then wait in flow control).
+pub const UNEXPECTED_LIMIT: usize = 256 << 20;
+
+/// What a deferred message counts against the unexpected-memory bound:
+/// its entry, so a peer cannot announce without bound either.
+pub const DEFERRED_COST: usize = 128;
+
+/// A posted receive.
+#[derive(Debug, Clone, Copy)]
+pub struct Posted {
+    pub iov: IoVec,
+    pub src: fi_addr_t,
+    pub ctx: usize,
+    pub flags: u64,
+    pub tag: Option<(u64, u64)>,
+    /// Bytes of a multi-receive buffer already consumed.
+    pub used: usize,
+}
+
+impl Posted {
+    /// Captures the application's receive (the C boundary has already
+    /// checked its iov count against the endpoint's limit).
+    pub fn new(op: &RecvOp<'_>) -> Posted {
+        let n = op.iov.len().min(IoVec::CAP);
+        Posted {
+            iov: IoVec::from_slice(&op.iov[..n]).unwrap_or_default(),
+            src: op.src,
+            ctx: op.context,
+            flags: op.flags,
+            tag: op.tag,
+            used: 0,
+        }
+    }
+
+    /// Total capacity.
+    pub fn capacity(&self) -> usize {
+        self.iov.total_len()
+    }
+
+    /// Whether a message from `src` with `tag` goes here.
+    pub fn matches(&self, src: fi_addr_t, tag: Option<u64>) -> bool {
+        let src_ok = self.src == FI_ADDR_UNSPEC || self.src == FI_ADDR_NOTAVAIL || self.src == src;
+        let tag_ok = match (self.tag, tag) {
+            (None, None) => true,
+            (Some((want, ignore)), Some(t)) => (want | ignore) == (t | ignore),
+            _ => false,
+        };
+        src_ok && tag_ok
+    }
+
+    /// The buffer region for the next message: the whole buffer, or for a
+    /// multi-receive buffer what is left of it.
+    pub fn region(&self) -> IoVec {
+        self.iov.skip(self.used)
+    }
+}
+
+/// Where one arriving message is written.
+pub type Region = IoVec;
+
+/// Who sent a message and what it carries besides its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgInfo {
+    /// The sender as the application names it (`FI_ADDR_NOTAVAIL` if
+    /// unknown).
+    pub src: fi_addr_t,
+    /// Tag of a tagged message.
+    pub tag: Option<u64>,
+    /// Remote CQ data.
+    pub data: Option<u64>,
+}
+
+/// A message whose data is still at the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deferred<T> {
+    /// The transport's handle on the data (which connection, which
+    /// message), given back on match.
+    pub token: T,
+    /// The message's length.
+    pub len: usize,
+}
+
+/// A message that arrived before its receive.
+#[derive(Debug)]
+pub struct Unexpected<T> {
+    pub msg: MsgInfo,
+    /// The payload (empty for a deferred message).
+    pub payload: Vec<u8>,
+    /// Context of the `FI_PEEK | FI_CLAIM` that reserved it.
+    pub claimed: Option<usize>,
+    /// Set when the data is still at the sender.
+    pub deferred: Option<Deferred<T>>,
+}
+
+impl<T> Unexpected<T> {
+    /// Bytes it holds here, as counted against the bound.
+    pub fn held(&self) -> usize {
+        if self.deferred.is_some() {
+            DEFERRED_COST
+        } else {
+            self.payload.len()
+        }
+    }
+
+    /// The message's length.
+    pub fn len(&self) -> usize {
+        self.deferred.as_ref().map_or(self.payload.len(), |d| d.len)
+    }
+
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A receive matched to a deferred message: the transport fetches the data
+/// into `region` (or, when `discard`, tells the sender to drop it) and then
+/// completes `recv`.
+#[derive(Debug, Clone, Copy)]
+pub struct DeferredMatch<T> {
+    pub from: Deferred<T>,
+    pub recv: Posted,
+    pub region: Region,
+    /// A multi-receive buffer stays posted.
+    pub keep: bool,
+    /// `FI_DISCARD`: no data is wanted.
+    pub discard: bool,
+}
+
+impl<T> DeferredMatch<T> {
+    fn whole(from: Deferred<T>, recv: Posted) -> DeferredMatch<T> {
+        DeferredMatch {
+            from,
+            region: recv.region(),
+            recv,
+            keep: false,
+            discard: false,
+        }
+    }
+
+    fn discard(from: Deferred<T>, recv: Posted) -> DeferredMatch<T> {
+        DeferredMatch {
+            discard: true,
+            ..DeferredMatch::whole(from, recv)
+        }
+    }
+}
+
+/// Where an arriving message goes.
+#[allow(clippy::large_enum_variant)] // short-lived return value
+pub enum Placement {
+    /// Into a posted receive (removed from its queue unless it is a
+    /// multi-receive buffer with room left); `region` is where to write.
+    Posted {
+        recv: Posted,
+        region: Region,
+        keep: bool,
+    },
+    /// Into a new unexpected buffer.
+    Unexpected,
+}
+
+/// Everything on the receive side of one endpoint; `T` is the
+/// transport's token for deferred messages.
+pub struct RxQueues<T> {
+    pub posted: VecDeque<Posted>,
+    pub posted_tagged: VecDeque<Posted>,
+    pub unexpected: VecDeque<Unexpected<T>>,
+    pub unexpected_bytes: usize,
+    /// Bound on `unexpected_bytes` ([`UNEXPECTED_LIMIT`] by default).
+    pub unexpected_limit: usize,
+    /// `FI_OPT_MIN_MULTI_RECV`.
+    pub min_multi_recv: usize,
+}
+
+impl<T> Default for RxQueues<T> {
+    fn default() -> RxQueues<T> {
+        RxQueues {
+            posted: VecDeque::new(),
+            posted_tagged: VecDeque::new(),
+            unexpected: VecDeque::new(),
+            unexpected_bytes: 0,
+            unexpected_limit: UNEXPECTED_LIMIT,
+            min_multi_recv: 0,
+        }
+    }
+}
+
+impl<T: Copy> RxQueues<T> {
+    /// Number of receives posted.
+    pub fn posted_count(&self) -> usize {
+        self.posted.len() + self.posted_tagged.len()
+    }
+
+    /// Finds the receive for an arriving message.
+    pub fn place(&mut self, src: fi_addr_t, tag: Option<u64>, len: usize) -> Placement {
+        self.place_inner(src, tag, len, false)
+    }
+
+    /// `place` for a deferred message, whose data comes later: a
+    /// multi-receive buffer it lands in is released with it, so no later
+    /// message can complete (and hand the buffer back) before its data.
+    pub fn place_last(&mut self, src: fi_addr_t, tag: Option<u64>, len: usize) -> Placement {
+        self.place_inner(src, tag, len, true)
+    }
+
+    fn place_inner(
+        &mut self,
+        src: fi_addr_t,
+        tag: Option<u64>,
+        len: usize,
+        last: bool,
+    ) -> Placement {
+        let q = if tag.is_some() {
+            &mut self.posted_tagged
+        } else {
+            &mut self.posted
+        };
+        let Some(i) = q.iter().position(|p| p.matches(src, tag)) else {
+            return Placement::Unexpected;
+        };
+        let p = q[i];
+        let region = p.region();
+        let mut keep = false;
+        if p.flags & FI_MULTI_RECV != 0 {
+            let left = p.capacity() - p.used;
+            let after = left.saturating_sub(len);
+            keep = !last && after >= self.min_multi_recv.max(1);
+            if keep {
+                q[i].used += len.min(left);
+            }
+        }
+        if !keep {
+            q.remove(i);
+        }
+        Placement::Posted {
+            recv: p,
+            region,
+            keep,
+        }
+    }
+
+    /// Whether more unexpected payload of `len` bytes fits.
+    pub fn unexpected_room(&self, len: usize) -> bool {
+        self.unexpected_bytes + len <= self.unexpected_limit
+    }
+
+    /// Queues an unexpected message.
+    pub fn push_unexpected(&mut self, u: Unexpected<T>) {
+        self.unexpected_bytes += u.held();
+        self.unexpected.push_back(u);
+    }
+
+    /// Delivers a message whose whole payload is here: into a matching
+    /// receive (completing it), else queued as unexpected. The payload is
+    /// copied (or, given as a `Vec`, kept) only in the unexpected case.
+    pub fn deliver<P: AsRef<[u8]> + Into<Vec<u8>>>(
+        &mut self,
+        msg: MsgInfo,
+        payload: P,
+        sinks: &Sinks,
+    ) {
+        let bytes = payload.as_ref();
+        match self.place(msg.src, msg.tag, bytes.len()) {
+            Placement::Posted { recv, region, keep } => {
+                let n = region.scatter(0, bytes);
+                complete_into(&recv, &region, n, bytes.len() - n, msg, sinks, !keep);
+            }
+            Placement::Unexpected => self.push_unexpected(Unexpected {
+                msg,
+                payload: payload.into(),
+                claimed: None,
+                deferred: None,
+            }),
+        }
+    }
+
+    fn take_unexpected(&mut self, i: usize) -> Unexpected<T> {
+        let u = self.unexpected.remove(i).expect("index checked");
+        self.unexpected_bytes -= u.held();
+        u
+    }
+
+    /// Handles a newly posted receive: against unexpected messages first
+    /// (completing it at once), else queues it. `FI_PEEK`, `FI_CLAIM` and
+    /// `FI_DISCARD` are handled here too. Matches with deferred messages are
+    /// returned for the transport to fetch (an empty Vec, which does not
+    /// allocate, in every other case).
+    pub fn post(&mut self, op: &RecvOp<'_>, sinks: &Sinks) -> Vec<DeferredMatch<T>> {
+        let p = Posted::new(op);
+        let discard = op.flags & FI_DISCARD != 0;
+        if op.flags & FI_CLAIM != 0 && op.flags & FI_PEEK == 0 {
+            // Take the message a previous FI_PEEK|FI_CLAIM reserved.
+            let Some(i) = self
+                .unexpected
+                .iter()
+                .position(|u| u.claimed == Some(op.context))
+            else {
+                sinks.rx_err(&p, Failure::code(FI_ENOMSG), 0, 0);
+                return Vec::new();
+            };
+            let u = self.take_unexpected(i);
+            if discard {
+                sinks.rx_done(&p, completion(&p, 0, 0, u.msg), 0);
+                return u
+                    .deferred
+                    .map(|from| DeferredMatch::discard(from, p))
+                    .into_iter()
+                    .collect();
+            }
+            return match u.deferred {
+                Some(from) => vec![DeferredMatch::whole(from, p)],
+                None => {
+                    deliver_unexpected(&p, u, sinks);
+                    Vec::new()
+                }
+            };
+        }
+        let found = self
+            .unexpected
+            .iter()
+            .position(|u| u.claimed.is_none() && p.matches(u.msg.src, u.msg.tag));
+        if op.flags & FI_PEEK != 0 {
+            let Some(i) = found else {
+                sinks.rx_err(&p, Failure::code(FI_ENOMSG), 0, 0);
+                return Vec::new();
+            };
+            let (len, msg, deferred) = {
+                let u = &self.unexpected[i];
+                (u.len(), u.msg, u.deferred)
+            };
+            let mut answer = Vec::new();
+            if discard {
+                self.take_unexpected(i);
+                answer.extend(deferred.map(|from| DeferredMatch::discard(from, p)));
+            } else if op.flags & FI_CLAIM != 0 {
+                self.unexpected[i].claimed = Some(op.context);
+            }
+            sinks.rx_done(&p, completion(&p, len, 0, msg), 0);
+            return answer;
+        }
+        let Some(i) = found else {
+            if op.tag.is_some() {
+                self.posted_tagged.push_back(p);
+            } else {
+                self.posted.push_back(p);
+            }
+            return Vec::new();
+        };
+        if p.flags & FI_MULTI_RECV == 0 {
+            let u = self.take_unexpected(i);
+            return match u.deferred {
+                Some(from) => vec![DeferredMatch::whole(from, p)],
+                None => {
+                    deliver_unexpected(&p, u, sinks);
+                    Vec::new()
+                }
+            };
+        }
+        // Fill the multi-receive buffer with as many queued messages as
+        // fit, then keep it posted if room is left.
+        let mut p = p;
+        let mut i = Some(i);
+        while let Some(idx) = i {
+            let len = self.unexpected[idx].len();
+            let left = p.capacity() - p.used;
+            if len > left && p.used > 0 {
+                break;
+            }
+            let u = self.take_unexpected(idx);
+            let region = p.region();
+            let n = len.min(left);
+            let release = left - n < self.min_multi_recv.max(1);
+            if let Some(from) = u.deferred {
+                // Its bytes arrive later: it is the buffer's last message
+                // (see `place_last`).
+                return vec![DeferredMatch {
+                    from,
+                    recv: p,
+                    region,
+                    keep: false,
+                    discard: false,
+                }];
+            }
+            region.scatter(0, &u.payload);
+            complete_into(&p, &region, n, len - n, u.msg, sinks, release);
+            p.used += n;
+            if release {
+                return Vec::new();
+            }
+            i = self
+                .unexpected
+                .iter()
+                .position(|u| u.claimed.is_none() && p.matches(u.msg.src, u.msg.tag));
+        }
+        self.posted.push_back(p);
+        Vec::new()
+    }
+
+    /// Forgets deferred messages whose token `gone` says can no longer
+    /// deliver (their connection died).
+    pub fn drop_deferred(&mut self, mut gone: impl FnMut(&T) -> bool) {
+        let before = self.unexpected.len();
+        self.unexpected
+            .retain(|u| u.deferred.as_ref().is_none_or(|d| !gone(&d.token)));
+        self.unexpected_bytes -= (before - self.unexpected.len()) * DEFERRED_COST;
+    }
+
+    /// `fi_cancel`: removes the receive posted with `ctx` and reports it
+    /// `FI_ECANCELED`; `NoEnt` when there is none.
+    pub fn cancel(&mut self, ctx: usize, sinks: &Sinks) -> Result<()> {
+        for q in [&mut self.posted, &mut self.posted_tagged] {
+            if let Some(i) = q.iter().position(|p| p.ctx == ctx) {
+                let p = q.remove(i).expect("index checked");
+                sinks.rx_err(&p, Failure::code(FI_ECANCELED), 0, 0);
+                return Ok(());
+            }
+        }
+        Err(Error::NoEnt)
+    }
+
+    /// `fi_getopt` for the options the receive queue owns
+    /// (`FI_OPT_MIN_MULTI_RECV`); `NoProtoOpt` for any other.
+    pub fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
+        match (level, name) {
+            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV) => Ok(OptValue::Size(self.min_multi_recv)),
+            _ => Err(Error::NoProtoOpt),
+        }
+    }
+
+    /// `fi_setopt` for the options the receive queue owns.
+    pub fn setopt(&mut self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
+        match (level, name, v) {
+            (FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, OptValue::Size(n)) => {
+                self.min_multi_recv = n;
+                Ok(())
+            }
+            _ => Err(Error::NoProtoOpt),
+        }
+    }
+
+    /// Fails every posted receive (endpoint shut down or closed).
+    pub fn fail_all(&mut self, f: Failure, sinks: &Sinks) {
+        for q in [&mut self.posted, &mut self.posted_tagged] {
+            for p in q.drain(..) {
+                sinks.rx_err(&p, f, 0, 0);
+            }
+        }
+    }
+}
+
+fn deliver_unexpected<T>(p: &Posted, u: Unexpected<T>, sinks: &Sinks) {
+    let region = p.region();
+    let n = region.scatter(0, &u.payload);
+    let trunc = u.payload.len() - n;
+    complete_into(
+        p,
+        &region,
+        n,
+        trunc,
+        u.msg,
+        sinks,
+        p.flags & FI_MULTI_RECV != 0,
+    );
+}
+
+fn completion(p: &Posted, len: usize, buf: usize, msg: MsgInfo) -> Completion {
+    Completion {
+        op_context: p.ctx,
+        flags: rx_flags(msg.tag.is_some() || p.tag.is_some(), msg.data),
+        len,
+        buf,
+        data: msg.data.unwrap_or(0),
+        tag: msg.tag.unwrap_or(0),
+        src: msg.src,
+    }
+}
+
+/// Reports a delivered message of which `n` bytes landed in `region` and
+/// `truncated` did not fit (an `FI_ETRUNC` error completion then);
+/// `release_multi` says a multi-receive buffer is handed back with it.
+pub fn complete_into(
+    p: &Posted,
+    region: &[IoBuf],
+    n: usize,
+    truncated: usize,
+    msg: MsgInfo,
+    sinks: &Sinks,
+    release_multi: bool,
+) {
+    let buf = region.first().map_or(0, IoBuf::addr);
+    let extra = if p.flags & FI_MULTI_RECV != 0 && release_multi {
+        FI_MULTI_RECV
+    } else {
+        0
+    };
+    let mut comp = completion(p, n, buf, msg);
+    comp.flags |= extra;
+    if truncated > 0 {
+        sinks.rx_err_full(CqError {
+            comp,
+            olen: truncated,
+            err: FI_ETRUNC,
+            prov_errno: 0,
+            err_data: Vec::new(),
+        });
+    } else {
+        sinks.rx_done(p, comp, extra);
+    }
+}
+
+/// Completion flags of a receive.
+pub fn rx_flags(tagged: bool, data: Option<u64>) -> u64 {
+    FI_RECV
+        | if tagged { FI_TAGGED } else { FI_MSG }
+        | if data.is_some() { FI_REMOTE_CQ_DATA } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf(b: &mut [u8]) -> IoBuf {
+        // SAFETY: the test keeps `b` alive and untouched while the IoBuf is used.
+        unsafe { IoBuf::new(b.as_mut_ptr(), b.len()) }
+    }
+
+    #[test]
+    fn tag_matching_with_ignore_and_source() {
+        let mut b = [0u8; 4];
+        let iov = [buf(&mut b)];
+        let op = RecvOp {
+            iov: &iov,
+            desc: &[],
+            src: 3,
+            context: 1,
+            flags: 0,
+            tag: Some((0x10, 0x0f)),
+        };
+        let p = Posted::new(&op);
+        assert!(p.matches(3, Some(0x1f)));
+        assert!(!p.matches(3, Some(0x20)));
+        assert!(!p.matches(4, Some(0x10)));
+        assert!(!p.matches(3, None));
+    }
+
+    #[test]
+    fn scatter_spans_iovs_and_offsets() {
+        let mut a = [0u8; 3];
+        let mut b = [0u8; 3];
+        let iov = IoVec::from_slice(&[buf(&mut a), buf(&mut b)]).unwrap();
+        assert_eq!(iov.scatter(2, &[1, 2, 3, 4, 5]), 4);
+        assert_eq!((a, b), ([0, 0, 1], [2, 3, 4]));
+    }
+
+    #[test]
+    fn deferred_message_hands_its_token_back_on_match() {
+        let mut q: RxQueues<u32> = RxQueues::default();
+        let msg = MsgInfo {
+            src: 7,
+            tag: None,
+            data: None,
+        };
+        q.push_unexpected(Unexpected {
+            msg,
+            payload: Vec::new(),
+            claimed: None,
+            deferred: Some(Deferred { token: 42, len: 9 }),
+        });
+        let mut b = [0u8; 16];
+        let iov = [buf(&mut b)];
+        let op = RecvOp {
+            iov: &iov,
+            desc: &[],
+            src: FI_ADDR_UNSPEC,
+            context: 5,
+            flags: 0,
+            tag: None,
+        };
+        let m = q.post(&op, &Sinks::default());
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].from.token, m[0].from.len, m[0].recv.ctx), (42, 9, 5));
+        assert_eq!(q.unexpected_bytes, 0);
+    }
+}
