@@ -1,5 +1,12 @@
 //! Node and service resolution for `fi_getinfo` (names and numeric
-//! addresses, IPv4 and IPv6), shared by the socket-based providers.
+//! addresses, IPv4 and IPv6), shared by the socket-based providers, and
+//! the conversion between `SocketAddr` and the C `sockaddr_in`/`sockaddr_in6`
+//! bytes that `fi_info` and the AV carry.
+//!
+//! Raw memory is read here in two places: the `addrinfo` list that
+//! `getaddrinfo` returns (owned by libc until `freeaddrinfo`), and
+//! [`from_sockaddr`], whose caller vouches for the bytes; the C boundary
+//! passes what the application gave it under its pointer contract.
 
 use crate::error::{Error, Result};
 use std::ffi::CString;
@@ -23,6 +30,7 @@ pub fn resolve(
         .map(CString::new)
         .transpose()
         .map_err(|_| Error::Inval)?;
+    // SAFETY: addrinfo is a plain C struct; all-zero is its empty value.
     let mut hints: libc::addrinfo = unsafe { core::mem::zeroed() };
     hints.ai_family = libc::AF_UNSPEC;
     hints.ai_socktype = libc::SOCK_STREAM;
@@ -60,15 +68,19 @@ pub fn resolve(
     }
     let mut out = Vec::new();
     let mut cur = res;
+    // SAFETY: cur walks the list getaddrinfo returned, which stays valid
+    // until freeaddrinfo below; each node is NULL-terminated by ai_next.
     while let Some(ai) = unsafe { cur.as_ref() } {
-        if let Some(sa) = unsafe { from_sockaddr(ai.ai_addr as *const u8, ai.ai_addrlen as usize) }
-        {
+        // SAFETY: ai_addr holds ai_addrlen bytes, as getaddrinfo promises.
+        let sa = unsafe { from_sockaddr(ai.ai_addr as *const u8, ai.ai_addrlen as usize) };
+        if let Some(sa) = sa {
             if !out.contains(&sa) {
                 out.push(sa);
             }
         }
         cur = ai.ai_next;
     }
+    // SAFETY: res came from a successful getaddrinfo and is freed once.
     unsafe { libc::freeaddrinfo(res) };
     Ok(out)
 }
@@ -81,10 +93,13 @@ pub unsafe fn from_sockaddr(p: *const u8, len: usize) -> Option<SocketAddr> {
     if p.is_null() || len < core::mem::size_of::<libc::sa_family_t>() {
         return None;
     }
-    let family = core::ptr::read_unaligned(p as *const libc::sa_family_t) as i32;
+    // SAFETY: len covers the family field (checked above), readable by
+    // the caller's promise; no alignment is assumed.
+    let family = unsafe { core::ptr::read_unaligned(p as *const libc::sa_family_t) } as i32;
     match family {
         libc::AF_INET if len >= core::mem::size_of::<libc::sockaddr_in>() => {
-            let sin = core::ptr::read_unaligned(p as *const libc::sockaddr_in);
+            // SAFETY: len covers a sockaddr_in (checked by the guard).
+            let sin = unsafe { core::ptr::read_unaligned(p as *const libc::sockaddr_in) };
             let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
             Some(SocketAddr::V4(SocketAddrV4::new(
                 ip,
@@ -92,7 +107,8 @@ pub unsafe fn from_sockaddr(p: *const u8, len: usize) -> Option<SocketAddr> {
             )))
         }
         libc::AF_INET6 if len >= core::mem::size_of::<libc::sockaddr_in6>() => {
-            let sin6 = core::ptr::read_unaligned(p as *const libc::sockaddr_in6);
+            // SAFETY: len covers a sockaddr_in6 (checked by the guard).
+            let sin6 = unsafe { core::ptr::read_unaligned(p as *const libc::sockaddr_in6) };
             let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
             Some(SocketAddr::V6(SocketAddrV6::new(
                 ip,
@@ -105,11 +121,19 @@ pub unsafe fn from_sockaddr(p: *const u8, len: usize) -> Option<SocketAddr> {
     }
 }
 
+/// Decodes the bytes of a C `sockaddr_in`/`sockaddr_in6`: the safe form of
+/// [`from_sockaddr`] for callers that hold the address as a slice.
+pub fn sockaddr_from_bytes(b: &[u8]) -> Option<SocketAddr> {
+    // SAFETY: b is a live slice of b.len() bytes.
+    unsafe { from_sockaddr(b.as_ptr(), b.len()) }
+}
+
 /// Encodes a socket address as the C `sockaddr_in`/`sockaddr_in6` bytes
 /// that `fi_info.src_addr` and AV inserts carry.
 pub fn to_sockaddr(sa: &SocketAddr) -> Vec<u8> {
     match sa {
         SocketAddr::V4(v4) => {
+            // SAFETY: a plain C struct; all-zero is valid.
             let mut sin: libc::sockaddr_in = unsafe { core::mem::zeroed() };
             sin.sin_family = libc::AF_INET as libc::sa_family_t;
             sin.sin_port = v4.port().to_be();
@@ -117,6 +141,7 @@ pub fn to_sockaddr(sa: &SocketAddr) -> Vec<u8> {
             as_bytes(&sin)
         }
         SocketAddr::V6(v6) => {
+            // SAFETY: a plain C struct; all-zero is valid.
             let mut sin6: libc::sockaddr_in6 = unsafe { core::mem::zeroed() };
             sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
             sin6.sin6_port = v6.port().to_be();
@@ -170,10 +195,10 @@ mod tests {
         for s in ["10.1.2.3:80", "[fe80::1%2]:9", "[::1]:0"] {
             let sa: SocketAddr = s.parse().unwrap();
             let b = to_sockaddr(&sa);
-            assert_eq!(unsafe { from_sockaddr(b.as_ptr(), b.len()) }, Some(sa));
+            assert_eq!(sockaddr_from_bytes(&b), Some(sa));
         }
+        // SAFETY: NULL is allowed.
         assert_eq!(unsafe { from_sockaddr(core::ptr::null(), 16) }, None);
-        let short = [2u8, 0];
-        assert_eq!(unsafe { from_sockaddr(short.as_ptr(), 2) }, None);
+        assert_eq!(sockaddr_from_bytes(&[2u8, 0]), None);
     }
 }

@@ -6,6 +6,17 @@
 //! applications may free or replace fields themselves (e.g. `strdup` a
 //! `prov_name` into hints from `fi_allocinfo`). The C side is always the
 //! current (ABI 1.3) layout; older layouts are converted in `compat`.
+//!
+//! # Why raw memory is walked here, and on what terms
+//!
+//! The conversion lives next to the Rust types it fills so that a new
+//! field is added in one file; it is part of the C boundary all the same.
+//! Reading relies on the caller's promise that an `fi_info` and every
+//! attribute struct, string and byte buffer it points to is NULL or valid
+//! for its stated length (rule 2 of the pointer contract in
+//! `oxifabric_capi`'s crate docs). Writing and freeing touch only memory
+//! this module allocated with the C allocator, or that the application
+//! allocated the same way field by field, as libfabric allows (rule 5).
 
 use crate::abi::*;
 use core::ffi::CStr;
@@ -127,61 +138,84 @@ pub struct Info {
 }
 
 /// Copies `len` bytes at `p` into a Vec; NULL or empty is None.
+///
+/// # Safety
+/// `p` is NULL or valid for reads of `len` bytes.
 unsafe fn bytes(p: *const c_void, len: usize) -> Option<Vec<u8>> {
     if p.is_null() || len == 0 {
         None
     } else {
-        Some(core::slice::from_raw_parts(p as *const u8, len).to_vec())
+        // SAFETY: not NULL, and len readable bytes by the caller's promise.
+        Some(unsafe { core::slice::from_raw_parts(p as *const u8, len) }.to_vec())
     }
 }
 
+/// Copies a C string; NULL is None, invalid UTF-8 is replaced.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
 unsafe fn string(p: *const c_char) -> Option<String> {
     if p.is_null() {
         None
     } else {
-        Some(CStr::from_ptr(p).to_string_lossy().into_owned())
+        // SAFETY: not NULL, and NUL-terminated by the caller's promise.
+        Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
     }
 }
 
-/// A C-allocated copy of a byte buffer (NULL for None).
-unsafe fn c_bytes(b: &Option<Vec<u8>>) -> *mut c_void {
+/// A C-allocated copy of a byte buffer (NULL for None, or when out of
+/// memory); the caller's to `free`.
+fn c_bytes(b: &Option<Vec<u8>>) -> *mut c_void {
     match b {
         Some(v) if !v.is_empty() => {
-            let p = libc::malloc(v.len());
-            if !p.is_null() {
-                ptr::copy_nonoverlapping(v.as_ptr(), p as *mut u8, v.len());
+            // SAFETY: malloc has no preconditions; a non-NULL result has
+            // room for the v.len() bytes copied into it.
+            unsafe {
+                let p = libc::malloc(v.len());
+                if !p.is_null() {
+                    ptr::copy_nonoverlapping(v.as_ptr(), p as *mut u8, v.len());
+                }
+                p
             }
-            p
         }
         _ => ptr::null_mut(),
     }
 }
 
-/// A C-allocated NUL-terminated copy of a string (NULL for None).
-///
-/// # Safety
-/// None beyond the allocator's: the result is the caller's to `free`.
-pub unsafe fn c_string(s: &Option<String>) -> *mut c_char {
+/// A C-allocated NUL-terminated copy of a string (NULL for None, or when
+/// out of memory); the caller's to `free`.
+pub fn c_string(s: &Option<String>) -> *mut c_char {
     match s {
-        Some(s) => {
+        // SAFETY: malloc has no preconditions; a non-NULL result has room
+        // for the string and its NUL.
+        Some(s) => unsafe {
             let p = libc::malloc(s.len() + 1) as *mut c_char;
             if !p.is_null() {
                 ptr::copy_nonoverlapping(s.as_ptr(), p as *mut u8, s.len());
                 *p.add(s.len()) = 0;
             }
             p
-        }
+        },
         None => ptr::null_mut(),
     }
 }
 
-unsafe fn calloc_one<T>() -> *mut T {
-    libc::calloc(1, core::mem::size_of::<T>()) as *mut T
+/// One zeroed `T` from the C allocator (NULL when out of memory). Only for
+/// the plain C structs of `fi_info`, for which all-zero is valid.
+fn calloc_one<T>() -> *mut T {
+    // SAFETY: calloc has no preconditions.
+    unsafe { libc::calloc(1, core::mem::size_of::<T>()) as *mut T }
 }
 
 impl TxAttr {
+    /// Reads a C `fi_tx_attr`; NULL reads as the default (no constraint).
+    ///
+    /// # Safety
+    /// `a` is NULL or points to a readable `fi_tx_attr` (rule 2).
     unsafe fn from_c(a: *const fi_tx_attr) -> TxAttr {
-        match a.as_ref() {
+        // SAFETY: NULL or a readable attribute struct, by the caller's
+        // promise (rule 2).
+        match unsafe { a.as_ref() } {
             None => TxAttr::default(),
             Some(a) => TxAttr {
                 caps: a.caps,
@@ -212,8 +246,14 @@ impl TxAttr {
 }
 
 impl RxAttr {
+    /// Reads a C `fi_rx_attr`; NULL reads as the default (no constraint).
+    ///
+    /// # Safety
+    /// `a` is NULL or points to a readable `fi_rx_attr` (rule 2).
     unsafe fn from_c(a: *const fi_rx_attr) -> RxAttr {
-        match a.as_ref() {
+        // SAFETY: NULL or a readable attribute struct, by the caller's
+        // promise (rule 2).
+        match unsafe { a.as_ref() } {
             None => RxAttr::default(),
             Some(a) => RxAttr {
                 caps: a.caps,
@@ -240,8 +280,15 @@ impl RxAttr {
 }
 
 impl EpAttr {
+    /// Reads a C `fi_ep_attr`; NULL reads as the default (no constraint).
+    ///
+    /// # Safety
+    /// `a` is NULL or points to a readable `fi_ep_attr`, with its strings and buffers NULL or
+    /// valid for their stated lengths (rule 2).
     unsafe fn from_c(a: *const fi_ep_attr) -> EpAttr {
-        match a.as_ref() {
+        // SAFETY: NULL or a readable attribute struct, by the caller's
+        // promise (rule 2).
+        match unsafe { a.as_ref() } {
             None => EpAttr::default(),
             Some(a) => EpAttr {
                 ep_type: a.r#type,
@@ -256,11 +303,12 @@ impl EpAttr {
                 tx_ctx_cnt: a.tx_ctx_cnt,
                 rx_ctx_cnt: a.rx_ctx_cnt,
                 auth_key_size: a.auth_key_size,
-                auth_key: bytes(a.auth_key as *const c_void, a.auth_key_size),
+                // SAFETY: rule 2, auth_key holds auth_key_size bytes.
+                auth_key: unsafe { bytes(a.auth_key as *const c_void, a.auth_key_size) },
             },
         }
     }
-    unsafe fn write_c(&self, a: &mut fi_ep_attr) {
+    fn write_c(&self, a: &mut fi_ep_attr) {
         a.r#type = self.ep_type;
         a.protocol = self.protocol;
         a.protocol_version = self.protocol_version;
@@ -278,12 +326,20 @@ impl EpAttr {
 }
 
 impl DomainAttr {
+    /// Reads a C `fi_domain_attr`; NULL reads as the default (no constraint).
+    ///
+    /// # Safety
+    /// `a` is NULL or points to a readable `fi_domain_attr`, with its strings and buffers NULL or
+    /// valid for their stated lengths (rule 2).
     unsafe fn from_c(a: *const fi_domain_attr) -> DomainAttr {
-        match a.as_ref() {
+        // SAFETY: NULL or a readable attribute struct, by the caller's
+        // promise (rule 2).
+        match unsafe { a.as_ref() } {
             None => DomainAttr::default(),
             Some(a) => DomainAttr {
                 domain: a.domain as usize,
-                name: string(a.name),
+                // SAFETY: rule 2, NULL or a C string.
+                name: unsafe { string(a.name) },
                 threading: a.threading,
                 control_progress: a.control_progress,
                 // SAFETY: both union members are the same fi_progress.
@@ -306,7 +362,8 @@ impl DomainAttr {
                 caps: a.caps,
                 mode: a.mode,
                 auth_key_size: a.auth_key_size,
-                auth_key: bytes(a.auth_key as *const c_void, a.auth_key_size),
+                // SAFETY: rule 2, auth_key holds auth_key_size bytes.
+                auth_key: unsafe { bytes(a.auth_key as *const c_void, a.auth_key_size) },
                 max_err_data: a.max_err_data,
                 mr_cnt: a.mr_cnt,
                 tclass: a.tclass,
@@ -317,7 +374,7 @@ impl DomainAttr {
             },
         }
     }
-    unsafe fn write_c(&self, a: &mut fi_domain_attr) {
+    fn write_c(&self, a: &mut fi_domain_attr) {
         a.domain = self.domain as *mut fid_domain;
         a.name = c_string(&self.name);
         a.threading = self.threading;
@@ -353,19 +410,28 @@ impl DomainAttr {
 }
 
 impl FabricAttr {
+    /// Reads a C `fi_fabric_attr`; NULL reads as the default (no constraint).
+    ///
+    /// # Safety
+    /// `a` is NULL or points to a readable `fi_fabric_attr`, with its strings and buffers NULL or
+    /// valid for their stated lengths (rule 2).
     unsafe fn from_c(a: *const fi_fabric_attr) -> FabricAttr {
-        match a.as_ref() {
+        // SAFETY: NULL or a readable attribute struct, by the caller's
+        // promise (rule 2).
+        match unsafe { a.as_ref() } {
             None => FabricAttr::default(),
             Some(a) => FabricAttr {
                 fabric: a.fabric as usize,
-                name: string(a.name),
-                prov_name: string(a.prov_name),
+                // SAFETY: rule 2, NULL or a C string.
+                name: unsafe { string(a.name) },
+                // SAFETY: rule 2, NULL or a C string.
+                prov_name: unsafe { string(a.prov_name) },
                 prov_version: a.prov_version,
                 api_version: a.api_version,
             },
         }
     }
-    unsafe fn write_c(&self, a: &mut fi_fabric_attr) {
+    fn write_c(&self, a: &mut fi_fabric_attr) {
         a.fabric = self.fabric as *mut fid_fabric;
         a.name = c_string(&self.name);
         a.prov_name = c_string(&self.prov_name);
@@ -382,19 +448,28 @@ impl Info {
     /// `p` is NULL or points to a valid current-layout `fi_info` whose
     /// pointers are NULL or valid for their stated lengths.
     pub unsafe fn from_c(p: *const fi_info) -> Option<Info> {
-        let i = p.as_ref()?;
+        // SAFETY: (for this function) every pointer read below is NULL or
+        // valid for its stated length, by the caller's promise.
+        let i = unsafe { p.as_ref() }?;
         Some(Info {
             caps: i.caps,
             mode: i.mode,
             addr_format: i.addr_format,
-            src_addr: bytes(i.src_addr, i.src_addrlen),
-            dest_addr: bytes(i.dest_addr, i.dest_addrlen),
+            // SAFETY: see above.
+            src_addr: unsafe { bytes(i.src_addr, i.src_addrlen) },
+            // SAFETY: see above.
+            dest_addr: unsafe { bytes(i.dest_addr, i.dest_addrlen) },
             handle: i.handle as usize,
-            tx: TxAttr::from_c(i.tx_attr),
-            rx: RxAttr::from_c(i.rx_attr),
-            ep: EpAttr::from_c(i.ep_attr),
-            domain: DomainAttr::from_c(i.domain_attr),
-            fabric: FabricAttr::from_c(i.fabric_attr),
+            // SAFETY: see above.
+            tx: unsafe { TxAttr::from_c(i.tx_attr) },
+            // SAFETY: see above.
+            rx: unsafe { RxAttr::from_c(i.rx_attr) },
+            // SAFETY: see above.
+            ep: unsafe { EpAttr::from_c(i.ep_attr) },
+            // SAFETY: see above.
+            domain: unsafe { DomainAttr::from_c(i.domain_attr) },
+            // SAFETY: see above.
+            fabric: unsafe { FabricAttr::from_c(i.fabric_attr) },
             nic: i.nic as usize,
         })
     }
@@ -402,6 +477,9 @@ impl Info {
     /// Allocates a C `fi_info` with every attribute struct, filled from
     /// `self`. NULL when out of memory. `nic` is not copied (see [`dup_c`]).
     pub fn to_c(&self) -> *mut fi_info {
+        // SAFETY: alloc_c gives a fresh info whose five attribute structs
+        // are allocated (or NULL overall), so every reference made below
+        // is to live memory nobody else holds.
         unsafe {
             let p = alloc_c();
             if p.is_null() {
@@ -437,6 +515,8 @@ impl Info {
 /// Allocates a zeroed C `fi_info` with zeroed attribute structs (what
 /// `fi_dupinfo(NULL)` and so `fi_allocinfo()` return). NULL when out of memory.
 pub fn alloc_c() -> *mut fi_info {
+    // SAFETY: p is a fresh zeroed allocation (checked for NULL) that only
+    // this function holds; free_c accepts a partly filled info.
     unsafe {
         let p: *mut fi_info = calloc_one();
         if p.is_null() {
@@ -467,8 +547,26 @@ pub fn alloc_c() -> *mut fi_info {
 /// `p` is NULL or a list allocated by this library (or by the application
 /// with the C allocator, field by field, as libfabric allows).
 pub unsafe fn free_c(mut p: *mut fi_info) {
-    while let Some(i) = p.as_mut() {
+    // SAFETY: by the caller's promise every node and every pointer it owns
+    // came from the C allocator (or is NULL) and is freed once here; a NIC
+    // is closed through its own vtable, which its provider set.
+    while let Some(i) = unsafe { p.as_mut() } {
+        // SAFETY: see above.
+        unsafe { free_one(i) };
         let next = i.next;
+        // SAFETY: see above; i is not used after this.
+        unsafe { libc::free(p as *mut c_void) };
+        p = next;
+    }
+}
+
+/// Frees what one `fi_info` owns (not the node itself).
+///
+/// # Safety
+/// As for [`free_c`].
+unsafe fn free_one(i: &mut fi_info) {
+    // SAFETY: as for free_c.
+    unsafe {
         libc::free(i.src_addr);
         libc::free(i.dest_addr);
         libc::free(i.tx_attr as *mut c_void);
@@ -494,8 +592,6 @@ pub unsafe fn free_c(mut p: *mut fi_info) {
                 }
             }
         }
-        libc::free(p as *mut c_void);
-        p = next;
     }
 }
 
@@ -505,7 +601,8 @@ pub unsafe fn free_c(mut p: *mut fi_info) {
 /// # Safety
 /// As for [`Info::from_c`].
 pub unsafe fn dup_c(p: *const fi_info) -> *mut fi_info {
-    let Some(info) = Info::from_c(p) else {
+    // SAFETY: the caller's promise.
+    let Some(info) = (unsafe { Info::from_c(p) }) else {
         return alloc_c();
     };
     let dup = info.to_c();
@@ -513,22 +610,27 @@ pub unsafe fn dup_c(p: *const fi_info) -> *mut fi_info {
         return dup;
     }
     // A NIC belongs to its provider: ask it for a copy.
-    let nic = (*p).nic;
-    if let Some(n) = nic.as_mut() {
-        let mut copy: *mut fid_nic = ptr::null_mut();
-        if let Some(ops) = n.fid.ops.as_ref() {
-            if let Some(control) = ops.control {
-                let ret = control(
-                    &mut n.fid,
-                    FI_DUP as c_int,
-                    &mut copy as *mut _ as *mut c_void,
-                );
-                if ret != 0 {
-                    copy = ptr::null_mut();
+    // SAFETY: p is not NULL (from_c read it); a non-NULL nic is a live
+    // fid_nic of its provider (rule 2), whose control makes the copy, and
+    // dup is the fresh info allocated above.
+    unsafe {
+        let nic = (*p).nic;
+        if let Some(n) = nic.as_mut() {
+            let mut copy: *mut fid_nic = ptr::null_mut();
+            if let Some(ops) = n.fid.ops.as_ref() {
+                if let Some(control) = ops.control {
+                    let ret = control(
+                        &mut n.fid,
+                        FI_DUP as c_int,
+                        &mut copy as *mut _ as *mut c_void,
+                    );
+                    if ret != 0 {
+                        copy = ptr::null_mut();
+                    }
                 }
             }
+            (*dup).nic = copy;
         }
-        (*dup).nic = copy;
     }
     dup
 }
@@ -541,12 +643,14 @@ pub fn list_to_c(infos: &[Info]) -> Option<*mut fi_info> {
     for info in infos {
         let p = info.to_c();
         if p.is_null() {
+            // SAFETY: head is NULL or the list built here.
             unsafe { free_c(head) };
             return None;
         }
         if tail.is_null() {
             head = p;
         } else {
+            // SAFETY: tail is the last node built here, still live.
             unsafe { (*tail).next = p };
         }
         tail = p;
@@ -589,12 +693,13 @@ mod tests {
         let i = sample();
         let c = i.to_c();
         assert!(!c.is_null());
-        let back = unsafe { Info::from_c(c) }.unwrap();
-        assert_eq!(back, i);
-        let d = unsafe { dup_c(c) };
-        assert_ne!(unsafe { (*d).src_addr }, unsafe { (*c).src_addr });
-        assert_eq!(unsafe { Info::from_c(d) }.unwrap(), i);
+        // SAFETY: c and d are lists this module built, freed once at the end.
         unsafe {
+            let back = Info::from_c(c).unwrap();
+            assert_eq!(back, i);
+            let d = dup_c(c);
+            assert_ne!((*d).src_addr, (*c).src_addr);
+            assert_eq!(Info::from_c(d).unwrap(), i);
             free_c(c);
             free_c(d);
         }
@@ -602,12 +707,15 @@ mod tests {
 
     #[test]
     fn dup_null_is_zeroed_and_complete() {
-        let p = unsafe { dup_c(ptr::null()) };
-        let i = unsafe { &*p };
-        assert!(!i.tx_attr.is_null() && !i.rx_attr.is_null() && !i.ep_attr.is_null());
-        assert!(!i.domain_attr.is_null() && !i.fabric_attr.is_null());
-        assert_eq!(unsafe { Info::from_c(p) }.unwrap(), Info::default());
-        unsafe { free_c(p) };
+        // SAFETY: NULL is allowed; p is this module's and freed once.
+        unsafe {
+            let p = dup_c(ptr::null());
+            let i = &*p;
+            assert!(!i.tx_attr.is_null() && !i.rx_attr.is_null() && !i.ep_attr.is_null());
+            assert!(!i.domain_attr.is_null() && !i.fabric_attr.is_null());
+            assert_eq!(Info::from_c(p).unwrap(), Info::default());
+            free_c(p);
+        }
     }
 
     #[test]
@@ -618,6 +726,7 @@ mod tests {
             a
         }])
         .unwrap();
+        // SAFETY: l is the two-node list built above, freed once.
         unsafe {
             assert_eq!((*l).caps, FI_MSG | FI_TAGGED);
             assert_eq!((*(*l).next).caps, FI_RMA);

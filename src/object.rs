@@ -10,6 +10,7 @@
 //! being used.
 
 use crate::abi::*;
+use core::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -52,12 +53,28 @@ impl<C, T> Handle<C, T> {
     /// `class` it must be a handle created by [`Handle::boxed`] with these
     /// type parameters (one Rust type per class keeps that true).
     pub unsafe fn from_fid<'a>(fid: *const fid, class: c_int) -> Option<&'a Handle<C, T>> {
-        let f = fid.as_ref()?;
+        // SAFETY: NULL or a readable struct fid, by the caller's promise.
+        let f = unsafe { fid.as_ref() }?;
         if f.fclass as c_int != class {
             return None;
         }
-        let h = &*(fid as *const Handle<C, T>);
-        (h.magic == MAGIC && h.class == class).then_some(h)
+        let h = fid as *const Handle<C, T>;
+        // SAFETY: a fid of this class is, by the caller's promise, one of
+        // our handles with these type parameters, so its magic and class
+        // fields are readable; they are read in place, without a reference
+        // to the whole handle, so that an object of the same class from
+        // elsewhere that is at least that large is refused, not used.
+        let (magic, cls) = unsafe {
+            (
+                ptr::addr_of!((*h).magic).read(),
+                ptr::addr_of!((*h).class).read(),
+            )
+        };
+        if magic != MAGIC || cls != class {
+            return None;
+        }
+        // SAFETY: the magic says it is a live handle made by boxed.
+        Some(unsafe { &*h })
     }
 
     /// Frees a handle (after `fi_close` decided it may go).
@@ -65,7 +82,8 @@ impl<C, T> Handle<C, T> {
     /// # Safety
     /// `h` came from [`Handle::boxed`] and no reference to it remains.
     pub unsafe fn free(h: *const Handle<C, T>) {
-        let mut b = Box::from_raw(h as *mut Handle<C, T>);
+        // SAFETY: h came from Box::into_raw in boxed and is freed once.
+        let mut b = unsafe { Box::from_raw(h as *mut Handle<C, T>) };
         b.magic = 0;
         drop(b);
     }

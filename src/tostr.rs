@@ -6,6 +6,16 @@
 //! `fi_tostr_r`: text beyond the buffer is dropped piece by piece, and the
 //! trailing `", "` of a flag list is removed from whatever was kept, which
 //! is what upstream's output shows for short buffers.
+//!
+//! # Raw memory
+//!
+//! `fi_tostr` takes an untyped pointer and a type code, so [`write()`] reads
+//! C memory: the value the code names, and for `fi_info` and the attribute
+//! structs the strings and addresses they point to. It relies on the
+//! caller's promise that each is NULL or valid for its stated length (rule
+//! 2 of the pointer contract in `oxifabric_capi`'s crate docs); every
+//! `unsafe` read below says which part of that promise it uses. Nothing is
+//! written or freed.
 
 use crate::abi::layouts::v1;
 use crate::abi::*;
@@ -411,11 +421,16 @@ fn list(o: &mut Out, indent: &str, key: &str, f: impl FnOnce(&mut Out)) {
     o.push(" ]\n");
 }
 
+/// A C string's text, `(null)` for NULL.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
 unsafe fn cstr_or_null(p: *const c_char) -> String {
     if p.is_null() {
         "(null)".into()
     } else {
-        CStr::from_ptr(p).to_string_lossy().into_owned()
+        // SAFETY: not NULL, and NUL-terminated by the caller's promise.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }
 
@@ -432,13 +447,17 @@ fn version_text(v: u32) -> String {
 }
 
 /// Text for an address of a given format (upstream's URL-like style).
+///
+/// # Safety
+/// `p` is NULL or valid for `len` bytes; for `FI_ADDR_STR`, a C string.
 unsafe fn addr_text(format: u32, p: *const c_void, len: usize) -> String {
     if p.is_null() {
         return "(null)".into();
     }
     match format as c_int {
         FI_SOCKADDR | FI_SOCKADDR_IN | FI_SOCKADDR_IN6 => {
-            match crate::addr::from_sockaddr(p as *const u8, len) {
+            // SAFETY: p holds len bytes, by the caller's promise.
+            match unsafe { crate::addr::from_sockaddr(p as *const u8, len) } {
                 Some(std::net::SocketAddr::V4(a)) => {
                     format!("fi_sockaddr_in://{}:{}", a.ip(), a.port())
                 }
@@ -448,12 +467,13 @@ unsafe fn addr_text(format: u32, p: *const c_void, len: usize) -> String {
                 None => "(unknown)".into(),
             }
         }
-        FI_ADDR_STR => cstr_or_null(p as *const c_char),
+        // SAFETY: an FI_ADDR_STR address is a C string.
+        FI_ADDR_STR => unsafe { cstr_or_null(p as *const c_char) },
         _ => "(unknown)".into(),
     }
 }
 
-unsafe fn tx_attr(o: &mut Out, a: &fi_tx_attr, ind: &str) {
+fn tx_attr(o: &mut Out, a: &fi_tx_attr, ind: &str) {
     list(o, ind, "caps", |o| flags(o, a.caps, CAPS));
     list(o, ind, "mode", |o| flags(o, a.mode, MODE));
     list(o, ind, "op_flags", |o| flags(o, a.op_flags, OP_FLAGS));
@@ -466,7 +486,7 @@ unsafe fn tx_attr(o: &mut Out, a: &fi_tx_attr, ind: &str) {
     line(o, ind, "tclass", &format!("{:#x}", a.tclass));
 }
 
-unsafe fn rx_attr(o: &mut Out, a: &fi_rx_attr, ind: &str) {
+fn rx_attr(o: &mut Out, a: &fi_rx_attr, ind: &str) {
     list(o, ind, "caps", |o| flags(o, a.caps, CAPS));
     list(o, ind, "mode", |o| flags(o, a.mode, MODE));
     list(o, ind, "op_flags", |o| flags(o, a.op_flags, OP_FLAGS));
@@ -482,7 +502,7 @@ unsafe fn rx_attr(o: &mut Out, a: &fi_rx_attr, ind: &str) {
     line(o, ind, "iov_limit", &a.iov_limit.to_string());
 }
 
-unsafe fn ep_attr(o: &mut Out, a: &fi_ep_attr, ind: &str) {
+fn ep_attr(o: &mut Out, a: &fi_ep_attr, ind: &str) {
     line(o, ind, "type", name_of(EP_TYPES, a.r#type));
     line(o, ind, "protocol", protocol(a.protocol));
     line(o, ind, "protocol_version", &a.protocol_version.to_string());
@@ -517,9 +537,12 @@ unsafe fn ep_attr(o: &mut Out, a: &fi_ep_attr, ind: &str) {
     line(o, ind, "auth_key_size", &a.auth_key_size.to_string());
 }
 
+/// # Safety
+/// `a.name` is NULL or a C string.
 unsafe fn domain_attr(o: &mut Out, a: &fi_domain_attr, ind: &str) {
     line(o, ind, "domain", &format!("{:#x}", a.domain as usize));
-    line(o, ind, "name", &cstr_or_null(a.name));
+    // SAFETY: the caller's promise.
+    line(o, ind, "name", &unsafe { cstr_or_null(a.name) });
     line(o, ind, "threading", name_of(THREADING, a.threading));
     line(
         o,
@@ -563,27 +586,38 @@ unsafe fn domain_attr(o: &mut Out, a: &fi_domain_attr, ind: &str) {
     line(o, ind, "tclass", &format!("{:#x}", a.tclass));
 }
 
+/// # Safety
+/// `a.name` and `a.prov_name` are NULL or C strings.
 unsafe fn fabric_attr(o: &mut Out, a: &fi_fabric_attr, ind: &str) {
-    line(o, ind, "name", &cstr_or_null(a.name));
-    line(o, ind, "prov_name", &cstr_or_null(a.prov_name));
+    // SAFETY: the caller's promise.
+    line(o, ind, "name", &unsafe { cstr_or_null(a.name) });
+    // SAFETY: the caller's promise.
+    line(o, ind, "prov_name", &unsafe { cstr_or_null(a.prov_name) });
     line(o, ind, "prov_version", &version_text(a.prov_version));
     line(o, ind, "api_version", &version_text(a.api_version));
 }
 
 /// Prints a sub-attribute inside `fi_info`: its title, then its fields one
 /// level deeper, or `(null)`.
+///
+/// # Safety
+/// `p` is NULL or a readable `T` that meets `f`'s own requirements.
 unsafe fn nested<T>(o: &mut Out, title: &str, p: *const T, f: unsafe fn(&mut Out, &T, &str)) {
     o.push("    ");
     o.push(title);
-    match p.as_ref() {
+    // SAFETY: the caller's promise.
+    match unsafe { p.as_ref() } {
         None => o.push(": (null)\n"),
         Some(a) => {
             o.push(":\n");
-            f(o, a, "        ");
+            // SAFETY: the caller's promise.
+            unsafe { f(o, a, "        ") };
         }
     }
 }
 
+/// # Safety
+/// Every pointer in `i` is NULL or valid for its stated length (rule 2).
 unsafe fn info(o: &mut Out, i: &fi_info) {
     let ind = "    ";
     o.push("fi_info:\n");
@@ -592,24 +626,21 @@ unsafe fn info(o: &mut Out, i: &fi_info) {
     line(o, ind, "addr_format", addr_format(i.addr_format));
     line(o, ind, "src_addrlen", &i.src_addrlen.to_string());
     line(o, ind, "dest_addrlen", &i.dest_addrlen.to_string());
-    line(
-        o,
-        ind,
-        "src_addr",
-        &addr_text(i.addr_format, i.src_addr, i.src_addrlen),
-    );
-    line(
-        o,
-        ind,
-        "dest_addr",
-        &addr_text(i.addr_format, i.dest_addr, i.dest_addrlen),
-    );
+    // SAFETY: (this and the reads below) the caller's promise.
+    let src = unsafe { addr_text(i.addr_format, i.src_addr, i.src_addrlen) };
+    line(o, ind, "src_addr", &src);
+    // SAFETY: as above.
+    let dest = unsafe { addr_text(i.addr_format, i.dest_addr, i.dest_addrlen) };
+    line(o, ind, "dest_addr", &dest);
     line(o, ind, "handle", &ptr_text(i.handle as usize));
-    nested(o, "fi_tx_attr", i.tx_attr, tx_attr);
-    nested(o, "fi_rx_attr", i.rx_attr, rx_attr);
-    nested(o, "fi_ep_attr", i.ep_attr, ep_attr);
-    nested(o, "fi_domain_attr", i.domain_attr, domain_attr);
-    nested(o, "fi_fabric_attr", i.fabric_attr, fabric_attr);
+    // SAFETY: as above.
+    unsafe {
+        nested(o, "fi_tx_attr", i.tx_attr, tx_attr);
+        nested(o, "fi_rx_attr", i.rx_attr, rx_attr);
+        nested(o, "fi_ep_attr", i.ep_attr, ep_attr);
+        nested(o, "fi_domain_attr", i.domain_attr, domain_attr);
+        nested(o, "fi_fabric_attr", i.fabric_attr, fabric_attr);
+    }
     line(o, ind, "nic", &ptr_text(i.nic as usize));
 }
 
@@ -622,33 +653,42 @@ pub unsafe fn write(o: &mut Out, data: *const c_void, datatype: c_int) -> bool {
     if data.is_null() {
         return false;
     }
-    let u32v = || *(data as *const u32);
-    let u64v = || *(data as *const u64);
+    // SAFETY: (here and in every arm) data points to a value of the type
+    // datatype names, by the caller's promise.
+    let u32v = || unsafe { *(data as *const u32) };
+    // SAFETY: as above.
+    let u64v = || unsafe { *(data as *const u64) };
     match datatype as u32 {
-        FI_TYPE_INFO => info(o, &*(data as *const fi_info)),
+        // SAFETY: as above.
+        FI_TYPE_INFO => unsafe { info(o, &*(data as *const fi_info)) },
         FI_TYPE_EP_TYPE => o.push(name_of(EP_TYPES, u32v())),
         FI_TYPE_CAPS => flags(o, u64v(), CAPS),
         FI_TYPE_OP_FLAGS => flags(o, u64v(), OP_FLAGS),
         FI_TYPE_ADDR_FORMAT => o.push(addr_format(u32v())),
         FI_TYPE_TX_ATTR => {
             o.push("fi_tx_attr:\n");
-            tx_attr(o, &*(data as *const fi_tx_attr), "    ");
+            // SAFETY: as above.
+            tx_attr(o, unsafe { &*(data as *const fi_tx_attr) }, "    ");
         }
         FI_TYPE_RX_ATTR => {
             o.push("fi_rx_attr:\n");
-            rx_attr(o, &*(data as *const fi_rx_attr), "    ");
+            // SAFETY: as above.
+            rx_attr(o, unsafe { &*(data as *const fi_rx_attr) }, "    ");
         }
         FI_TYPE_EP_ATTR => {
             o.push("fi_ep_attr:\n");
-            ep_attr(o, &*(data as *const fi_ep_attr), "    ");
+            // SAFETY: as above.
+            ep_attr(o, unsafe { &*(data as *const fi_ep_attr) }, "    ");
         }
         FI_TYPE_DOMAIN_ATTR => {
             o.push("fi_domain_attr:\n");
-            domain_attr(o, &*(data as *const fi_domain_attr), "    ");
+            // SAFETY: as above, including the name it points to.
+            unsafe { domain_attr(o, &*(data as *const fi_domain_attr), "    ") };
         }
         FI_TYPE_FABRIC_ATTR => {
             o.push("fi_fabric_attr:\n");
-            fabric_attr(o, &*(data as *const fi_fabric_attr), "    ");
+            // SAFETY: as above, including the names it points to.
+            unsafe { fabric_attr(o, &*(data as *const fi_fabric_attr), "    ") };
         }
         FI_TYPE_THREADING => o.push(name_of(THREADING, u32v())),
         FI_TYPE_PROGRESS => o.push(name_of(PROGRESS, u32v())),
@@ -661,7 +701,8 @@ pub unsafe fn write(o: &mut Out, data: *const c_void, datatype: c_int) -> bool {
         FI_TYPE_VERSION => o.push(LIB_VERSION),
         FI_TYPE_EQ_EVENT => o.push(name_of(EQ_EVENTS, u32v())),
         FI_TYPE_CQ_EVENT_FLAGS => flags(o, u64v(), CQ_FLAGS),
-        FI_TYPE_MR_MODE => mr_mode(o, *(data as *const c_int)),
+        // SAFETY: as above.
+        FI_TYPE_MR_MODE => mr_mode(o, unsafe { *(data as *const c_int) }),
         FI_TYPE_OP_TYPE => o.push(name_of(OP_TYPES, u32v())),
         FI_TYPE_FID => o.push(&format!("fid: {data:p}\n")),
         FI_TYPE_COLLECTIVE_OP => o.push(name_of(COLLECTIVES, u32v())),
@@ -677,47 +718,39 @@ pub unsafe fn write(o: &mut Out, data: *const c_void, datatype: c_int) -> bool {
 /// The text for `data` of type `datatype`, None where upstream returns NULL.
 ///
 /// # Safety
-/// As for [`write`].
+/// As for [`write()`].
 pub unsafe fn tostr(data: *const c_void, datatype: c_int) -> Option<String> {
     let mut o = Out::new();
-    write(&mut o, data, datatype).then(|| o.into_string())
+    // SAFETY: the caller's promise.
+    unsafe { write(&mut o, data, datatype) }.then(|| o.into_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The text for a value of C type `T` (the tests' safe view of
+    /// [`tostr`]).
+    fn text<T>(v: &T, datatype: u32) -> Option<String> {
+        // SAFETY: v is a live T; each test names the type code for T.
+        unsafe { tostr(v as *const T as *const c_void, datatype as c_int) }
+    }
+
     #[test]
     fn enums_flags_and_unknowns() {
         let v: u32 = FI_EP_RDM;
-        assert_eq!(
-            unsafe { tostr(&v as *const u32 as *const c_void, FI_TYPE_EP_TYPE as c_int) }.unwrap(),
-            "FI_EP_RDM"
-        );
+        assert_eq!(text(&v, FI_TYPE_EP_TYPE).unwrap(), "FI_EP_RDM");
         let c: u64 = FI_MSG | FI_TAGGED | FI_SEND;
         assert_eq!(
-            unsafe { tostr(&c as *const u64 as *const c_void, FI_TYPE_CAPS as c_int) }.unwrap(),
+            text(&c, FI_TYPE_CAPS).unwrap(),
             "FI_MSG, FI_TAGGED, FI_SEND"
         );
-        assert_eq!(
-            unsafe { tostr(&c as *const u64 as *const c_void, 999) }.unwrap(),
-            "Unknown type"
-        );
-        assert_eq!(
-            unsafe { tostr(core::ptr::null(), FI_TYPE_INFO as c_int) },
-            None
-        );
+        assert_eq!(text(&c, 999).unwrap(), "Unknown type");
+        // SAFETY: NULL is allowed.
+        let null = unsafe { tostr(core::ptr::null(), FI_TYPE_INFO as c_int) };
+        assert_eq!(null, None);
         let bad: u32 = 77;
-        assert_eq!(
-            unsafe {
-                tostr(
-                    &bad as *const u32 as *const c_void,
-                    FI_TYPE_THREADING as c_int,
-                )
-            }
-            .unwrap(),
-            "Unknown"
-        );
+        assert_eq!(text(&bad, FI_TYPE_THREADING).unwrap(), "Unknown");
     }
 
     #[test]
@@ -725,6 +758,7 @@ mod tests {
         let c: u64 = FI_MSG | FI_RMA | FI_TAGGED;
         let at = |n: usize| {
             let mut o = Out::bounded(n);
+            // SAFETY: c is a live u64, as FI_TYPE_CAPS names.
             unsafe {
                 write(
                     &mut o,

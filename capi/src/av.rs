@@ -1,6 +1,6 @@
 //! `fid_av`: thunks onto the engine's address vector.
 
-use crate::boundary::{catch, opt_str, with_handle};
+use crate::boundary::{opt_str, with_handle};
 use crate::domain::domain_handle;
 use crate::handles::*;
 use core::ffi::{c_char, c_int, c_void};
@@ -50,14 +50,16 @@ static AV_OPS: fi_ops_av = fi_ops_av {
     set_user_id: None,
 };
 
-pub unsafe extern "C" fn domain_av_open(
+/// `fi_av_open`.
+pub(crate) extern "C" fn domain_av_open(
     domain: *mut fid_domain,
     attr: *mut fi_av_attr,
     av: *mut *mut fid_av,
     context: *mut c_void,
 ) -> c_int {
     with_handle!(domain_handle, domain, "fi_av_open", |d| {
-        let (Some(a), false) = (attr.as_ref(), av.is_null()) else {
+        // SAFETY: rule 2, attr is NULL or a readable fi_av_attr.
+        let (Some(a), false) = (unsafe { attr.as_ref() }, av.is_null()) else {
             core_warn!(FI_LOG_AV, "fi_av_open: attr or av is NULL");
             return -FI_EINVAL;
         };
@@ -101,30 +103,38 @@ pub unsafe extern "C" fn domain_av_open(
             eq: Mutex::new(None),
             _domain: BindRef::new(&d.binds),
         };
-        *av = AvHandle::boxed(c, FI_CLASS_AV, obj);
+        // SAFETY: rule 3, av is not NULL (checked above).
+        unsafe { *av = AvHandle::boxed(c, FI_CLASS_AV, obj) };
         0
     })
 }
 
 /// Recovers an AV handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `f` is NULL or a fid.
 pub unsafe fn av_handle<'a>(f: *const fid) -> Option<&'a AvHandle> {
-    AvHandle::from_fid(f, FI_CLASS_AV)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { AvHandle::from_fid(f, FI_CLASS_AV) }
 }
 
-unsafe extern "C" fn av_close(f: *mut fid) -> c_int {
+extern "C" fn av_close(f: *mut fid) -> c_int {
     with_handle!(av_handle, f, "fi_close(av)", |h| {
         if h.busy() {
             core_warn!(FI_LOG_AV, "fi_close: AV is still bound to an endpoint");
             return -FI_EBUSY;
         }
-        AvHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), nothing is bound to
+        // it, and by rule 1 the application does not use it after close.
+        unsafe { AvHandle::free(h) };
         0
     })
 }
 
-unsafe extern "C" fn av_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
+extern "C" fn av_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
     with_handle!(av_handle, f, "fi_av_bind", |h| {
-        let Some(eq) = crate::eq::eq_handle(bfid) else {
+        // SAFETY: rule 1, bfid is NULL or a fid.
+        let Some(eq) = (unsafe { crate::eq::eq_handle(bfid) }) else {
             return bad_fid("fi_av_bind (an AV binds only to an EQ)");
         };
         if flags != 0 {
@@ -137,13 +147,22 @@ unsafe extern "C" fn av_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
 }
 
 /// Length of the address at `p` for this AV's format; 0 if unknowable.
+///
+/// # Safety
+/// `p` points to an address of the AV's format (rule 2), so at least its
+/// family field is readable.
 unsafe fn addr_len(format: u32, p: *const u8) -> usize {
-    AddrFormat(format).len_at(p).unwrap_or(0)
+    // SAFETY: the caller's promise above is len_at's.
+    unsafe { AddrFormat(format).len_at(p) }.unwrap_or(0)
 }
 
 /// Inserts addresses one by one; reports per-address failures through
 /// `fi_addr` (`FI_ADDR_NOTAVAIL`) and, with `FI_SYNC_ERR`, the `context`
 /// array of error codes. With `FI_EVENT` the count goes to the bound EQ.
+///
+/// # Safety
+/// `fi_addr` is NULL or writable for `addrs.len()` entries, and with
+/// `FI_SYNC_ERR` `context` is NULL or writable for as many ints (rule 3).
 unsafe fn insert_list(
     h: &AvHandle,
     addrs: &[&[u8]],
@@ -155,13 +174,16 @@ unsafe fn insert_list(
     for (i, a) in addrs.iter().enumerate() {
         let r = h.inner.av.insert(a);
         if !fi_addr.is_null() {
-            *fi_addr.add(i) = *r.as_ref().unwrap_or(&FI_ADDR_NOTAVAIL);
+            // SAFETY: entry i < addrs.len() of the caller's array.
+            unsafe { *fi_addr.add(i) = *r.as_ref().unwrap_or(&FI_ADDR_NOTAVAIL) };
         }
         if flags & FI_SYNC_ERR != 0 && !context.is_null() {
-            *(context as *mut c_int).add(i) = match r {
+            let code = match r {
                 Ok(_) => 0,
                 Err(e) => e.errno(),
             };
+            // SAFETY: entry i < addrs.len() of the caller's error array.
+            unsafe { *(context as *mut c_int).add(i) = code };
         }
         match r {
             Ok(_) => ok += 1,
@@ -193,7 +215,7 @@ unsafe fn insert_list(
     ok as c_int
 }
 
-unsafe extern "C" fn av_insert(
+extern "C" fn av_insert(
     av: *mut fid_av,
     addr: *const c_void,
     count: usize,
@@ -211,26 +233,68 @@ unsafe extern "C" fn av_insert(
             return -FI_EBADFLAGS;
         }
         let mut list = Vec::with_capacity(count);
+        // SAFETY (this loop): rule 2, addr holds count addresses of the
+        // AV's format back to back, so each p is the start of one.
         let mut p = addr as *const u8;
         for _ in 0..count {
-            let n = addr_len(h.inner.addr_format, p);
+            // SAFETY: see above.
+            let n = unsafe { addr_len(h.inner.addr_format, p) };
             if n == 0 {
                 core_warn!(FI_LOG_AV, "fi_av_insert: address of unknown family");
                 list.push(&[][..]);
                 // Without a length the rest cannot be found.
                 break;
             }
-            list.push(core::slice::from_raw_parts(p, n));
-            p = p.add(n);
+            // SAFETY: see above; the address at p is n bytes long.
+            list.push(unsafe { core::slice::from_raw_parts(p, n) });
+            // SAFETY: see above; the next address follows.
+            p = unsafe { p.add(n) };
         }
         while list.len() < count {
             list.push(&[][..]);
         }
-        insert_list(h, &list, fi_addr, flags, context)
+        // SAFETY: rule 3 for fi_addr and context.
+        unsafe { insert_list(h, &list, fi_addr, flags, context) }
     })
 }
 
-unsafe extern "C" fn av_insertsvc(
+/// What `fi_av_insertsvc` and `fi_av_insertsym` share: the AV, the node
+/// and service strings both require (`-FI_EINVAL`, logged, when either is
+/// NULL or not UTF-8), and the insertion of the addresses `resolve` makes
+/// of them (or the error code it returns).
+///
+/// # Safety
+/// Rule 1 for `av`, rule 2 for `node` and `service` (NULL or C strings),
+/// rule 3 for `fi_addr` and `context`, as `insert_list` needs them.
+#[allow(clippy::too_many_arguments)]
+unsafe fn insert_named(
+    what: &str,
+    av: *mut fid_av,
+    node: *const c_char,
+    service: *const c_char,
+    fi_addr: *mut fi_addr_t,
+    flags: u64,
+    context: *mut c_void,
+    resolve: impl FnOnce(&AvHandle, &str, &str) -> Result<Vec<Vec<u8>>, c_int>,
+) -> c_int {
+    with_handle!(av_handle, av, what, |h| {
+        // SAFETY: both are NULL or NUL-terminated, by the caller's promise.
+        let (Ok(Some(node)), Ok(Some(service))) = (unsafe { (opt_str(node), opt_str(service)) })
+        else {
+            core_warn!(FI_LOG_AV, "{what}: node and service are required");
+            return -FI_EINVAL;
+        };
+        let raws = match resolve(h, node, service) {
+            Ok(r) => r,
+            Err(e) => return e,
+        };
+        let list: Vec<&[u8]> = raws.iter().map(Vec::as_slice).collect();
+        // SAFETY: the caller's promise for fi_addr and context.
+        unsafe { insert_list(h, &list, fi_addr, flags, context) }
+    })
+}
+
+extern "C" fn av_insertsvc(
     av: *mut fid_av,
     node: *const c_char,
     service: *const c_char,
@@ -238,30 +302,34 @@ unsafe extern "C" fn av_insertsvc(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
-    with_handle!(av_handle, av, "fi_av_insertsvc", |h| {
-        let (Ok(Some(node)), Ok(Some(service))) = (opt_str(node), opt_str(service)) else {
-            core_warn!(FI_LOG_AV, "fi_av_insertsvc: node and service are required");
-            return -FI_EINVAL;
-        };
-        let addrs = match oxifabric::addr::resolve(Some(node), Some(service), false, false) {
-            Ok(a) => a,
-            Err(e) => return e.code(),
-        };
+    let resolve = |h: &AvHandle, node: &str, service: &str| {
+        let addrs = oxifabric::addr::resolve(Some(node), Some(service), false, false)
+            .map_err(|e| e.code())?;
         let want_v6 = h.inner.addr_format == (FI_SOCKADDR_IN6 as u32);
-        let Some(sa) = addrs
+        let sa = addrs
             .iter()
             .find(|a| a.is_ipv6() == want_v6)
             .or(addrs.first())
-        else {
-            return -FI_ENODATA;
-        };
-        let raw = oxifabric::addr::to_sockaddr(sa);
-        insert_list(h, &[&raw], fi_addr, flags, context)
-    })
+            .ok_or(-FI_ENODATA)?;
+        Ok(vec![oxifabric::addr::to_sockaddr(sa)])
+    };
+    // SAFETY: the pointer contract, rules 1 to 3.
+    unsafe {
+        insert_named(
+            "fi_av_insertsvc",
+            av,
+            node,
+            service,
+            fi_addr,
+            flags,
+            context,
+            resolve,
+        )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn av_insertsym(
+extern "C" fn av_insertsym(
     av: *mut fid_av,
     node: *const c_char,
     nodecnt: usize,
@@ -271,17 +339,13 @@ unsafe extern "C" fn av_insertsym(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
-    with_handle!(av_handle, av, "fi_av_insertsym", |h| {
-        let (Ok(Some(node)), Ok(Some(service))) = (opt_str(node), opt_str(service)) else {
-            core_warn!(FI_LOG_AV, "fi_av_insertsym: node and service are required");
-            return -FI_EINVAL;
-        };
+    let resolve = |_: &AvHandle, node: &str, service: &str| {
         let (Ok(ip), Ok(port)) = (node.parse::<std::net::IpAddr>(), service.parse::<u16>()) else {
             core_warn!(
                 FI_LOG_AV,
                 "fi_av_insertsym: node must be a numeric address and service a port"
             );
-            return -FI_EINVAL;
+            return Err(-FI_EINVAL);
         };
         let mut raws = Vec::new();
         for n in 0..nodecnt {
@@ -294,20 +358,30 @@ unsafe extern "C" fn av_insertsym(
                 }
             };
             for s in 0..svccnt {
-                let Some(p) = port.checked_add(s as u16) else {
-                    return -FI_EINVAL;
-                };
+                let p = port.checked_add(s as u16).ok_or(-FI_EINVAL)?;
                 raws.push(oxifabric::addr::to_sockaddr(&std::net::SocketAddr::new(
                     ip, p,
                 )));
             }
         }
-        let list: Vec<&[u8]> = raws.iter().map(Vec::as_slice).collect();
-        insert_list(h, &list, fi_addr, flags, context)
-    })
+        Ok(raws)
+    };
+    // SAFETY: the pointer contract, rules 1 to 3.
+    unsafe {
+        insert_named(
+            "fi_av_insertsym",
+            av,
+            node,
+            service,
+            fi_addr,
+            flags,
+            context,
+            resolve,
+        )
+    }
 }
 
-unsafe extern "C" fn av_remove(
+extern "C" fn av_remove(
     av: *mut fid_av,
     fi_addr: *mut fi_addr_t,
     count: usize,
@@ -322,12 +396,10 @@ unsafe extern "C" fn av_remove(
         }
         let mut ret = 0;
         for i in 0..count {
-            if let Err(e) = h.inner.av.remove(*fi_addr.add(i)) {
-                core_warn!(
-                    FI_LOG_AV,
-                    "fi_av_remove: {:#x} is not in the AV",
-                    *fi_addr.add(i)
-                );
+            // SAFETY: rule 2, fi_addr holds count entries, i < count.
+            let a = unsafe { *fi_addr.add(i) };
+            if let Err(e) = h.inner.av.remove(a) {
+                core_warn!(FI_LOG_AV, "fi_av_remove: {a:#x} is not in the AV");
                 ret = e.code();
             }
         }
@@ -335,50 +407,64 @@ unsafe extern "C" fn av_remove(
     })
 }
 
-unsafe extern "C" fn av_lookup(
+extern "C" fn av_lookup(
     av: *mut fid_av,
     fi_addr: fi_addr_t,
     addr: *mut c_void,
     addrlen: *mut usize,
 ) -> c_int {
     with_handle!(av_handle, av, "fi_av_lookup", |h| {
-        if addrlen.is_null() || (addr.is_null() && *addrlen > 0) {
+        if addrlen.is_null() {
+            return -FI_EINVAL;
+        }
+        // SAFETY: rules 2 and 3, addrlen is a readable and writable size_t.
+        let room = unsafe { *addrlen };
+        if addr.is_null() && room > 0 {
             return -FI_EINVAL;
         }
         let Some(e) = h.inner.av.lookup(fi_addr) else {
             return -FI_ENOENT;
         };
-        let n = e.raw.len().min(*addrlen);
-        core::ptr::copy_nonoverlapping(e.raw.as_ptr(), addr as *mut u8, n);
-        *addrlen = e.raw.len();
+        let n = e.raw.len().min(room);
+        if n > 0 {
+            // SAFETY: rule 3, addr is writable for room >= n bytes.
+            unsafe { core::ptr::copy_nonoverlapping(e.raw.as_ptr(), addr as *mut u8, n) };
+        }
+        // SAFETY: as above.
+        unsafe { *addrlen = e.raw.len() };
         0
     })
 }
 
-unsafe extern "C" fn av_straddr(
+extern "C" fn av_straddr(
     av: *mut fid_av,
     addr: *const c_void,
     buf: *mut c_char,
     len: *mut usize,
 ) -> *const c_char {
-    catch(|| {
-        let Some(h) = av_handle(av as *const fid) else {
-            bad_fid("fi_av_straddr");
-            return core::ptr::null();
-        };
+    with_handle!(av_handle, av, "fi_av_straddr", |h| {
         if addr.is_null() || len.is_null() {
             return core::ptr::null();
         }
-        let n = addr_len(h.inner.addr_format, addr as *const u8);
-        let raw = core::slice::from_raw_parts(addr as *const u8, n);
+        // SAFETY: rule 2, addr is an address of the AV's format, which is
+        // n bytes long.
+        let raw = unsafe {
+            let n = addr_len(h.inner.addr_format, addr as *const u8);
+            core::slice::from_raw_parts(addr as *const u8, n)
+        };
         let s = AddrFormat(h.inner.addr_format).to_text(raw);
-        let room = *len;
+        // SAFETY: rules 2 and 3, len is a readable and writable size_t.
+        let room = unsafe { *len };
         if !buf.is_null() && room > 0 {
             let k = s.len().min(room - 1);
-            core::ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, k);
-            *buf.add(k) = 0;
+            // SAFETY: rule 3, buf is writable for room > k bytes.
+            unsafe {
+                core::ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, k);
+                *buf.add(k) = 0;
+            }
         }
-        *len = s.len() + 1;
+        // SAFETY: as above.
+        unsafe { *len = s.len() + 1 };
         buf
     })
 }

@@ -149,6 +149,35 @@ mod tests {
     }
 
     #[test]
+    fn with_handle_refuses_a_null_or_foreign_fid_in_the_return_type() {
+        let null: *mut oxifabric::abi::fid = core::ptr::null_mut();
+        let rc: c_int = with_handle!(crate::cq::cq_handle, null, "test", |_h| 0);
+        assert_eq!(rc, -FI_EINVAL);
+        let n: isize = with_handle!(crate::cq::cq_handle, null, "test", |_h| 1);
+        assert_eq!(n, -(FI_EINVAL as isize));
+        let v: u64 = with_handle!(crate::cntr::cntr_handle, null, "test", |_h| 5);
+        assert_eq!(v, 0);
+        // An object of the right class that is not one of our handles
+        // (larger than a handle's head, as another library's CQ would be).
+        #[repr(C)]
+        struct Foreign {
+            fid: oxifabric::abi::fid,
+            rest: [u64; 8],
+        }
+        let mut foreign = Foreign {
+            fid: oxifabric::abi::fid {
+                fclass: oxifabric::abi::FI_CLASS_CQ as usize,
+                context: core::ptr::null_mut(),
+                ops: core::ptr::null_mut(),
+            },
+            rest: [0; 8],
+        };
+        let f = &mut foreign.fid as *mut oxifabric::abi::fid;
+        let rc: c_int = with_handle!(crate::cq::cq_handle, f, "test", |_h| 0);
+        assert_eq!(rc, -FI_EINVAL);
+    }
+
+    #[test]
     fn error_codes_keep_their_value_where_the_type_can_carry_them() {
         assert_eq!(<c_int as CReturn>::from_code(-FI_EINVAL), -FI_EINVAL);
         assert_eq!(

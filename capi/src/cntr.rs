@@ -40,7 +40,8 @@ static CNTR_OPS: fi_ops_cntr = fi_ops_cntr {
     seterr: Some(cntr_seterr),
 };
 
-pub unsafe extern "C" fn domain_cntr_open(
+/// `fi_cntr_open`.
+pub(crate) extern "C" fn domain_cntr_open(
     domain: *mut fid_domain,
     attr: *mut fi_cntr_attr,
     cntr: *mut *mut fid_cntr,
@@ -51,7 +52,8 @@ pub unsafe extern "C" fn domain_cntr_open(
             return -FI_EINVAL;
         }
         // A NULL attr means defaults.
-        let (events, wait_obj, flags, wait_set) = match attr.as_ref() {
+        // SAFETY: rule 2, attr is NULL or a readable fi_cntr_attr.
+        let (events, wait_obj, flags, wait_set) = match unsafe { attr.as_ref() } {
             Some(a) => (a.events, a.wait_obj, a.flags, a.wait_set),
             None => (
                 FI_CNTR_EVENTS_COMP,
@@ -79,7 +81,8 @@ pub unsafe extern "C" fn domain_cntr_open(
         }
         let member: std::sync::Weak<dyn oxifabric::service::waitset::Waitable> =
             Arc::downgrade(&c) as _;
-        let wait_bind = match crate::wait::join(wait_obj, wait_set, member) {
+        // SAFETY: rule 1, wait_set is NULL or a fid.
+        let wait_bind = match unsafe { crate::wait::join(wait_obj, wait_set, member) } {
             Ok(b) => b,
             Err(e) => return e,
         };
@@ -91,25 +94,27 @@ pub unsafe extern "C" fn domain_cntr_open(
             },
             ops: &CNTR_OPS as *const _ as *mut _,
         };
-        *cntr = CntrHandle::boxed(
-            cf,
-            FI_CLASS_CNTR,
-            CntrObj {
-                cntr: c,
-                _wait: wait_bind,
-                _domain: BindRef::new(&d.binds),
-            },
-        );
+        let obj = CntrObj {
+            cntr: c,
+            _wait: wait_bind,
+            _domain: BindRef::new(&d.binds),
+        };
+        // SAFETY: rule 3, cntr is not NULL (checked above).
+        unsafe { *cntr = CntrHandle::boxed(cf, FI_CLASS_CNTR, obj) };
         0
     })
 }
 
 /// Recovers a counter handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `f` is NULL or a fid.
 pub unsafe fn cntr_handle<'a>(f: *const fid) -> Option<&'a CntrHandle> {
-    CntrHandle::from_fid(f, FI_CLASS_CNTR)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { CntrHandle::from_fid(f, FI_CLASS_CNTR) }
 }
 
-unsafe extern "C" fn cntr_close(f: *mut fid) -> c_int {
+extern "C" fn cntr_close(f: *mut fid) -> c_int {
     with_handle!(cntr_handle, f, "fi_close(cntr)", |h| {
         if h.busy() {
             core_warn!(
@@ -118,51 +123,55 @@ unsafe extern "C" fn cntr_close(f: *mut fid) -> c_int {
             );
             return -FI_EBUSY;
         }
-        CntrHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), nothing is bound to
+        // it, and by rule 1 the application does not use it after close.
+        unsafe { CntrHandle::free(h) };
         0
     })
 }
 
-unsafe extern "C" fn cntr_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+extern "C" fn cntr_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
     with_handle!(cntr_handle, f, "fi_control(cntr)", |h| {
-        wait_control(command, arg, h.inner.cntr.wait_obj, h.inner.cntr.wait_fd())
+        let (wait_obj, fd) = (h.inner.cntr.wait_obj, h.inner.cntr.wait_fd());
+        // SAFETY: rules 2 and 3, arg is what the command documents.
+        unsafe { wait_control(command, arg, wait_obj, fd) }
     })
 }
 
-unsafe extern "C" fn cntr_read(c: *mut fid_cntr) -> u64 {
+extern "C" fn cntr_read(c: *mut fid_cntr) -> u64 {
     with_handle!(cntr_handle, c, "fi_cntr_read", |h| h.inner.cntr.read())
 }
-unsafe extern "C" fn cntr_readerr(c: *mut fid_cntr) -> u64 {
+extern "C" fn cntr_readerr(c: *mut fid_cntr) -> u64 {
     with_handle!(cntr_handle, c, "fi_cntr_readerr", |h| h
         .inner
         .cntr
         .readerr())
 }
-unsafe extern "C" fn cntr_add(c: *mut fid_cntr, value: u64) -> c_int {
+extern "C" fn cntr_add(c: *mut fid_cntr, value: u64) -> c_int {
     with_handle!(cntr_handle, c, "fi_cntr_add", |h| {
         h.inner.cntr.add(value);
         0
     })
 }
-unsafe extern "C" fn cntr_set(c: *mut fid_cntr, value: u64) -> c_int {
+extern "C" fn cntr_set(c: *mut fid_cntr, value: u64) -> c_int {
     with_handle!(cntr_handle, c, "fi_cntr_set", |h| {
         h.inner.cntr.set(value);
         0
     })
 }
-unsafe extern "C" fn cntr_adderr(c: *mut fid_cntr, value: u64) -> c_int {
+extern "C" fn cntr_adderr(c: *mut fid_cntr, value: u64) -> c_int {
     with_handle!(cntr_handle, c, "fi_cntr_adderr", |h| {
         h.inner.cntr.adderr(value);
         0
     })
 }
-unsafe extern "C" fn cntr_seterr(c: *mut fid_cntr, value: u64) -> c_int {
+extern "C" fn cntr_seterr(c: *mut fid_cntr, value: u64) -> c_int {
     with_handle!(cntr_handle, c, "fi_cntr_seterr", |h| {
         h.inner.cntr.seterr(value);
         0
     })
 }
-unsafe extern "C" fn cntr_wait(c: *mut fid_cntr, threshold: u64, timeout: c_int) -> c_int {
+extern "C" fn cntr_wait(c: *mut fid_cntr, threshold: u64, timeout: c_int) -> c_int {
     with_handle!(cntr_handle, c, "fi_cntr_wait", |h| {
         if h.inner.cntr.wait_obj == FI_WAIT_NONE {
             core_warn!(
@@ -176,6 +185,10 @@ unsafe extern "C" fn cntr_wait(c: *mut fid_cntr, threshold: u64, timeout: c_int)
 }
 
 /// `fi_trywait` for one fid, if it is a counter.
+///
+/// # Safety
+/// Rule 1: `f` is NULL or a fid.
 pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
-    cntr_handle(f).map(|_| 0)
+    // SAFETY: the caller's promise.
+    unsafe { cntr_handle(f) }.map(|_| 0)
 }

@@ -48,14 +48,16 @@ static CQ_OPS: fi_ops_cq = fi_ops_cq {
     strerror: Some(cq_strerror),
 };
 
-pub unsafe extern "C" fn domain_cq_open(
+/// `fi_cq_open`.
+pub(crate) extern "C" fn domain_cq_open(
     domain: *mut fid_domain,
     attr: *mut fi_cq_attr,
     cq: *mut *mut fid_cq,
     context: *mut c_void,
 ) -> c_int {
     with_handle!(domain_handle, domain, "fi_cq_open", |d| {
-        let (Some(a), false) = (attr.as_ref(), cq.is_null()) else {
+        // SAFETY: rule 2, attr is NULL or a readable fi_cq_attr.
+        let (Some(a), false) = (unsafe { attr.as_ref() }, cq.is_null()) else {
             core_warn!(FI_LOG_CQ, "fi_cq_open: attr or cq is NULL");
             return -FI_EINVAL;
         };
@@ -86,7 +88,8 @@ pub unsafe extern "C" fn domain_cq_open(
         }
         let member: std::sync::Weak<dyn oxifabric::service::waitset::Waitable> =
             Arc::downgrade(&q) as _;
-        let wait_bind = match crate::wait::join(a.wait_obj, a.wait_set, member) {
+        // SAFETY: rule 1, wait_set is NULL or a fid.
+        let wait_bind = match unsafe { crate::wait::join(a.wait_obj, a.wait_set, member) } {
             Ok(b) => b,
             Err(e) => return e,
         };
@@ -105,30 +108,39 @@ pub unsafe extern "C" fn domain_cq_open(
             _wait: wait_bind,
             _domain: BindRef::new(&d.binds),
         };
-        *cq = CqHandle::boxed(c, FI_CLASS_CQ, obj);
+        // SAFETY: rule 3, cq is not NULL (checked above).
+        unsafe { *cq = CqHandle::boxed(c, FI_CLASS_CQ, obj) };
         0
     })
 }
 
 /// Recovers a CQ handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `f` is NULL or a fid.
 pub unsafe fn cq_handle<'a>(f: *const fid) -> Option<&'a CqHandle> {
-    CqHandle::from_fid(f, FI_CLASS_CQ)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { CqHandle::from_fid(f, FI_CLASS_CQ) }
 }
 
-unsafe extern "C" fn cq_close(f: *mut fid) -> c_int {
+extern "C" fn cq_close(f: *mut fid) -> c_int {
     with_handle!(cq_handle, f, "fi_close(cq)", |h| {
         if h.busy() {
             core_warn!(FI_LOG_CQ, "fi_close: CQ is still bound to an endpoint");
             return -FI_EBUSY;
         }
-        CqHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), nothing is bound to
+        // it, and by rule 1 the application does not use it after close.
+        unsafe { CqHandle::free(h) };
         0
     })
 }
 
-unsafe extern "C" fn cq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+extern "C" fn cq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
     with_handle!(cq_handle, f, "fi_control(cq)", |h| {
-        wait_control(command, arg, h.inner.cq.wait_obj, h.inner.cq.wait_fd())
+        let (wait_obj, fd) = (h.inner.cq.wait_obj, h.inner.cq.wait_fd());
+        // SAFETY: rules 2 and 3, arg is what the command documents.
+        unsafe { wait_control(command, arg, wait_obj, fd) }
     })
 }
 
@@ -143,55 +155,71 @@ fn entry_size(format: fi_cq_format) -> usize {
 }
 
 /// Writes completion `c` as entry `i` of the application's array.
+///
+/// # Safety
+/// `buf` is valid for writes of `i + 1` entries of `format` (rule 3); it
+/// need not be aligned.
 unsafe fn write_entry(buf: *mut c_void, format: fi_cq_format, i: usize, c: &Completion) {
-    let p = (buf as *mut u8).add(i * entry_size(format));
-    match format {
-        FI_CQ_FORMAT_MSG => (p as *mut fi_cq_msg_entry).write_unaligned(fi_cq_msg_entry {
-            op_context: c.op_context as *mut c_void,
-            flags: c.flags,
-            len: c.len,
-        }),
-        FI_CQ_FORMAT_DATA => (p as *mut fi_cq_data_entry).write_unaligned(fi_cq_data_entry {
-            op_context: c.op_context as *mut c_void,
-            flags: c.flags,
-            len: c.len,
-            buf: c.buf as *mut c_void,
-            data: c.data,
-        }),
-        FI_CQ_FORMAT_TAGGED => (p as *mut fi_cq_tagged_entry).write_unaligned(fi_cq_tagged_entry {
-            op_context: c.op_context as *mut c_void,
-            flags: c.flags,
-            len: c.len,
-            buf: c.buf as *mut c_void,
-            data: c.data,
-            tag: c.tag,
-        }),
-        _ => (p as *mut fi_cq_entry).write_unaligned(fi_cq_entry {
-            op_context: c.op_context as *mut c_void,
-        }),
+    let op_context = c.op_context as *mut c_void;
+    let buf_ptr = c.buf as *mut c_void;
+    // SAFETY: entry i of this format lies inside the caller's buffer, and
+    // each arm writes exactly one entry of that format, unaligned.
+    unsafe {
+        let p = (buf as *mut u8).add(i * entry_size(format));
+        match format {
+            FI_CQ_FORMAT_MSG => (p as *mut fi_cq_msg_entry).write_unaligned(fi_cq_msg_entry {
+                op_context,
+                flags: c.flags,
+                len: c.len,
+            }),
+            FI_CQ_FORMAT_DATA => (p as *mut fi_cq_data_entry).write_unaligned(fi_cq_data_entry {
+                op_context,
+                flags: c.flags,
+                len: c.len,
+                buf: buf_ptr,
+                data: c.data,
+            }),
+            FI_CQ_FORMAT_TAGGED => {
+                (p as *mut fi_cq_tagged_entry).write_unaligned(fi_cq_tagged_entry {
+                    op_context,
+                    flags: c.flags,
+                    len: c.len,
+                    buf: buf_ptr,
+                    data: c.data,
+                    tag: c.tag,
+                })
+            }
+            _ => (p as *mut fi_cq_entry).write_unaligned(fi_cq_entry { op_context }),
+        }
     }
 }
 
+/// `fi_cq_read` and its variants: `src` (may be NULL) receives source
+/// addresses, `block` is the condition and timeout of a blocking read.
+///
+/// # Safety
+/// `buf` holds `count` entries of the CQ's format and `src` is NULL or
+/// holds `count` addresses (rule 3); `cond` is NULL or a `size_t` (rule 2).
 unsafe fn read_common(
-    cq: *mut fid_cq,
+    h: &CqHandle,
     buf: *mut c_void,
     count: usize,
     src: *mut fi_addr_t,
     block: Option<(*const c_void, c_int)>,
 ) -> isize {
-    let Some(h) = cq_handle(cq as *const fid) else {
-        return bad_fid("fi_cq_read") as isize;
-    };
     if buf.is_null() && count > 0 {
         core_warn!(FI_LOG_CQ, "fi_cq_read: buf is NULL");
         return -FI_EINVAL as isize;
     }
     let q = &h.inner.cq;
     let format = q.format;
+    // The queue hands out at most `count` entries, so i < count.
     let out = |i: usize, c: &Completion| {
-        write_entry(buf, format, i, c);
+        // SAFETY: entry i < count of the caller's buffer.
+        unsafe { write_entry(buf, format, i, c) };
         if !src.is_null() {
-            *src.add(i) = c.src;
+            // SAFETY: address i < count of the caller's array.
+            unsafe { *src.add(i) = c.src };
         }
     };
     let r = match block {
@@ -207,7 +235,8 @@ unsafe fn read_common(
             let threshold = if cond.is_null() {
                 1
             } else {
-                *(cond as *const usize)
+                // SAFETY: a non-NULL cond is the threshold, a size_t.
+                unsafe { (cond as *const usize).read_unaligned() }
             };
             q.sread(count, threshold, timeout, out)
         }
@@ -215,30 +244,42 @@ unsafe fn read_common(
     rcs(r)
 }
 
-unsafe extern "C" fn cq_read(cq: *mut fid_cq, buf: *mut c_void, count: usize) -> isize {
-    catch(|| read_common(cq, buf, count, core::ptr::null_mut(), None))
+// The four reads: rules 2 and 3 give read_common what it needs.
+
+extern "C" fn cq_read(cq: *mut fid_cq, buf: *mut c_void, count: usize) -> isize {
+    with_handle!(cq_handle, cq, "fi_cq_read", |h| {
+        // SAFETY: see above.
+        unsafe { read_common(h, buf, count, core::ptr::null_mut(), None) }
+    })
 }
 
-unsafe extern "C" fn cq_readfrom(
+extern "C" fn cq_readfrom(
     cq: *mut fid_cq,
     buf: *mut c_void,
     count: usize,
     src: *mut fi_addr_t,
 ) -> isize {
-    catch(|| read_common(cq, buf, count, src, None))
+    with_handle!(cq_handle, cq, "fi_cq_readfrom", |h| {
+        // SAFETY: see above.
+        unsafe { read_common(h, buf, count, src, None) }
+    })
 }
 
-unsafe extern "C" fn cq_sread(
+extern "C" fn cq_sread(
     cq: *mut fid_cq,
     buf: *mut c_void,
     count: usize,
     cond: *const c_void,
     timeout: c_int,
 ) -> isize {
-    catch(|| read_common(cq, buf, count, core::ptr::null_mut(), Some((cond, timeout))))
+    with_handle!(cq_handle, cq, "fi_cq_sread", |h| {
+        let block = Some((cond, timeout));
+        // SAFETY: see above.
+        unsafe { read_common(h, buf, count, core::ptr::null_mut(), block) }
+    })
 }
 
-unsafe extern "C" fn cq_sreadfrom(
+extern "C" fn cq_sreadfrom(
     cq: *mut fid_cq,
     buf: *mut c_void,
     count: usize,
@@ -246,10 +287,13 @@ unsafe extern "C" fn cq_sreadfrom(
     cond: *const c_void,
     timeout: c_int,
 ) -> isize {
-    catch(|| read_common(cq, buf, count, src, Some((cond, timeout))))
+    with_handle!(cq_handle, cq, "fi_cq_sreadfrom", |h| {
+        // SAFETY: see above.
+        unsafe { read_common(h, buf, count, src, Some((cond, timeout))) }
+    })
 }
 
-unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64) -> isize {
+extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flags: u64) -> isize {
     with_handle!(cq_handle, cq, "fi_cq_readerr", |h| {
         if buf.is_null() {
             core_warn!(FI_LOG_CQ, "fi_cq_readerr: buf is NULL");
@@ -268,11 +312,16 @@ unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flag
         let new_layout = n > offset_of!(fi_cq_err_entry, err_data_size);
         // What the application asked for: its own buffer for err_data.
         let user_data = if new_layout {
-            ((*buf).err_data, (*buf).err_data_size)
+            // SAFETY: rule 2, a 1.5+ caller's buf is a readable
+            // fi_cq_err_entry whose err_data fields say where data goes.
+            unsafe { ((*buf).err_data, (*buf).err_data_size) }
         } else {
             (core::ptr::null_mut(), 0)
         };
-        let mut entry = fi_cq_err_entry {
+        // SAFETY: rule 3, err_data is NULL or writable for err_data_size.
+        let (err_data, err_data_size) =
+            unsafe { place_err_data(&e.err_data, user_data, &h.inner.err_data) };
+        let entry = fi_cq_err_entry {
             op_context: e.comp.op_context as *mut c_void,
             flags: e.comp.flags,
             len: e.comp.len,
@@ -282,36 +331,24 @@ unsafe extern "C" fn cq_readerr(cq: *mut fid_cq, buf: *mut fi_cq_err_entry, flag
             olen: e.olen,
             err: e.err,
             prov_errno: e.prov_errno,
-            err_data: core::ptr::null_mut(),
-            err_data_size: 0,
+            err_data,
+            err_data_size,
             src_addr: e.comp.src,
         };
-        if !e.err_data.is_empty() {
-            if !user_data.0.is_null() && user_data.1 > 0 {
-                let n = user_data.1.min(e.err_data.len());
-                core::ptr::copy_nonoverlapping(e.err_data.as_ptr(), user_data.0 as *mut u8, n);
-                entry.err_data = user_data.0;
-                entry.err_data_size = n;
-            } else {
-                let mut keep = h.inner.err_data.lock().unwrap_or_else(|p| p.into_inner());
-                *keep = e.err_data.clone();
-                entry.err_data = keep.as_mut_ptr() as *mut c_void;
-                entry.err_data_size = keep.len();
-            }
-        }
-        core::ptr::copy_nonoverlapping(&entry as *const _ as *const u8, buf as *mut u8, n);
+        // SAFETY: rule 3, buf is the caller's entry of its API's size.
+        unsafe { write_err_entry(&entry, buf, n) };
         1
     })
 }
 
-unsafe extern "C" fn cq_signal(cq: *mut fid_cq) -> c_int {
+extern "C" fn cq_signal(cq: *mut fid_cq) -> c_int {
     with_handle!(cq_handle, cq, "fi_cq_signal", |h| {
         h.inner.cq.interrupt();
         0
     })
 }
 
-unsafe extern "C" fn cq_strerror(
+extern "C" fn cq_strerror(
     cq: *mut fid_cq,
     prov_errno: c_int,
     err_data: *const c_void,
@@ -319,13 +356,27 @@ unsafe extern "C" fn cq_strerror(
     len: usize,
 ) -> *const c_char {
     catch(|| {
-        let h = cq_handle(cq as *const fid);
-        crate::err_text::error_text(h.map(|h| &h.inner.err_data), prov_errno, err_data, buf, len)
+        // SAFETY: rule 1, cq is NULL or a fid; rule 3, buf is NULL or
+        // writable for len bytes.
+        unsafe {
+            let h = cq_handle(cq as *const fid);
+            crate::err_text::error_text(
+                h.map(|h| &h.inner.err_data),
+                prov_errno,
+                err_data,
+                buf,
+                len,
+            )
+        }
     })
 }
 
 /// `fi_trywait` for one fid, if it is a CQ: 0 when the caller may block.
+///
+/// # Safety
+/// Rule 1: `f` is NULL or a fid.
 pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
-    let h = cq_handle(f)?;
+    // SAFETY: the caller's promise.
+    let h = unsafe { cq_handle(f) }?;
     Some(rc(h.inner.cq.trywait()))
 }

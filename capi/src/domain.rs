@@ -55,7 +55,8 @@ static DOMAIN_MR_OPS: fi_ops_mr = fi_ops_mr {
     regattr: Some(crate::nosys::mr_regattr),
 };
 
-pub unsafe extern "C" fn fabric_domain(
+/// `fi_domain`.
+pub(crate) extern "C" fn fabric_domain(
     fabric: *mut fid_fabric,
     info: *mut fi_info,
     dom: *mut *mut fid_domain,
@@ -64,7 +65,8 @@ pub unsafe extern "C" fn fabric_domain(
     fabric_domain2(fabric, info, dom, 0, context)
 }
 
-pub unsafe extern "C" fn fabric_domain2(
+/// `fi_domain2`.
+pub(crate) extern "C" fn fabric_domain2(
     fabric: *mut fid_fabric,
     info: *mut fi_info,
     dom: *mut *mut fid_domain,
@@ -83,7 +85,8 @@ pub unsafe extern "C" fn fabric_domain2(
             core_warn!(FI_LOG_DOMAIN, "fi_domain2: unsupported flags {flags:#x}");
             return -FI_EBADFLAGS;
         }
-        let Some(info) = info_arg(info) else {
+        // SAFETY: rule 2, info is NULL or a readable fi_info list.
+        let Some(info) = (unsafe { info_arg(info) }) else {
             core_warn!(FI_LOG_DOMAIN, "fi_domain: info is NULL");
             return -FI_EINVAL;
         };
@@ -101,11 +104,12 @@ pub unsafe extern "C" fn fabric_domain2(
                 let obj = DomainObj {
                     ops,
                     info,
-                    api_version: (*fabric).api_version,
+                    api_version: fh.c.api_version,
                     _fabric: BindRef::new(&fh.binds),
                     eq: std::sync::Mutex::new(None),
                 };
-                *dom = DomainHandle::boxed(c, FI_CLASS_DOMAIN, obj);
+                // SAFETY: rule 3, dom is not NULL (checked above).
+                unsafe { *dom = DomainHandle::boxed(c, FI_CLASS_DOMAIN, obj) };
                 0
             }
             Err(e) => e.code(),
@@ -114,17 +118,22 @@ pub unsafe extern "C" fn fabric_domain2(
 }
 
 /// Recovers a domain handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `d` is NULL or a fid.
 pub unsafe fn domain_handle<'a>(d: *mut fid_domain) -> Option<&'a DomainHandle> {
-    DomainHandle::from_fid(d as *mut fid, FI_CLASS_DOMAIN)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { DomainHandle::from_fid(d as *mut fid, FI_CLASS_DOMAIN) }
 }
 
 /// `fi_domain_bind`: an EQ for the domain's asynchronous events. Nothing
 /// the domain does reports asynchronously yet (memory registration is
 /// synchronous), so the bind only ties the EQ's lifetime to the domain;
 /// `FI_REG_MR` (asynchronous registration) is not supported.
-unsafe extern "C" fn domain_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
+extern "C" fn domain_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
     with_handle!(domain_handle, f, "fi_domain_bind", |h| {
-        let Some(eq) = crate::eq::eq_handle(bfid) else {
+        // SAFETY: rule 1, bfid is NULL or a fid.
+        let Some(eq) = (unsafe { crate::eq::eq_handle(bfid) }) else {
             core_warn!(
                 FI_LOG_DOMAIN,
                 "fi_domain_bind: only an EQ can be bound to a domain"
@@ -155,7 +164,7 @@ unsafe extern "C" fn domain_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_i
     })
 }
 
-unsafe extern "C" fn domain_close(f: *mut fid) -> c_int {
+extern "C" fn domain_close(f: *mut fid) -> c_int {
     with_handle!(domain_handle, f, "fi_close(domain)", |h| {
         if h.busy() {
             core_warn!(
@@ -164,7 +173,9 @@ unsafe extern "C" fn domain_close(f: *mut fid) -> c_int {
             );
             return -FI_EBUSY;
         }
-        DomainHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), nothing is bound to
+        // it, and by rule 1 the application does not use it after close.
+        unsafe { DomainHandle::free(h) };
         0
     })
 }

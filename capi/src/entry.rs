@@ -22,6 +22,10 @@ pub extern "C" fn fi_version() -> u32 {
 }
 
 /// Shared body of every `fi_getinfo` version: `hints` is read with layout `l`.
+///
+/// # Safety
+/// Rule 2 of the pointer contract (crate docs) for `node`, `service` and
+/// `hints` (in layout `l`), rule 3 for `out`.
 unsafe fn getinfo_layout(
     version: u32,
     node: *const c_char,
@@ -36,16 +40,19 @@ unsafe fn getinfo_layout(
         return -FI_EINVAL;
     }
     // fi_getinfo(3): on failure the result is NULL.
-    *out = core::ptr::null_mut();
+    // SAFETY: rule 3, out is not NULL (checked above).
+    unsafe { *out = core::ptr::null_mut() };
     crate::providers::define_params();
-    let (Ok(node), Ok(service)) = (opt_str(node), opt_str(service)) else {
+    // SAFETY: rule 2, NULL or C strings.
+    let (Ok(node), Ok(service)) = (unsafe { opt_str(node) }, unsafe { opt_str(service) }) else {
         core_warn!(
             FI_LOG_CORE,
             "fi_getinfo: node or service is not valid UTF-8"
         );
         return -FI_EINVAL;
     };
-    let hints: Option<Info> = compat::read_info(hints, l);
+    // SAFETY: rule 2, hints is NULL or an fi_info of layout l.
+    let hints: Option<Info> = unsafe { compat::read_info(hints, l) };
     let req = Request {
         version,
         node,
@@ -56,7 +63,8 @@ unsafe fn getinfo_layout(
     match oxifabric::getinfo::getinfo(PROVIDERS, &req) {
         Ok(list) => match info::list_to_c(&list) {
             Some(head) => {
-                *out = head;
+                // SAFETY: as above.
+                unsafe { *out = head };
                 0
             }
             None => -FI_ENOMEM,
@@ -66,6 +74,9 @@ unsafe fn getinfo_layout(
 }
 
 /// `fi_getinfo@@FABRIC_1.9`: hints in the newest layout.
+///
+/// # Safety
+/// Rule 2 for `node`, `service` and `hints`, rule 3 for `info`.
 #[no_mangle]
 pub unsafe extern "C" fn fi_getinfo(
     version: u32,
@@ -75,7 +86,8 @@ pub unsafe extern "C" fn fi_getinfo(
     hints: *const fi_info,
     info: *mut *mut fi_info,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
+    // SAFETY: the caller's promise.
+    guard(-FI_EOTHER, || unsafe {
         getinfo_layout(
             version,
             node,
@@ -89,19 +101,31 @@ pub unsafe extern "C" fn fi_getinfo(
 }
 
 /// `fi_freeinfo@@FABRIC_1.9`: frees a whole list (NULL is fine).
+///
+/// # Safety
+/// Rule 5: `info` is NULL or a list from this library, freed once.
 #[no_mangle]
 pub unsafe extern "C" fn fi_freeinfo(info: *mut fi_info) {
-    guard((), || info::free_c(info))
+    // SAFETY: the caller's promise.
+    guard((), || unsafe { info::free_c(info) })
 }
 
 /// `fi_dupinfo@@FABRIC_1.9`: deep copy of one entry; NULL gives a zeroed,
 /// fully allocated entry (what `fi_allocinfo` relies on).
+///
+/// # Safety
+/// Rule 2: `info` is NULL or a readable `fi_info`.
 #[no_mangle]
 pub unsafe extern "C" fn fi_dupinfo(info: *const fi_info) -> *mut fi_info {
-    guard(ptr::null_mut(), || info::dup_c(info))
+    // SAFETY: the caller's promise.
+    guard(ptr::null_mut(), || unsafe { info::dup_c(info) })
 }
 
 /// Shared body of `fi_fabric` for any attribute layout.
+///
+/// # Safety
+/// `attr`'s strings are NULL or C strings (rule 2); `fabric` is writable
+/// (rule 3).
 unsafe fn fabric_common(
     attr: Option<fi_fabric_attr>,
     fabric: *mut *mut fid_fabric,
@@ -118,9 +142,13 @@ unsafe fn fabric_common(
         );
         return -FI_EINVAL;
     }
-    let Some(fattr) = Info::from_c(&fi_info {
-        fabric_attr: &attr as *const _ as *mut _,
-        ..core::mem::zeroed()
+    // SAFETY: an all-zero fi_info is valid (every pointer NULL); its one
+    // attribute is the caller's, whose strings are valid by its promise.
+    let Some(fattr) = (unsafe {
+        Info::from_c(&fi_info {
+            fabric_attr: &attr as *const _ as *mut _,
+            ..core::mem::zeroed()
+        })
     })
     .map(|i| i.fabric) else {
         return -FI_EINVAL;
@@ -135,7 +163,9 @@ unsafe fn fabric_common(
     };
     match prov.fabric(&fattr) {
         Ok(ops) => {
-            *fabric = crate::fabric::new_fabric(ops, fattr.api_version, context);
+            let f = crate::fabric::new_fabric(ops, fattr.api_version, context);
+            // SAFETY: rule 3, fabric is not NULL (checked above).
+            unsafe { *fabric = f };
             0
         }
         Err(e) => e.code(),
@@ -143,13 +173,17 @@ unsafe fn fabric_common(
 }
 
 /// `fi_fabric@@FABRIC_1.1`.
+///
+/// # Safety
+/// Rule 2 for `attr` and its strings, rule 3 for `fabric`.
 #[no_mangle]
 pub unsafe extern "C" fn fi_fabric(
     attr: *mut fi_fabric_attr,
     fabric: *mut *mut fid_fabric,
     context: *mut c_void,
 ) -> c_int {
-    guard(-FI_EOTHER, || {
+    // SAFETY: the caller's promise.
+    guard(-FI_EOTHER, || unsafe {
         fabric_common(attr.as_ref().copied(), fabric, context)
     })
 }
@@ -194,6 +228,9 @@ pub unsafe extern "C" fn fi_fabric2(
 /// `fi_open@@FABRIC_1.5`: opens a named library-wide object. None is
 /// implemented yet (`mr_cache` and `logging` included), so every valid call
 /// gets `-FI_ENOSYS`, which callers such as Open MPI treat as "not offered".
+///
+/// # Safety
+/// Rule 2: `name` is NULL or a C string.
 #[no_mangle]
 pub unsafe extern "C" fn fi_open(
     version: u32,
@@ -221,7 +258,8 @@ pub unsafe extern "C" fn fi_open(
             core_warn!(FI_LOG_CORE, "fi_open: unsupported flags {flags:#x}");
             return -FI_EBADFLAGS;
         }
-        let n = CStr::from_ptr(name).to_string_lossy();
+        // SAFETY: rule 2, name is a C string (not NULL, checked above).
+        let n = unsafe { CStr::from_ptr(name) }.to_string_lossy();
         core_info!(FI_LOG_CORE, "fi_open: no library object named {n}");
         -FI_ENOSYS
     })
@@ -242,10 +280,14 @@ thread_local! {
 }
 
 /// `fi_tostr`: text for a libfabric value, in a per-thread buffer.
+///
+/// # Safety
+/// Rule 2: `data` is NULL or a readable value of the type `datatype` names.
 #[no_mangle]
 pub unsafe extern "C" fn fi_tostr(data: *const c_void, datatype: fi_type) -> *mut c_char {
     guard(ptr::null_mut(), || {
-        let Some(s) = oxifabric::tostr::tostr(data, datatype as c_int) else {
+        // SAFETY: the caller's promise.
+        let Some(s) = (unsafe { oxifabric::tostr::tostr(data, datatype as c_int) }) else {
             return ptr::null_mut();
         };
         TOSTR_BUF.with(|b| {
@@ -260,6 +302,9 @@ pub unsafe extern "C" fn fi_tostr(data: *const c_void, datatype: fi_type) -> *mu
 
 /// `fi_tostr_r@@FABRIC_1.4`: text for a value into the caller's buffer,
 /// cut where upstream's bounded formatting cuts it, NUL-terminated.
+///
+/// # Safety
+/// Rule 2 for `data` (as for `fi_tostr`), rule 3 for `buf` (`len` bytes).
 #[no_mangle]
 pub unsafe extern "C" fn fi_tostr_r(
     buf: *mut c_char,
@@ -273,19 +318,26 @@ pub unsafe extern "C" fn fi_tostr_r(
             return ptr::null_mut();
         }
         let mut out = oxifabric::tostr::Out::bounded(len);
-        if !oxifabric::tostr::write(&mut out, data, datatype as c_int) {
+        // SAFETY: the caller's promise for data.
+        if !unsafe { oxifabric::tostr::write(&mut out, data, datatype as c_int) } {
             return ptr::null_mut();
         }
         let s = out.into_string();
         let n = s.len().min(len - 1);
-        ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, n);
-        *buf.add(n) = 0;
+        // SAFETY: rule 3, buf is writable for len > n bytes.
+        unsafe {
+            ptr::copy_nonoverlapping(s.as_ptr(), buf as *mut u8, n);
+            *buf.add(n) = 0;
+        }
         buf
     })
 }
 
 /// `fi_getparams`: every defined parameter with its current value, as a
 /// NULL-name-terminated array for `fi_freeparams`.
+///
+/// # Safety
+/// Rule 3: `params` and `count` are NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn fi_getparams(params: *mut *mut fi_param, count: *mut c_int) -> c_int {
     guard(-FI_EOTHER, || {
@@ -295,43 +347,60 @@ pub unsafe extern "C" fn fi_getparams(params: *mut *mut fi_param, count: *mut c_
         }
         crate::providers::define_params();
         let all = param::all();
-        let arr = libc::calloc(all.len() + 1, core::mem::size_of::<fi_param>()) as *mut fi_param;
+        // SAFETY: calloc has no preconditions.
+        let arr = unsafe { libc::calloc(all.len() + 1, core::mem::size_of::<fi_param>()) }
+            as *mut fi_param;
         if arr.is_null() {
             return -FI_ENOMEM;
         }
         for (i, p) in all.iter().enumerate() {
-            let e = &mut *arr.add(i);
+            // SAFETY: entry i < all.len() of the zeroed array above.
+            let e = unsafe { &mut *arr.add(i) };
             e.name = info::c_string(&Some(p.env.clone()));
             e.r#type = p.ty;
             e.help_string = info::c_string(&Some(p.help.clone()));
             e.value = info::c_string(&std::env::var(&p.env).ok());
         }
-        *params = arr;
-        *count = all.len() as c_int;
+        // SAFETY: rule 3, both are writable (not NULL, checked above).
+        unsafe {
+            *params = arr;
+            *count = all.len() as c_int;
+        }
         0
     })
 }
 
 /// `fi_freeparams`: frees what `fi_getparams` returned (NULL is fine).
+///
+/// # Safety
+/// `params` is NULL or an array from `fi_getparams`, freed once.
 #[no_mangle]
 pub unsafe extern "C" fn fi_freeparams(params: *mut fi_param) {
     guard((), || {
         if params.is_null() {
             return;
         }
-        let mut p = params;
-        while !(*p).name.is_null() {
-            libc::free((*p).name as *mut c_void);
-            libc::free((*p).help_string as *mut c_void);
-            libc::free((*p).value as *mut c_void);
-            p = p.add(1);
+        // SAFETY: the array and its strings came from fi_getparams (the
+        // caller's promise); it ends at the zeroed entry with a NULL name.
+        unsafe {
+            let mut p = params;
+            while !(*p).name.is_null() {
+                libc::free((*p).name as *mut c_void);
+                libc::free((*p).help_string as *mut c_void);
+                libc::free((*p).value as *mut c_void);
+                p = p.add(1);
+            }
+            libc::free(params as *mut c_void);
         }
-        libc::free(params as *mut c_void);
     })
 }
 
 /// `fi_param_get`: reads `FI_<PROV>_<NAME>` as the parameter's type.
 /// `-FI_ENOENT` for an undefined parameter, `-FI_ENODATA` when unset.
+///
+/// # Safety
+/// Rule 2 for `provider` and `param_name`; rule 3 for `value`, which has
+/// the room the parameter's type needs.
 #[no_mangle]
 pub unsafe extern "C" fn fi_param_get(
     provider: *mut fi_provider,
@@ -343,26 +412,33 @@ pub unsafe extern "C" fn fi_param_get(
             core_warn!(FI_LOG_CORE, "fi_param_get: param_name or value is NULL");
             return -FI_EINVAL;
         }
-        let prov = prov_name(provider);
-        let name = CStr::from_ptr(param_name).to_string_lossy();
+        // SAFETY: rule 2, provider is NULL or a provider; param_name is a
+        // C string (not NULL, checked above).
+        let (prov, name) = unsafe { (prov_name(provider), CStr::from_ptr(param_name)) };
+        let name = name.to_string_lossy();
+        // SAFETY (each arm's write): rule 3, value has room for the type.
         match param::get(&prov, &name) {
             Ok(param::Value::Str(_)) => {
                 // Hand out the environment's own string, as upstream does,
                 // so the caller never has to free it.
                 let env = std::ffi::CString::new(param::env_name(&prov, &name)).unwrap_or_default();
-                *(value as *mut *mut c_char) = libc::getenv(env.as_ptr());
+                // SAFETY: see above; env is a C string.
+                unsafe { *(value as *mut *mut c_char) = libc::getenv(env.as_ptr()) };
                 0
             }
             Ok(param::Value::Int(v)) => {
-                *(value as *mut c_int) = v;
+                // SAFETY: see above.
+                unsafe { *(value as *mut c_int) = v };
                 0
             }
             Ok(param::Value::Bool(b)) => {
-                *(value as *mut c_int) = b as c_int;
+                // SAFETY: see above.
+                unsafe { *(value as *mut c_int) = b as c_int };
                 0
             }
             Ok(param::Value::Size(v)) => {
-                *(value as *mut usize) = v;
+                // SAFETY: see above.
+                unsafe { *(value as *mut usize) = v };
                 0
             }
             Err(Error::NoEnt) => {
@@ -375,6 +451,9 @@ pub unsafe extern "C" fn fi_param_get(
 }
 
 /// Called by `fi_param_define` in `c/shim.c` once the help text is formatted.
+///
+/// # Safety
+/// Rule 2 for `provider`, `param_name` and `help`.
 #[no_mangle]
 pub unsafe extern "C" fn oxi_param_define(
     provider: *const fi_provider,
@@ -387,12 +466,17 @@ pub unsafe extern "C" fn oxi_param_define(
             core_warn!(FI_LOG_CORE, "fi_param_define: param_name is NULL");
             return -FI_EINVAL;
         }
-        let prov = prov_name(provider);
-        let name = CStr::from_ptr(param_name).to_string_lossy();
+        // SAFETY: rule 2, provider is NULL or a provider; param_name is a
+        // C string (not NULL, checked above).
+        let (prov, name) = unsafe { (prov_name(provider), CStr::from_ptr(param_name)) };
+        let name = name.to_string_lossy();
         let help = if help.is_null() {
             String::new()
         } else {
-            CStr::from_ptr(help).to_string_lossy().into_owned()
+            // SAFETY: rule 2, a C string.
+            unsafe { CStr::from_ptr(help) }
+                .to_string_lossy()
+                .into_owned()
         };
         match param::define(&prov, &name, ty, &help) {
             Ok(()) => 0,
@@ -408,6 +492,9 @@ pub unsafe extern "C" fn oxi_param_define(
 }
 
 /// `fi_log_enabled`: whether a message would be printed.
+///
+/// # Safety
+/// Rule 2: `prov` is NULL or a provider.
 #[no_mangle]
 pub unsafe extern "C" fn fi_log_enabled(
     prov: *const fi_provider,
@@ -415,12 +502,17 @@ pub unsafe extern "C" fn fi_log_enabled(
     subsys: fi_log_subsys,
 ) -> c_int {
     guard(0, || {
-        oxifabric::log::enabled(&prov_name(prov), level, subsys) as c_int
+        // SAFETY: the caller's promise.
+        let name = unsafe { prov_name(prov) };
+        oxifabric::log::enabled(&name, level, subsys) as c_int
     })
 }
 
 /// `fi_log_ready@@FABRIC_1.6`: like `fi_log_enabled`, rate limited through
 /// the caller's `showtime` (milliseconds) by `FI_LOG_INTERVAL`.
+///
+/// # Safety
+/// Rule 2 for `prov`; rule 3 for `showtime`.
 #[no_mangle]
 pub unsafe extern "C" fn fi_log_ready(
     prov: *const fi_provider,
@@ -429,8 +521,9 @@ pub unsafe extern "C" fn fi_log_ready(
     showtime: *mut u64,
 ) -> c_int {
     guard(0, || {
-        let name = prov_name(prov);
-        match showtime.as_mut() {
+        // SAFETY: the caller's promise.
+        let (name, showtime) = unsafe { (prov_name(prov), showtime.as_mut()) };
+        match showtime {
             Some(t) => oxifabric::log::ready(&name, level, subsys, t) as c_int,
             None => oxifabric::log::enabled(&name, level, subsys) as c_int,
         }
@@ -438,6 +531,9 @@ pub unsafe extern "C" fn fi_log_ready(
 }
 
 /// Called by `fi_log` in `c/shim.c` with the message already formatted.
+///
+/// # Safety
+/// Rule 2 for `prov`, `func` and `msg`.
 #[no_mangle]
 pub unsafe extern "C" fn oxi_log_message(
     prov: *const fi_provider,
@@ -451,14 +547,18 @@ pub unsafe extern "C" fn oxi_log_message(
         let func = if func.is_null() {
             "?".into()
         } else {
-            CStr::from_ptr(func).to_string_lossy()
+            // SAFETY: rule 2, a C string.
+            unsafe { CStr::from_ptr(func) }.to_string_lossy()
         };
         let msg = if msg.is_null() {
             "".into()
         } else {
-            CStr::from_ptr(msg).to_string_lossy()
+            // SAFETY: rule 2, a C string.
+            unsafe { CStr::from_ptr(msg) }.to_string_lossy()
         };
-        oxifabric::log::emit(&prov_name(prov), level, subsys, &func, line as i64, &msg);
+        // SAFETY: rule 2, NULL or a provider.
+        let prov = unsafe { prov_name(prov) };
+        oxifabric::log::emit(&prov, level, subsys, &func, line as i64, &msg);
     })
 }
 
@@ -470,6 +570,9 @@ fn layout_of(abi: c_int) -> Option<&'static Layout> {
 }
 
 /// `fi_getinfo@FABRIC_1.0` … `@FABRIC_1.8`, through `c/shim.c`.
+///
+/// # Safety
+/// As for `fi_getinfo`, with `hints` in the layout of ABI `abi`.
 #[no_mangle]
 pub unsafe extern "C" fn oxi_getinfo_compat(
     abi: c_int,
@@ -481,20 +584,25 @@ pub unsafe extern "C" fn oxi_getinfo_compat(
     info: *mut *mut fi_info,
 ) -> c_int {
     guard(-FI_EOTHER, || match layout_of(abi) {
-        Some(l) => getinfo_layout(version, node, service, flags, hints, info, l),
+        // SAFETY: the caller's promise.
+        Some(l) => unsafe { getinfo_layout(version, node, service, flags, hints, info, l) },
         None => -FI_EINVAL,
     })
 }
 
 /// `fi_dupinfo@FABRIC_1.0` … `@FABRIC_1.8`, through `c/shim.c`: reads the old layout,
 /// answers with a current-layout copy (a superset of the old one).
+///
+/// # Safety
+/// Rule 2: `info` is NULL or a readable `fi_info` of ABI `abi`'s layout.
 #[no_mangle]
 pub unsafe extern "C" fn oxi_dupinfo_compat(abi: c_int, info: *const fi_info) -> *mut fi_info {
     guard(ptr::null_mut(), || {
         let Some(l) = layout_of(abi) else {
             return ptr::null_mut();
         };
-        match compat::read_info(info, l) {
+        // SAFETY: the caller's promise.
+        match unsafe { compat::read_info(info, l) } {
             None => info::alloc_c(),
             Some(mut i) => {
                 if l.info < core::mem::size_of::<fi_info>() {
@@ -503,11 +611,16 @@ pub unsafe extern "C" fn oxi_dupinfo_compat(abi: c_int, info: *const fi_info) ->
                 let p = i.to_c();
                 if !p.is_null() && i.nic != 0 {
                     // Same NIC handling as the current version.
-                    let d = info::dup_c(info);
-                    if !d.is_null() {
-                        (*p).nic = (*d).nic;
-                        (*d).nic = ptr::null_mut();
-                        info::free_c(d);
+                    // SAFETY: the caller's promise for info (the layouts
+                    // share the nic field's offset when it is read); p and
+                    // d are fresh infos of ours, d freed once.
+                    unsafe {
+                        let d = info::dup_c(info);
+                        if !d.is_null() {
+                            (*p).nic = (*d).nic;
+                            (*d).nic = ptr::null_mut();
+                            info::free_c(d);
+                        }
                     }
                 }
                 p
@@ -518,6 +631,9 @@ pub unsafe extern "C" fn oxi_dupinfo_compat(abi: c_int, info: *const fi_info) ->
 
 /// `fi_fabric@FABRIC_1.0`, through `c/shim.c`: the 1.0 attribute has no
 /// `api_version`, so the fabric reports API 1.0.
+///
+/// # Safety
+/// Rule 2 for `attr` (1.0 layout) and its strings, rule 3 for `fabric`.
 #[no_mangle]
 pub unsafe extern "C" fn oxi_fabric_1_0(
     attr: *const fi_fabric_attr,
@@ -525,10 +641,12 @@ pub unsafe extern "C" fn oxi_fabric_1_0(
     context: *mut c_void,
 ) -> c_int {
     guard(-FI_EOTHER, || {
-        let a = compat::read_fabric_attr(attr, &compat::ABI_1_0).map(|mut a| {
+        // SAFETY: the caller's promise.
+        let a = unsafe { compat::read_fabric_attr(attr, &compat::ABI_1_0) }.map(|mut a| {
             a.api_version = 1 << 16;
             a
         });
-        fabric_common(a, fabric, context)
+        // SAFETY: the caller's promise.
+        unsafe { fabric_common(a, fabric, context) }
     })
 }

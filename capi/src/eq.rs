@@ -70,11 +70,15 @@ pub fn new_eq(
 }
 
 /// Recovers an EQ handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `f` is NULL or a fid.
 pub unsafe fn eq_handle<'a>(f: *const fid) -> Option<&'a EqHandle> {
-    EqHandle::from_fid(f, FI_CLASS_EQ)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { EqHandle::from_fid(f, FI_CLASS_EQ) }
 }
 
-unsafe extern "C" fn eq_close(f: *mut fid) -> c_int {
+extern "C" fn eq_close(f: *mut fid) -> c_int {
     with_handle!(eq_handle, f, "fi_close(eq)", |h| {
         if h.busy() {
             core_warn!(
@@ -83,19 +87,27 @@ unsafe extern "C" fn eq_close(f: *mut fid) -> c_int {
             );
             return -FI_EBUSY;
         }
-        EqHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), nothing is bound to
+        // it, and by rule 1 the application does not use it after close.
+        unsafe { EqHandle::free(h) };
         0
     })
 }
 
-unsafe extern "C" fn eq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+extern "C" fn eq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
     with_handle!(eq_handle, f, "fi_control(eq)", |h| {
-        wait_control(command, arg, h.inner.eq.wait_obj, h.inner.eq.wait_fd())
+        let (wait_obj, fd) = (h.inner.eq.wait_obj, h.inner.eq.wait_fd());
+        // SAFETY: rules 2 and 3, arg is what the command documents.
+        unsafe { wait_control(command, arg, wait_obj, fd) }
     })
 }
 
 /// Copies an event's payload into the application's buffer; the number of
 /// bytes, or `-FI_ETOOSMALL`.
+///
+/// # Safety
+/// `buf` is NULL or valid for writes of `len` bytes (rule 3); it need not
+/// be aligned.
 unsafe fn copy_event(ev: &Event, buf: *mut c_void, len: usize) -> isize {
     match &ev.data {
         EventData::Entry { fid, context, data } => {
@@ -103,11 +115,13 @@ unsafe fn copy_event(ev: &Event, buf: *mut c_void, len: usize) -> isize {
             if buf.is_null() || len < n {
                 return -FI_ETOOSMALL as isize;
             }
-            (buf as *mut fi_eq_entry).write_unaligned(fi_eq_entry {
+            let entry = fi_eq_entry {
                 fid: *fid as *mut fid,
                 context: *context as *mut c_void,
                 data: *data,
-            });
+            };
+            // SAFETY: buf has room for the entry (checked above).
+            unsafe { (buf as *mut fi_eq_entry).write_unaligned(entry) };
             n as isize
         }
         EventData::Cm { fid, info, data } => {
@@ -127,10 +141,14 @@ unsafe fn copy_event(ev: &Event, buf: *mut c_void, len: usize) -> isize {
                 None => core::ptr::null_mut(),
             };
             let e = buf as *mut fi_eq_cm_entry;
-            core::ptr::addr_of_mut!((*e).fid).write_unaligned(*fid as *mut fid);
-            core::ptr::addr_of_mut!((*e).info).write_unaligned(info_ptr);
             let room = (len - head).min(data.len());
-            core::ptr::copy_nonoverlapping(data.as_ptr(), (buf as *mut u8).add(head), room);
+            // SAFETY: buf has room for the entry's head (checked above)
+            // and then for `room` <= len - head bytes of connection data.
+            unsafe {
+                core::ptr::addr_of_mut!((*e).fid).write_unaligned(*fid as *mut fid);
+                core::ptr::addr_of_mut!((*e).info).write_unaligned(info_ptr);
+                core::ptr::copy_nonoverlapping(data.as_ptr(), (buf as *mut u8).add(head), room);
+            }
             (head + room).min(n) as isize
         }
         EventData::Raw(bytes) => {
@@ -138,23 +156,28 @@ unsafe fn copy_event(ev: &Event, buf: *mut c_void, len: usize) -> isize {
                 return -FI_ETOOSMALL as isize;
             }
             let n = bytes.len().min(len);
-            core::ptr::copy_nonoverlapping(bytes.as_ptr(), buf as *mut u8, n);
+            if n > 0 {
+                // SAFETY: buf is not NULL here and has len >= n bytes.
+                unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), buf as *mut u8, n) };
+            }
             n as isize
         }
     }
 }
 
+/// `fi_eq_read`, and `fi_eq_sread` with a timeout.
+///
+/// # Safety
+/// `event` is NULL or a writable `uint32_t`, `buf` NULL or writable for
+/// `len` bytes (rule 3).
 unsafe fn read_common(
-    eq: *mut fid_eq,
+    h: &EqHandle,
     event: *mut u32,
     buf: *mut c_void,
     len: usize,
     timeout: Option<c_int>,
     flags: u64,
 ) -> isize {
-    let Some(h) = eq_handle(eq as *const fid) else {
-        return bad_fid("fi_eq_read") as isize;
-    };
     if event.is_null() {
         core_warn!(FI_LOG_EQ, "fi_eq_read: event is NULL");
         return -FI_EINVAL as isize;
@@ -178,25 +201,30 @@ unsafe fn read_common(
         }
     };
     match r {
-        Ok(ev) => {
+        // SAFETY: event is not NULL (checked above); buf by the caller's
+        // promise.
+        Ok(ev) => unsafe {
             *event = ev.event;
             copy_event(&ev, buf, len)
-        }
+        },
         Err(e) => e.code() as isize,
     }
 }
 
-unsafe extern "C" fn eq_read(
+extern "C" fn eq_read(
     eq: *mut fid_eq,
     event: *mut u32,
     buf: *mut c_void,
     len: usize,
     flags: u64,
 ) -> isize {
-    catch(|| read_common(eq, event, buf, len, None, flags))
+    with_handle!(eq_handle, eq, "fi_eq_read", |h| {
+        // SAFETY: rule 3 for event and buf.
+        unsafe { read_common(h, event, buf, len, None, flags) }
+    })
 }
 
-unsafe extern "C" fn eq_sread(
+extern "C" fn eq_sread(
     eq: *mut fid_eq,
     event: *mut u32,
     buf: *mut c_void,
@@ -204,10 +232,13 @@ unsafe extern "C" fn eq_sread(
     timeout: c_int,
     flags: u64,
 ) -> isize {
-    catch(|| read_common(eq, event, buf, len, Some(timeout), flags))
+    with_handle!(eq_handle, eq, "fi_eq_sread", |h| {
+        // SAFETY: rule 3 for event and buf.
+        unsafe { read_common(h, event, buf, len, Some(timeout), flags) }
+    })
 }
 
-unsafe extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64) -> isize {
+extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flags: u64) -> isize {
     with_handle!(eq_handle, eq, "fi_eq_readerr", |h| {
         if buf.is_null() {
             return -FI_EINVAL as isize;
@@ -223,38 +254,31 @@ unsafe extern "C" fn eq_readerr(eq: *mut fid_eq, buf: *mut fi_eq_err_entry, flag
         let n = oxifabric::compat::eq_err_entry_size(h.inner.api_version);
         let new_layout = n > core::mem::offset_of!(fi_eq_err_entry, err_data_size);
         let user = if new_layout {
-            ((*buf).err_data, (*buf).err_data_size)
+            // SAFETY: rule 2, a 1.5+ caller's buf is a readable
+            // fi_eq_err_entry whose err_data fields say where data goes.
+            unsafe { ((*buf).err_data, (*buf).err_data_size) }
         } else {
             (core::ptr::null_mut(), 0)
         };
-        let mut entry = fi_eq_err_entry {
+        // SAFETY: rule 3, err_data is NULL or writable for err_data_size.
+        let (err_data, err_data_size) =
+            unsafe { place_err_data(&e.err_data, user, &h.inner.err_data) };
+        let entry = fi_eq_err_entry {
             fid: e.fid as *mut fid,
             context: e.context as *mut c_void,
             data: e.data,
             err: e.err,
             prov_errno: e.prov_errno,
-            err_data: core::ptr::null_mut(),
-            err_data_size: 0,
+            err_data,
+            err_data_size,
         };
-        if !e.err_data.is_empty() {
-            if !user.0.is_null() && user.1 > 0 {
-                let n = user.1.min(e.err_data.len());
-                core::ptr::copy_nonoverlapping(e.err_data.as_ptr(), user.0 as *mut u8, n);
-                entry.err_data = user.0;
-                entry.err_data_size = n;
-            } else {
-                let mut keep = h.inner.err_data.lock().unwrap_or_else(|p| p.into_inner());
-                *keep = e.err_data.clone();
-                entry.err_data = keep.as_mut_ptr() as *mut c_void;
-                entry.err_data_size = keep.len();
-            }
-        }
-        core::ptr::copy_nonoverlapping(&entry as *const _ as *const u8, buf as *mut u8, n);
+        // SAFETY: rule 3, buf is the caller's entry of its API's size.
+        unsafe { write_err_entry(&entry, buf, n) };
         n as isize
     })
 }
 
-unsafe extern "C" fn eq_write(
+extern "C" fn eq_write(
     eq: *mut fid_eq,
     event: u32,
     buf: *const c_void,
@@ -268,7 +292,8 @@ unsafe extern "C" fn eq_write(
         let bytes = if len == 0 {
             Vec::new()
         } else {
-            core::slice::from_raw_parts(buf as *const u8, len).to_vec()
+            // SAFETY: rule 2, buf holds len readable bytes.
+            unsafe { core::slice::from_raw_parts(buf as *const u8, len) }.to_vec()
         };
         if flags != 0 {
             core_warn!(FI_LOG_EQ, "fi_eq_write: unsupported flags {flags:#x}");
@@ -285,7 +310,7 @@ unsafe extern "C" fn eq_write(
     })
 }
 
-unsafe extern "C" fn eq_strerror(
+extern "C" fn eq_strerror(
     eq: *mut fid_eq,
     prov_errno: c_int,
     err_data: *const c_void,
@@ -293,13 +318,27 @@ unsafe extern "C" fn eq_strerror(
     len: usize,
 ) -> *const c_char {
     catch(|| {
-        let h = eq_handle(eq as *const fid);
-        crate::err_text::error_text(h.map(|h| &h.inner.err_data), prov_errno, err_data, buf, len)
+        // SAFETY: rule 1, eq is NULL or a fid; rule 3, buf is NULL or
+        // writable for len bytes.
+        unsafe {
+            let h = eq_handle(eq as *const fid);
+            crate::err_text::error_text(
+                h.map(|h| &h.inner.err_data),
+                prov_errno,
+                err_data,
+                buf,
+                len,
+            )
+        }
     })
 }
 
 /// `fi_trywait` for one fid, if it is an EQ.
+///
+/// # Safety
+/// Rule 1: `f` is NULL or a fid.
 pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
-    let h = eq_handle(f)?;
+    // SAFETY: the caller's promise.
+    let h = unsafe { eq_handle(f) }?;
     Some(if h.inner.eq.is_empty() { 0 } else { -FI_EAGAIN })
 }

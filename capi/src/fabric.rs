@@ -58,7 +58,8 @@ pub fn new_fabric(
 
 unsafe extern "C" fn fabric_close(f: *mut fid) -> c_int {
     guard(-FI_EOTHER, || {
-        let Some(h) = FabricHandle::from_fid(f, FI_CLASS_FABRIC) else {
+        // SAFETY: rule 1 of the pointer contract (crate docs).
+        let Some(h) = (unsafe { FabricHandle::from_fid(f, FI_CLASS_FABRIC) }) else {
             return bad_fid("fi_close(fabric)");
         };
         if h.busy() {
@@ -68,7 +69,9 @@ unsafe extern "C" fn fabric_close(f: *mut fid) -> c_int {
             );
             return -FI_EBUSY;
         }
-        FabricHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), nothing is bound to
+        // it, and by rule 1 the application does not use it after close.
+        unsafe { FabricHandle::free(h) };
         0
     })
 }
@@ -80,10 +83,13 @@ unsafe extern "C" fn fabric_eq_open(
     context: *mut c_void,
 ) -> c_int {
     guard(-FI_EOTHER, || {
-        let Some(h) = FabricHandle::from_fid(fabric as *mut fid, FI_CLASS_FABRIC) else {
+        // SAFETY: rule 1.
+        let Some(h) = (unsafe { FabricHandle::from_fid(fabric as *mut fid, FI_CLASS_FABRIC) })
+        else {
             return bad_fid("fi_eq_open");
         };
-        let (Some(a), false) = (attr.as_ref(), eq.is_null()) else {
+        // SAFETY: rule 2, attr is NULL or a readable fi_eq_attr.
+        let (Some(a), false) = (unsafe { attr.as_ref() }, eq.is_null()) else {
             core_warn!(FI_LOG_EQ, "fi_eq_open: attr or eq is NULL");
             return -FI_EINVAL;
         };
@@ -96,17 +102,15 @@ unsafe extern "C" fn fabric_eq_open(
                 let q = Arc::new(q);
                 let member: std::sync::Weak<dyn oxifabric::service::waitset::Waitable> =
                     Arc::downgrade(&q) as _;
-                let wait = match crate::wait::join(a.wait_obj, a.wait_set, member) {
+                // SAFETY: rule 1, wait_set is NULL or a fid.
+                let wait = match unsafe { crate::wait::join(a.wait_obj, a.wait_set, member) } {
                     Ok(b) => b,
                     Err(e) => return e,
                 };
-                *eq = crate::eq::new_eq(
-                    q,
-                    (*fabric).api_version,
-                    BindRef::new(&h.binds),
-                    wait,
-                    context,
-                );
+                let q =
+                    crate::eq::new_eq(q, h.c.api_version, BindRef::new(&h.binds), wait, context);
+                // SAFETY: rule 3, eq is not NULL (checked above).
+                unsafe { *eq = q };
                 0
             }
             Err(e) => {
@@ -131,11 +135,15 @@ unsafe extern "C" fn fabric_trywait(
             return -FI_EINVAL;
         }
         for i in 0..count as usize {
-            let f = *fids.add(i);
-            let r = crate::cq::trywait_one(f)
-                .or_else(|| crate::eq::trywait_one(f))
-                .or_else(|| crate::cntr::trywait_one(f))
-                .or_else(|| crate::wait::trywait_one(f));
+            // SAFETY: rule 2, fids holds count fids, each NULL or a fid
+            // (rule 1), which is what each trywait_one needs.
+            let r = unsafe {
+                let f = *fids.add(i);
+                crate::cq::trywait_one(f)
+                    .or_else(|| crate::eq::trywait_one(f))
+                    .or_else(|| crate::cntr::trywait_one(f))
+                    .or_else(|| crate::wait::trywait_one(f))
+            };
             match r {
                 Some(0) => {}
                 Some(e) => return e,
@@ -147,11 +155,19 @@ unsafe extern "C" fn fabric_trywait(
 }
 
 /// The fabric's info-independent part for `fi_domain`: recovers the handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `f` is NULL or a fid.
 pub unsafe fn fabric_handle<'a>(f: *mut fid_fabric) -> Option<&'a FabricHandle> {
-    FabricHandle::from_fid(f as *mut fid, FI_CLASS_FABRIC)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { FabricHandle::from_fid(f as *mut fid, FI_CLASS_FABRIC) }
 }
 
 /// Reads an `fi_info` argument (current layout) for `fi_domain`/`fi_endpoint`.
+///
+/// # Safety
+/// Rule 2: `info` is NULL or a readable current-layout `fi_info`.
 pub unsafe fn info_arg(info: *mut fi_info) -> Option<Info> {
-    Info::from_c(info)
+    // SAFETY: the caller's promise.
+    unsafe { Info::from_c(info) }
 }

@@ -93,3 +93,25 @@ crate::nosys::nosys! {
     /// Multicast groups.
     pub fn join(Ep, CBuf, u64, *mut *mut fid_mc, Buf) -> c_int = "fi_join", FI_LOG_EP_CTRL;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stubs_return_enosys_in_their_slot_type() {
+        let null = core::ptr::null_mut();
+        assert_eq!(control(null, 0, null as Buf), -FI_ENOSYS);
+        assert_eq!(
+            stx_ctx(
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                null as Buf
+            ),
+            -FI_ENOSYS
+        );
+        assert_eq!(cancel(null, null as Buf), -(FI_ENOSYS as isize));
+        assert_eq!(size_left(core::ptr::null_mut()), -(FI_ENOSYS as isize));
+    }
+}

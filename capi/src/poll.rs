@@ -51,7 +51,8 @@ static POLL_OPS: fi_ops_poll = fi_ops_poll {
     poll_del: Some(poll_del),
 };
 
-pub unsafe extern "C" fn domain_poll_open(
+/// `fi_poll_open`.
+pub(crate) extern "C" fn domain_poll_open(
     domain: *mut fid_domain,
     attr: *mut fi_poll_attr,
     pollset: *mut *mut fid_poll,
@@ -60,7 +61,8 @@ pub unsafe extern "C" fn domain_poll_open(
         if pollset.is_null() {
             return -FI_EINVAL;
         }
-        if attr.as_ref().is_some_and(|a| a.flags != 0) {
+        // SAFETY: rule 2, attr is NULL or a readable fi_poll_attr.
+        if unsafe { attr.as_ref() }.is_some_and(|a| a.flags != 0) {
             core_warn!(FI_LOG_DOMAIN, "fi_poll_open: unsupported flags");
             return -FI_EBADFLAGS;
         }
@@ -76,38 +78,50 @@ pub unsafe extern "C" fn domain_poll_open(
             members: Mutex::new(Vec::new()),
             _domain: BindRef::new(&d.binds),
         };
-        *pollset = PollHandle::boxed(c, FI_CLASS_POLL, obj);
+        // SAFETY: rule 3, pollset is not NULL (checked above).
+        unsafe { *pollset = PollHandle::boxed(c, FI_CLASS_POLL, obj) };
         0
     })
 }
 
+/// Recovers a poll set handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `f` is NULL or a fid.
 unsafe fn poll_handle<'a>(f: *const fid) -> Option<&'a PollHandle> {
-    PollHandle::from_fid(f, FI_CLASS_POLL)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { PollHandle::from_fid(f, FI_CLASS_POLL) }
 }
 
-unsafe extern "C" fn poll_close(f: *mut fid) -> c_int {
+extern "C" fn poll_close(f: *mut fid) -> c_int {
     with_handle!(poll_handle, f, "fi_close(poll)", |h| {
-        PollHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), and by rule 1 the
+        // application does not use it after close.
+        unsafe { PollHandle::free(h) };
         0
     })
 }
 
-unsafe extern "C" fn poll_add(pollset: *mut fid_poll, event_fid: *mut fid, flags: u64) -> c_int {
+extern "C" fn poll_add(pollset: *mut fid_poll, event_fid: *mut fid, flags: u64) -> c_int {
     with_handle!(poll_handle, pollset, "fi_poll_add", |h| {
         if flags != 0 {
             return -FI_EBADFLAGS;
         }
-        let entry = if let Some(cq) = crate::cq::cq_handle(event_fid) {
+        // SAFETY: rule 1, event_fid is NULL or a fid.
+        let cq = unsafe { crate::cq::cq_handle(event_fid) };
+        // SAFETY: as above.
+        let cntr = unsafe { crate::cntr::cntr_handle(event_fid) };
+        let entry = if let Some(cq) = cq {
             Entry {
                 fid: event_fid as usize,
-                context: (*event_fid).context as usize,
+                context: cq.c.fid.context as usize,
                 member: Member::Cq(cq.inner.cq.clone()),
                 _bind: BindRef::new(&cq.binds),
             }
-        } else if let Some(c) = crate::cntr::cntr_handle(event_fid) {
+        } else if let Some(c) = cntr {
             Entry {
                 fid: event_fid as usize,
-                context: (*event_fid).context as usize,
+                context: c.c.fid.context as usize,
                 member: Member::Cntr(c.inner.cntr.clone(), 0),
                 _bind: BindRef::new(&c.binds),
             }
@@ -123,7 +137,7 @@ unsafe extern "C" fn poll_add(pollset: *mut fid_poll, event_fid: *mut fid, flags
     })
 }
 
-unsafe extern "C" fn poll_del(pollset: *mut fid_poll, event_fid: *mut fid, flags: u64) -> c_int {
+extern "C" fn poll_del(pollset: *mut fid_poll, event_fid: *mut fid, flags: u64) -> c_int {
     with_handle!(poll_handle, pollset, "fi_poll_del", |h| {
         if flags != 0 {
             return -FI_EBADFLAGS;
@@ -141,11 +155,7 @@ unsafe extern "C" fn poll_del(pollset: *mut fid_poll, event_fid: *mut fid, flags
 
 /// Fills `context` with the contexts of members that have new events
 /// (queued completions, a counter that moved); returns how many.
-unsafe extern "C" fn poll_poll(
-    pollset: *mut fid_poll,
-    context: *mut *mut c_void,
-    count: c_int,
-) -> c_int {
+extern "C" fn poll_poll(pollset: *mut fid_poll, context: *mut *mut c_void, count: c_int) -> c_int {
     with_handle!(poll_handle, pollset, "fi_poll", |h| {
         if count < 0 || (context.is_null() && count > 0) {
             return -FI_EINVAL;
@@ -169,7 +179,9 @@ unsafe extern "C" fn poll_poll(
                 }
             };
             if ready {
-                *context.add(n) = e.context as *mut c_void;
+                // SAFETY: rule 3, context has room for count entries and
+                // n < count.
+                unsafe { *context.add(n) = e.context as *mut c_void };
                 n += 1;
             }
         }

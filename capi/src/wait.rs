@@ -33,13 +33,15 @@ static WAIT_OPS: fi_ops_wait = fi_ops_wait {
     wait: Some(wait_wait),
 };
 
-pub unsafe extern "C" fn fabric_wait_open(
+/// `fi_wait_open`.
+pub(crate) extern "C" fn fabric_wait_open(
     fabric: *mut fid_fabric,
     attr: *mut fi_wait_attr,
     waitset: *mut *mut fid_wait,
 ) -> c_int {
     with_handle!(fabric_handle, fabric, "fi_wait_open", |fh| {
-        let (Some(a), false) = (attr.as_ref(), waitset.is_null()) else {
+        // SAFETY: rule 2, attr is NULL or a readable fi_wait_attr.
+        let (Some(a), false) = (unsafe { attr.as_ref() }, waitset.is_null()) else {
             return -FI_EINVAL;
         };
         if a.flags != 0 {
@@ -64,25 +66,30 @@ pub unsafe extern "C" fn fabric_wait_open(
             },
             ops: &WAIT_OPS as *const _ as *mut _,
         };
-        *waitset = WaitHandle::boxed(
-            c,
-            FI_CLASS_WAIT,
-            WaitObj {
-                set,
-                _fabric: BindRef::new(&fh.binds),
-            },
-        );
+        let obj = WaitObj {
+            set,
+            _fabric: BindRef::new(&fh.binds),
+        };
+        // SAFETY: rule 3, waitset is not NULL (checked above).
+        unsafe { *waitset = WaitHandle::boxed(c, FI_CLASS_WAIT, obj) };
         0
     })
 }
 
 /// Recovers a wait set handle.
+///
+/// # Safety
+/// Rule 1 of the pointer contract (crate docs): `f` is NULL or a fid.
 pub unsafe fn wait_handle<'a>(f: *const fid) -> Option<&'a WaitHandle> {
-    WaitHandle::from_fid(f, FI_CLASS_WAIT)
+    // SAFETY: the caller's promise is what from_fid needs.
+    unsafe { WaitHandle::from_fid(f, FI_CLASS_WAIT) }
 }
 
 /// For objects opened with `FI_WAIT_SET`: validates the set and adds the
 /// new member; returns the bind that keeps the set open, or an error code.
+///
+/// # Safety
+/// Rule 1: `set` is NULL or a fid.
 pub unsafe fn join(
     wait_obj: fi_wait_obj,
     set: *mut fid_wait,
@@ -91,7 +98,8 @@ pub unsafe fn join(
     if wait_obj != FI_WAIT_SET {
         return Ok(None);
     }
-    let Some(h) = wait_handle(set as *const fid) else {
+    // SAFETY: the caller's promise.
+    let Some(h) = (unsafe { wait_handle(set as *const fid) }) else {
         core_warn!(FI_LOG_CORE, "FI_WAIT_SET without a valid wait_set");
         return Err(-FI_EINVAL);
     };
@@ -99,22 +107,26 @@ pub unsafe fn join(
     Ok(Some(BindRef::new(&h.binds)))
 }
 
-unsafe extern "C" fn wait_close(f: *mut fid) -> c_int {
+extern "C" fn wait_close(f: *mut fid) -> c_int {
     with_handle!(wait_handle, f, "fi_close(wait)", |h| {
         if h.busy() {
             core_warn!(FI_LOG_CORE, "fi_close: wait set still has members");
             return -FI_EBUSY;
         }
-        WaitHandle::free(h);
+        // SAFETY: h is ours (class and magic checked), nothing is bound to
+        // it, and by rule 1 the application does not use it after close.
+        unsafe { WaitHandle::free(h) };
         0
     })
 }
 
-unsafe extern "C" fn wait_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
+extern "C" fn wait_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
     with_handle!(wait_handle, f, "fi_control(wait)", |h| {
         match command {
             FI_GETWAIT if !arg.is_null() => {
-                *(arg as *mut c_int) = h.inner.set.fd();
+                let fd = h.inner.set.fd();
+                // SAFETY: rule 3, FI_GETWAIT's arg is an int to write.
+                unsafe { *(arg as *mut c_int) = fd };
                 0
             }
             FI_GETWAIT => -FI_EINVAL,
@@ -123,7 +135,7 @@ unsafe extern "C" fn wait_control(f: *mut fid, command: c_int, arg: *mut c_void)
     })
 }
 
-unsafe extern "C" fn wait_wait(waitset: *mut fid_wait, timeout: c_int) -> c_int {
+extern "C" fn wait_wait(waitset: *mut fid_wait, timeout: c_int) -> c_int {
     with_handle!(wait_handle, waitset, "fi_wait", |h| rc(h
         .inner
         .set
@@ -131,8 +143,12 @@ unsafe extern "C" fn wait_wait(waitset: *mut fid_wait, timeout: c_int) -> c_int 
 }
 
 /// `fi_trywait` for one fid, if it is a wait set.
+///
+/// # Safety
+/// Rule 1: `f` is NULL or a fid.
 pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
-    let h = wait_handle(f)?;
+    // SAFETY: the caller's promise.
+    let h = unsafe { wait_handle(f) }?;
     Some(if h.inner.set.any_ready() {
         -FI_EAGAIN
     } else {

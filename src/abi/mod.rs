@@ -9,9 +9,9 @@
 //! One Rust module per upstream header, items in the header's order.
 //!
 //! Conventions the header generator relies on:
-//! - a named C enum is written with [`c_enum!`]: a `c_uint` (or `c_int`) type
+//! - a named C enum is written with `c_enum!`: a `c_uint` (or `c_int`) type
 //!   alias plus one constant per enumerator, every value explicit;
-//! - an anonymous C enum is written with [`c_anon_enum!`]: constants only;
+//! - an anonymous C enum is written with `c_anon_enum!`: constants only;
 //! - a struct or union whose name starts with `__anon_` is emitted inline,
 //!   anonymously, at the one place that uses it;
 //! - an array of length 0 is a C flexible array member;

@@ -1,9 +1,10 @@
 //! Completion counters, shared by every provider.
 
 use super::progress::{Progress, Sources};
-use super::signal::{deadline, poll_readable, Signal};
+use super::signal::{deadline, Signal};
 use crate::abi::*;
 use crate::error::{Error, Result};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Weak;
 
@@ -101,29 +102,20 @@ impl Counter {
     /// count changes (`Other(FI_EAVAIL)`), or the timeout passes
     /// (`Other(FI_ETIMEDOUT)`).
     pub fn wait(&self, threshold: u64, timeout_ms: i32) -> Result<()> {
-        let dl = deadline(timeout_ms);
         let errs0 = self.errs.load(Ordering::Acquire);
-        loop {
-            self.signal.clear();
-            self.sources.progress();
-            if self.value.load(Ordering::Acquire) >= threshold {
-                return Ok(());
-            }
-            if self.errs.load(Ordering::Acquire) != errs0 {
-                return Err(Error::Other(FI_EAVAIL));
-            }
-            if dl.is_some_and(|d| std::time::Instant::now() >= d) {
-                return Err(Error::Other(FI_ETIMEDOUT));
-            }
-            let mut fds = self.sources.wait_fds();
-            fds.push(self.signal.fd());
-            let slice = std::time::Instant::now() + std::time::Duration::from_millis(100);
-            let until = match dl {
-                Some(d) if d < slice => d,
-                _ => slice,
-            };
-            poll_readable(&fds, Some(until));
-        }
+        self.signal
+            .wait_for(deadline(timeout_ms), || {
+                self.signal.clear();
+                self.sources.progress();
+                if self.value.load(Ordering::Acquire) >= threshold {
+                    return ControlFlow::Break(Ok(()));
+                }
+                if self.errs.load(Ordering::Acquire) != errs0 {
+                    return ControlFlow::Break(Err(Error::Other(FI_EAVAIL)));
+                }
+                ControlFlow::Continue(self.sources.wait_fds())
+            })
+            .unwrap_or(Err(Error::Other(FI_ETIMEDOUT)))
     }
 
     /// The wait descriptors of the bound endpoints.

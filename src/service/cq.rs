@@ -7,10 +7,11 @@
 //! progress of every bound endpoint, so manual progress needs nothing else.
 
 use super::progress::{Progress, Sources};
-use super::signal::{deadline, poll_readable, Signal};
+use super::signal::{deadline, Signal};
 use crate::abi::*;
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, Weak};
 
@@ -224,32 +225,22 @@ impl CompletionQueue {
         } else {
             1
         };
-        loop {
-            self.progress();
-            if self.interrupted.swap(false, Ordering::AcqRel) {
-                return Err(Error::Again);
-            }
-            let ready = {
-                let q = self.lock();
-                q.len() >= want || matches!(q.front(), Some(Entry::Err(_)))
-            };
-            if ready {
-                return self.read_ready(max, &mut out);
-            }
-            if dl.is_some_and(|d| std::time::Instant::now() >= d) {
-                return Err(Error::Again);
-            }
-            let mut fds = self.sources.wait_fds();
-            fds.push(self.signal.fd());
-            // Wake at least every 100 ms, so a source added meanwhile or a
-            // missed edge cannot block us for long.
-            let slice = std::time::Instant::now() + std::time::Duration::from_millis(100);
-            let until = match dl {
-                Some(d) if d < slice => d,
-                _ => slice,
-            };
-            poll_readable(&fds, Some(until));
-        }
+        self.signal
+            .wait_for(dl, || {
+                self.progress();
+                if self.interrupted.swap(false, Ordering::AcqRel) {
+                    return ControlFlow::Break(Err(Error::Again));
+                }
+                let ready = {
+                    let q = self.lock();
+                    q.len() >= want || matches!(q.front(), Some(Entry::Err(_)))
+                };
+                if ready {
+                    return ControlFlow::Break(self.read_ready(max, &mut out));
+                }
+                ControlFlow::Continue(self.sources.wait_fds())
+            })
+            .unwrap_or(Err(Error::Again))
     }
 
     /// `fi_cq_signal`: makes a blocked (or the next) `sread` return `Again`.

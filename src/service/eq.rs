@@ -2,11 +2,12 @@
 //! shared by every provider.
 
 use super::progress::{Progress, Sources};
-use super::signal::{deadline, poll_readable, Signal};
+use super::signal::{deadline, Signal};
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::info::Info;
 use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::sync::{Mutex, Weak};
 
 /// The payload of one event.
@@ -151,24 +152,12 @@ impl EventQueue {
 
     /// Blocking read with a timeout in ms (negative = forever).
     pub fn sread(&self, peek: bool, timeout_ms: i32) -> Result<Event> {
-        let dl = deadline(timeout_ms);
-        loop {
-            match self.read(peek) {
-                Err(Error::Again) => {}
-                other => return other,
-            }
-            if dl.is_some_and(|d| std::time::Instant::now() >= d) {
-                return Err(Error::Again);
-            }
-            let mut fds = self.sources.wait_fds();
-            fds.push(self.signal.fd());
-            let slice = std::time::Instant::now() + std::time::Duration::from_millis(100);
-            let until = match dl {
-                Some(d) if d < slice => d,
-                _ => slice,
-            };
-            poll_readable(&fds, Some(until));
-        }
+        self.signal
+            .wait_for(deadline(timeout_ms), || match self.read(peek) {
+                Err(Error::Again) => ControlFlow::Continue(self.sources.wait_fds()),
+                other => ControlFlow::Break(other),
+            })
+            .unwrap_or(Err(Error::Again))
     }
 
     /// The descriptor for `FI_GETWAIT`.

@@ -3,10 +3,14 @@
 //! eventfd that becomes readable when signalled (for `FI_WAIT_FD`, epoll,
 //! `fi_trywait`).
 
+use std::ops::ControlFlow;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
+
+/// The longest a blocked [`Signal::wait_for`] sleeps before it looks again.
+const WAKE_SLICE: Duration = Duration::from_millis(100);
 
 /// A level-triggered signal: `set` wakes waiters and makes the fd readable
 /// until `clear`.
@@ -131,6 +135,34 @@ impl Signal {
         set
     }
 
+    /// The blocking wait that `fi_cq_sread`, `fi_eq_sread`, `fi_cntr_wait`
+    /// and `fi_wait` share. `step` drives progress and either ends the wait
+    /// (`Break` with the answer) or names the descriptors of the sources
+    /// that can bring news (`Continue`). Between steps the thread sleeps
+    /// until one of those or this signal's own fd is readable, waking at
+    /// least every 100 ms so that a source added meanwhile or a missed edge
+    /// cannot block it for long. `None` once `deadline` (None: never) has
+    /// passed without an answer; the caller turns that into its call's
+    /// timeout code.
+    pub fn wait_for<T>(
+        &self,
+        deadline: Option<Instant>,
+        mut step: impl FnMut() -> ControlFlow<T, Vec<RawFd>>,
+    ) -> Option<T> {
+        loop {
+            let mut fds = match step() {
+                ControlFlow::Break(answer) => return Some(answer),
+                ControlFlow::Continue(fds) => fds,
+            };
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return None;
+            }
+            fds.push(self.fd());
+            let slice = Instant::now() + WAKE_SLICE;
+            poll_readable(&fds, Some(deadline.map_or(slice, |d| d.min(slice))));
+        }
+    }
+
     /// The eventfd, readable while the signal is set. From the first call
     /// on, every set and clear keeps it up to date.
     pub fn fd(&self) -> RawFd {
@@ -204,6 +236,36 @@ mod tests {
         assert!(poll_readable(&[s.fd()], deadline(0)));
         s.clear();
         assert!(!poll_readable(&[s.fd()], deadline(0)));
+    }
+
+    #[test]
+    fn wait_for_answers_times_out_and_wakes_on_set() {
+        let s = Arc::new(Signal::new().unwrap());
+        let mut steps = 0;
+        let r = s.wait_for(None, || {
+            steps += 1;
+            if steps == 3 {
+                ControlFlow::Break(steps)
+            } else {
+                ControlFlow::Continue(Vec::new())
+            }
+        });
+        assert_eq!(r, Some(3));
+        let r: Option<()> = s.wait_for(deadline(20), || ControlFlow::Continue(Vec::new()));
+        assert_eq!(r, None, "a wait with nothing to report must time out");
+        // A set from another thread ends the sleep; the step sees the flag.
+        let s2 = s.clone();
+        let t = std::thread::spawn(move || {
+            s2.wait_for(deadline(10_000), || {
+                if s2.is_set() {
+                    ControlFlow::Break(true)
+                } else {
+                    ControlFlow::Continue(Vec::new())
+                }
+            })
+        });
+        s.set();
+        assert_eq!(t.join().unwrap(), Some(true), "the set was missed");
     }
 
     #[test]

@@ -4,12 +4,12 @@
 use super::cntr::Counter;
 use super::cq::CompletionQueue;
 use super::eq::EventQueue;
-use super::signal::{deadline, poll_readable, Signal};
+use super::signal::{deadline, Signal};
 use crate::abi::*;
 use crate::error::{Error, Result};
+use std::ops::ControlFlow;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
 
 /// Something a wait set can wait for.
 pub trait Waitable: Send + Sync {
@@ -96,25 +96,16 @@ impl WaitSet {
     /// `fi_wait`: Ok when a member has an event, `FI_ETIMEDOUT` after
     /// `timeout_ms` (negative: forever), `FI_EAGAIN`... never.
     pub fn wait(&self, timeout_ms: i32) -> Result<()> {
-        let dl = deadline(timeout_ms);
-        loop {
-            let members = self.live();
-            if members.iter().any(|m| m.ready()) || self.signal.is_set() {
-                self.signal.clear();
-                return Ok(());
-            }
-            if dl.is_some_and(|d| Instant::now() >= d) {
-                return Err(Error::Other(FI_ETIMEDOUT));
-            }
-            let mut fds: Vec<RawFd> = members.iter().flat_map(|m| m.fds()).collect();
-            fds.push(self.signal.fd());
-            let slice = Instant::now() + Duration::from_millis(100);
-            let until = match dl {
-                Some(d) if d < slice => d,
-                _ => slice,
-            };
-            poll_readable(&fds, Some(until));
-        }
+        self.signal
+            .wait_for(deadline(timeout_ms), || {
+                let members = self.live();
+                if members.iter().any(|m| m.ready()) || self.signal.is_set() {
+                    self.signal.clear();
+                    return ControlFlow::Break(Ok(()));
+                }
+                ControlFlow::Continue(members.iter().flat_map(|m| m.fds()).collect())
+            })
+            .unwrap_or(Err(Error::Other(FI_ETIMEDOUT)))
     }
 
     /// The set's own descriptor (signalled by [`WaitSet::wake`]).

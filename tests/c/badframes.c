@@ -31,21 +31,11 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include "check.h"
 
 static struct fid_cq *cq;
 static struct fid_ep *ep;
 static struct sockaddr_in me;
-static int failures;
-
-#define EXPECT(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			failures++; \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-			printf(__VA_ARGS__); \
-			printf("\n"); \
-		} \
-	} while (0)
 
 static void put64(uint8_t *p, uint64_t v)
 {

@@ -17,26 +17,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
-
-static int failures, checks;
-
-#define EXPECT(cond, ...) \
-	do { \
-		checks++; \
-		if (!(cond)) { \
-			failures++; \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-			printf(__VA_ARGS__); \
-			printf("\n"); \
-		} \
-	} while (0)
-
-#define EXPECT_RC(expr, want) \
-	do { \
-		long rc_ = (long) (expr); \
-		EXPECT(rc_ == (want), "%s returned %ld (%s), want %ld", #expr, rc_, \
-		       fi_strerror((int) -rc_), (long) (want)); \
-	} while (0)
+#include "check.h"
 
 static struct fi_provider demo_prov = {
 	.version = FI_VERSION(1, 0),

@@ -19,18 +19,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
-
-static int failures;
-
-#define EXPECT(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			failures++; \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-			printf(__VA_ARGS__); \
-			printf("\n"); \
-		} \
-	} while (0)
+#include "check.h"
 
 /* Sizes of each struct in each ABI node (fabric(7) "ABI CHANGES"), and an
  * API version a program built against that node's headers passes. */

@@ -33,6 +33,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include "check.h"
 
 #define BIG (64u << 20)
 
@@ -43,20 +44,6 @@ static struct fid_domain *domain;
 static struct fid_eq *eq;
 static struct fid_cq *cq;
 static struct fid_av *av;
-
-static void die(const char *what, long rc)
-{
-	printf("FAIL %s: %ld (%s)\n", what, rc, fi_strerror((int) -rc));
-	fflush(stdout);
-	exit(1);
-}
-
-#define CHECK(expr) \
-	do { \
-		long rc_ = (long) (expr); \
-		if (rc_) \
-			die(#expr, rc_); \
-	} while (0)
 
 static double now(void)
 {

@@ -14,24 +14,13 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
+#include "check.h"
 
 static struct fi_provider demo = {
 	.version = FI_VERSION(1, 0),
 	.fi_version = FI_VERSION(1, 17),
 	.name = "demo",
 };
-
-static int failures;
-
-#define EXPECT(cond, ...) \
-	do { \
-		if (!(cond)) { \
-			failures++; \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-			printf(__VA_ARGS__); \
-			printf("\n"); \
-		} \
-	} while (0)
 
 static void params(void)
 {

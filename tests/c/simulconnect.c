@@ -19,6 +19,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include "check.h"
 
 #define ROUNDS 50
 
@@ -35,12 +36,6 @@ struct side {
 
 static struct fi_info *info;
 static struct fid_fabric *fabric;
-
-static void die(const char *what, int rc)
-{
-	printf("FAIL %s: %d (%s)\n", what, rc, fi_strerror(-rc));
-	exit(1);
-}
 
 static void open_side(struct side *s)
 {
