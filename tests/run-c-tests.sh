@@ -3,6 +3,7 @@
 # plain summary line "N passed, N failed". Each test is a script in
 # tests/c/ named t-*.sh that exits 0 on success; its output is shown only on
 # failure. Tests are independent and run in parallel (two at a time).
+# Arguments name a subset (`tests/run-c-tests.sh t-killpeer t-badframes`).
 set -u
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -15,7 +16,12 @@ export FI_SOCKETS_IFACE=lo
 mkdir -p "$OXI_WORK"
 jobs=${OXI_TEST_JOBS:-2}
 
-tests=( $(ls tests/c/t-*.sh 2>/dev/null) )
+if [ $# -gt 0 ]; then
+	tests=()
+	for n in "$@"; do tests+=( "tests/c/${n%.sh}.sh" ); done
+else
+	tests=( $(ls tests/c/t-*.sh 2>/dev/null) )
+fi
 if [ ${#tests[@]} -eq 0 ]; then
 	echo "no C tests found" >&2
 	exit 1
