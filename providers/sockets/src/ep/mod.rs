@@ -75,6 +75,8 @@ struct EpState {
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
     conns: Vec<Option<Conn>>,
+    /// Stage buffers of the connections that are not mid-frame.
+    stages: crate::conn::StagePool,
     /// RDM peers by listening address: their one connection, whether the
     /// handshake finished, and the sends that wait for it.
     peers: HashMap<SocketAddr, Peer>,
@@ -162,6 +164,7 @@ impl SockEp {
                 udp: None,
                 conns: Vec::new(),
                 udp_buf: Vec::new(),
+                stages: Default::default(),
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
                 peers: HashMap::new(),
