@@ -30,6 +30,9 @@ OXI_BENCH_BEFORE=DIR adds that build as a further contender, "oxifabric
 before sockets", interleaved with the rest in the same run, so a
 before/after comparison shares the machine's conditions;
 OXI_BENCH_OUT=DIR writes its results there instead of bench/results.
+OXI_BENCH_JOBS=a,b runs only the jobs whose names contain one of these
+words (`OXI_BENCH_JOBS=tagged,MPI`); OXI_BENCH_REPEATS=N sets the repeats
+(more of them steady the medians on a busy machine).
 
 --quick: fewer sizes and repeats (under 2 minutes). --smoke: one iteration
 of one size for every job and configuration, output under build/bench-smoke
@@ -66,6 +69,8 @@ else:
     SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
     PP_SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
     REPEATS, ITERS = 5, 1000
+if os.environ.get('OXI_BENCH_REPEATS') and not SMOKE:
+    REPEATS = int(os.environ['OXI_BENCH_REPEATS'])
 TIMEOUT = 30 if SMOKE else 90  # seconds for one process pair
 # Many-peer job: peer endpoints served by one hub endpoint (all peers in one
 # process, so every count runs two busy processes on the same cores), and
@@ -114,6 +119,9 @@ JOBS = [
      ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
 ]
+if os.environ.get('OXI_BENCH_JOBS'):
+    _want = os.environ['OXI_BENCH_JOBS'].split(',')
+    JOBS = [j for j in JOBS if any(w in j[0] for w in _want)]
 # Jobs whose results come out of another job's run (MPI and TCP give two each).
 METRIC = {'fi_pingpong MSG': LAT, 'fi_pingpong RDM': LAT, 'fi_msg_pingpong': LAT,
           'fi_rdm_tagged_pingpong': LAT, 'fi_rdm_tagged_bw': BW, 'MPI ping-pong': LAT,
