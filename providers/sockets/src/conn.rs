@@ -267,6 +267,50 @@ impl Conn {
         }
     }
 
+    /// Writes queued sends, many frames per `writev`, until the queue is
+    /// empty or the socket is full. Finished items stay at the front of
+    /// the queue for the endpoint to report; the first unfinished one (if
+    /// any) is where the socket stopped.
+    pub fn write_queued(&mut self) -> std::io::Result<()> {
+        let mut start = 0; // first item not yet finished
+        loop {
+            let mut pieces: [&[u8]; crate::sock::WRITEV_MAX] = [&[]; crate::sock::WRITEV_MAX];
+            let mut k = 0;
+            let mut want = 0;
+            for item in self.txq.iter().skip(start) {
+                let (p, n) = item.pieces();
+                if k + n > pieces.len() {
+                    break;
+                }
+                pieces[k..k + n].copy_from_slice(&p[..n]);
+                k += n;
+                want += item.total - item.off;
+            }
+            if k == 0 {
+                return Ok(());
+            }
+            let mut n = match crate::sock::writev(self.stream.as_raw_fd(), &pieces[..k]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let full = n < want;
+            for item in self.txq.iter_mut().skip(start) {
+                let step = (item.total - item.off).min(n);
+                item.off += step;
+                n -= step;
+                if !item.finished() {
+                    break;
+                }
+                start += 1;
+            }
+            if full {
+                return Ok(());
+            }
+        }
+    }
+
     /// Writes as much of `item` as the socket takes now.
     pub fn write_item(&self, item: &mut TxItem) -> std::io::Result<()> {
         while !item.finished() {
