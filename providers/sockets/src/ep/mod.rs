@@ -75,6 +75,8 @@ struct EpState {
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
     conns: Vec<Option<Conn>>,
+    /// Stage buffers of the connections that are not mid-frame.
+    stages: crate::conn::StagePool,
     /// RDM peers by listening address: their one connection, whether the
     /// handshake finished, and the sends that wait for it.
     peers: HashMap<SocketAddr, Peer>,
@@ -162,6 +164,7 @@ impl SockEp {
                 udp: None,
                 conns: Vec::new(),
                 udp_buf: Vec::new(),
+                stages: Default::default(),
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
                 peers: HashMap::new(),
@@ -346,7 +349,10 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return Err(Error::NotConn);
         };
-        if c.txq.is_empty() && c.state == ConnState::Open {
+        // FI_MORE: the application has more sends coming; queue this one
+        // so that the next send without it takes the batch in one writev.
+        let more = item.done.is_some_and(|d| d.tx.flags & FI_MORE != 0);
+        if c.txq.is_empty() && c.state == ConnState::Open && !more {
             if let Err(e) = c.write_item(&mut item) {
                 let f = reset(&e);
                 self.close_conn(st, slot, f, "write failed");
@@ -371,10 +377,19 @@ impl SockEp {
             item.own_rest();
         }
         st.tx_queued += 1;
-        if let Some(c) = st.conns[slot].as_mut() {
-            c.txq.push_back(item);
+        let Some(c) = st.conns[slot].as_mut() else {
+            return Ok(());
+        };
+        c.txq.push_back(item);
+        // Sends held back by FI_MORE go out now, with this one, in one
+        // writev, unless the socket is full (the front frame is partly
+        // written) and readiness will call flush.
+        let held = c.state == ConnState::Open && c.txq.front().is_some_and(|f| f.off == 0);
+        if held && !more {
+            self.flush(st, slot);
+        } else {
+            self.watch_out(st, slot);
         }
-        self.watch_out(st, slot);
         Ok(())
     }
 
@@ -390,26 +405,28 @@ impl SockEp {
         }
     }
 
+    /// Writes a connection's queued sends (many frames per writev) and
+    /// reports those that left.
     fn flush(&self, st: &mut EpState, slot: usize) {
+        let Some(c) = st.conns[slot].as_mut() else {
+            return;
+        };
+        if let Err(e) = c.write_queued() {
+            self.close_conn(st, slot, reset(&e), "write failed");
+            return;
+        }
         loop {
             let Some(c) = st.conns[slot].as_mut() else {
                 return;
             };
-            let Some(mut item) = c.txq.pop_front() else {
+            if !c.txq.front().is_some_and(TxItem::finished) {
+                break;
+            }
+            let Some(item) = c.txq.pop_front() else {
                 break;
             };
-            if let Err(e) = c.write_item(&mut item) {
-                c.txq.push_front(item);
-                self.close_conn(st, slot, reset(&e), "write failed");
-                return;
-            }
-            if item.finished() {
-                st.tx_queued = st.tx_queued.saturating_sub(1);
-                self.item_sent(st, slot, item);
-            } else {
-                c.txq.push_front(item);
-                break;
-            }
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            self.item_sent(st, slot, item);
         }
         self.watch_out(st, slot);
     }

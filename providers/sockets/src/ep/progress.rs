@@ -134,6 +134,15 @@ impl SockEp {
     /// is empty for now, and the next read would only say so: we stop
     /// there (epoll is level-triggered and reports what arrives later).
     pub(super) fn read_conn(&self, st: &mut EpState, slot: usize) {
+        self.read_frames(st, slot);
+        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+            c.release_stage(&mut st.stages);
+        }
+    }
+
+    /// [`Self::read_conn`]'s loop: frames until the socket is empty, the
+    /// connection pauses or closes.
+    fn read_frames(&self, st: &mut EpState, slot: usize) {
         let mut drained = false;
         loop {
             let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
@@ -172,7 +181,7 @@ impl SockEp {
                             c.rx = RxState::Header { buf, got };
                             return;
                         }
-                        match c.fill_stage() {
+                        match c.fill_stage(&mut st.stages) {
                             Ok(0) => {
                                 self.close_conn(
                                     st,
@@ -252,7 +261,7 @@ impl SockEp {
                                     (sock::read(fd, target), k)
                                 }
                                 // Past the end of the buffer: read and drop.
-                                None => c.read_discard(want),
+                                None => c.read_discard(want, &mut st.stages),
                             },
                             Dest::Buffer(v) => {
                                 let start = got as usize;
