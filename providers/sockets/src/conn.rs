@@ -50,7 +50,14 @@ pub enum TxData {
     User(IoVec),
     /// Our own copy (inject, control frames).
     Owned(Vec<u8>),
+    /// Our own copy of a small payload, kept in the item itself so that a
+    /// queued small inject allocates nothing.
+    Inline { buf: [u8; INLINE_LEN], len: usize },
 }
+
+/// Payloads up to this size are copied into the send item itself when
+/// they must outlive the caller's buffer.
+pub const INLINE_LEN: usize = 128;
 
 /// What to report when a send has left.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +110,12 @@ impl TxItem {
                     k += 1;
                 }
             }
+            TxData::Inline { buf, len } => {
+                if skip < *len {
+                    out[k] = &buf[skip..*len];
+                    k += 1;
+                }
+            }
         }
         (out, k)
     }
@@ -116,6 +129,18 @@ impl TxItem {
     /// send, so that the application may reuse them now (inject).
     pub fn own_rest(&mut self) {
         if let TxData::User(iov) = &self.data {
+            let len = self.total - HEADER_LEN;
+            if len <= INLINE_LEN {
+                let mut buf = [0u8; INLINE_LEN];
+                let mut at = 0;
+                for b in iov.iter() {
+                    let s = b.as_slice();
+                    buf[at..at + s.len()].copy_from_slice(s);
+                    at += s.len();
+                }
+                self.data = TxData::Inline { buf, len };
+                return;
+            }
             let mut v = Vec::with_capacity(self.total - HEADER_LEN);
             for b in iov.iter() {
                 v.extend_from_slice(b.as_slice());
@@ -141,6 +166,9 @@ pub struct Conn {
     pub txq: VecDeque<TxItem>,
     /// Whether output readiness is being watched.
     pub watching_out: bool,
+    /// Sends are held in `txq` for the endpoint's next progress call
+    /// (send coalescing); the slot is on the endpoint's dirty list.
+    pub deferred: bool,
     /// We opened it (as opposed to accepting it).
     pub outgoing: bool,
     /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
@@ -202,6 +230,7 @@ impl Conn {
             },
             txq: VecDeque::new(),
             watching_out: false,
+            deferred: false,
             outgoing: state == ConnState::Connecting,
             stage: None,
             lo: 0,

@@ -52,7 +52,7 @@ pub fn take_error(s: &TcpStream) -> Option<io::Error> {
 
 /// Pieces one `writev` takes at most: enough for a batch of small frames
 /// (header and payload each) queued on a connection.
-pub const WRITEV_MAX: usize = 64;
+pub const WRITEV_MAX: usize = 128;
 
 /// `sendmsg` of several buffers, non-blocking, without SIGPIPE. Returns the
 /// bytes written; `WouldBlock` when the socket is full.

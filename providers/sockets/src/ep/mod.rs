@@ -85,6 +85,12 @@ struct EpState {
     acks: HashMap<u64, (usize, TxDone)>,
     /// Sends queued in connections, for `-FI_EAGAIN` and `tx_size_left`.
     tx_queued: usize,
+    /// A send was written since the last progress call: the application
+    /// is posting back to back, so further sends wait in their queues
+    /// (send coalescing) until progress writes them, many per writev.
+    burst: bool,
+    /// Connections holding coalesced sends.
+    dirty: Vec<usize>,
     /// DGRAM: the buffer datagrams are received into (allocated once).
     udp_buf: Vec<u8>,
     /// Large sends announced with `Rts`, waiting for the receiver's `Cts`,
@@ -107,6 +113,24 @@ pub struct SockEp {
     /// When the application last drove progress itself (ms since start):
     /// the auto-progress thread stays out of its way while it polls.
     app_progress_ms: std::sync::atomic::AtomicU64,
+    /// `FI_SOCKETS_TX_COALESCE`: hold back-to-back sends for one writev.
+    coalesce: bool,
+    /// Coalesced sends wait for a progress call; the auto-progress thread
+    /// writes them if the application makes none soon (see `flush_pending`).
+    deferred_pending: std::sync::atomic::AtomicBool,
+}
+
+/// Sends coalesced on one connection before they are written anyway.
+const COALESCE_ITEMS: usize = 64;
+/// Sends larger than this are never held back: they fill a writev alone.
+const COALESCE_BYTES: usize = 16 << 10;
+
+/// `FI_SOCKETS_TX_COALESCE` (default on).
+fn coalesce_enabled() -> bool {
+    !matches!(
+        oxifabric::param::get("sockets", "tx_coalesce"),
+        Ok(oxifabric::param::Value::Bool(false))
+    )
 }
 
 /// Milliseconds since the first call, for coarse activity timestamps.
@@ -172,7 +196,11 @@ impl SockEp {
                 next_msg_id: 1,
                 acks: HashMap::new(),
                 tx_queued: 0,
+                burst: false,
+                dirty: Vec::new(),
             }),
+            coalesce: coalesce_enabled(),
+            deferred_pending: std::sync::atomic::AtomicBool::new(false),
         });
         Ok(ep)
     }
@@ -352,7 +380,19 @@ impl SockEp {
         // FI_MORE: the application has more sends coming; queue this one
         // so that the next send without it takes the batch in one writev.
         let more = item.done.is_some_and(|d| d.tx.flags & FI_MORE != 0);
-        if c.txq.is_empty() && c.state == ConnState::Open && !more {
+        // Coalescing: an application send posted after another without a
+        // progress call in between waits for that call (or for a full
+        // batch), which writes the connection's queue in one writev. The
+        // first send after progress goes at once, so a ping-pong never
+        // waits.
+        let data = item.done.is_some();
+        let coalesce = data
+            && !more
+            && self.coalesce
+            && st.burst
+            && c.state == ConnState::Open
+            && item.total <= COALESCE_BYTES;
+        if c.txq.is_empty() && c.state == ConnState::Open && !more && !coalesce {
             if let Err(e) = c.write_item(&mut item) {
                 let f = reset(&e);
                 self.close_conn(st, slot, f, "write failed");
@@ -362,6 +402,7 @@ impl SockEp {
                 return Ok(());
             }
             if item.finished() {
+                st.burst |= data;
                 self.item_sent(st, slot, item);
                 return Ok(());
             }
@@ -381,6 +422,18 @@ impl SockEp {
             return Ok(());
         };
         c.txq.push_back(item);
+        if coalesce {
+            if !c.deferred {
+                c.deferred = true;
+                st.dirty.push(slot);
+                self.deferred_pending
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if c.txq.len() >= COALESCE_ITEMS {
+                self.flush(st, slot);
+            }
+            return Ok(());
+        }
         // Sends held back by FI_MORE go out now, with this one, in one
         // writev, unless the socket is full (the front frame is partly
         // written) and readiness will call flush.
@@ -391,6 +444,29 @@ impl SockEp {
             self.watch_out(st, slot);
         }
         Ok(())
+    }
+
+    /// Writes the coalesced sends of every connection (progress calls this
+    /// first) and ends the burst: the next send goes at once.
+    fn flush_deferred(&self, st: &mut EpState) {
+        st.burst = false;
+        if st.dirty.is_empty() {
+            return;
+        }
+        self.deferred_pending
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let mut dirty = std::mem::take(&mut st.dirty);
+        for &slot in &dirty {
+            if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+                c.deferred = false;
+            }
+            self.flush(st, slot);
+        }
+        dirty.clear();
+        // Keep the list's storage: the steady state allocates nothing.
+        if st.dirty.is_empty() {
+            st.dirty = dirty;
+        }
     }
 
     /// A frame left completely: report it, or wait for its acknowledgement.

@@ -341,6 +341,7 @@ impl SockEp {
     }
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
+        self.flush_deferred(st);
         // Readiness comes from epoll even for a single connection: a recv
         // that finds nothing still takes the socket's lock, and a thread
         // spinning on it delays the kernel's delivery of the very data it
@@ -417,7 +418,15 @@ impl Progress for SockEp {
         let last = self
             .app_progress_ms
             .load(std::sync::atomic::Ordering::Relaxed);
-        now_ms().saturating_sub(last) < 10
+        let idle = now_ms().saturating_sub(last);
+        // Coalesced sends wait at most about a millisecond for the
+        // application's next progress call; then the thread writes them.
+        idle < 10 && !(self.flush_pending() && idle >= 1)
+    }
+
+    fn flush_pending(&self) -> bool {
+        self.deferred_pending
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Progress from the auto-progress thread, unless the application is
