@@ -39,11 +39,18 @@ impl Provider for Sockets {
     }
 
     fn params(&self) -> &'static [(&'static str, oxifabric::abi::fi_param_type, &'static str)] {
-        &[(
-            "iface",
-            oxifabric::abi::FI_PARAM_STRING,
-            "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
-        )]
+        &[
+            (
+                "iface",
+                oxifabric::abi::FI_PARAM_STRING,
+                "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
+            ),
+            (
+                "conn_timeout",
+                oxifabric::abi::FI_PARAM_INT,
+                "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 10000)",
+            ),
+        ]
     }
 
     fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {

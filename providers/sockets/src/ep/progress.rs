@@ -366,6 +366,7 @@ impl SockEp {
                 }
             }
         }
+        self.retry_due(st);
     }
 
     /// Retries connections paused for lack of unexpected-message room.
