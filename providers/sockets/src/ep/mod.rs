@@ -28,6 +28,7 @@ mod cm;
 mod dgram;
 mod progress;
 mod rdm;
+mod retry;
 mod rndv;
 
 use self::cm::MsgState;
@@ -100,6 +101,8 @@ struct EpState {
     /// Receives matched to an announced message, waiting for its `Data`,
     /// by (connection, sender's message id).
     rndv_rx: HashMap<(usize, u64), RndvMatch>,
+    /// When the earliest RDM connection retry is due (`retry.rs`).
+    next_retry: Option<std::time::Instant>,
 }
 
 /// A sockets endpoint.
@@ -113,6 +116,8 @@ pub struct SockEp {
     /// When the application last drove progress itself (ms since start):
     /// the auto-progress thread stays out of its way while it polls.
     app_progress_ms: std::sync::atomic::AtomicU64,
+    /// How long RDM connection setup is retried (`retry.rs`).
+    conn_timeout: std::time::Duration,
     /// `FI_SOCKETS_TX_COALESCE`: hold back-to-back sends for one writev.
     coalesce: bool,
     /// Coalesced sends wait for a progress call; the auto-progress thread
@@ -180,6 +185,7 @@ impl SockEp {
             domain,
             epoll,
             app_progress_ms: std::sync::atomic::AtomicU64::new(0),
+            conn_timeout: retry::conn_timeout(),
             st: Mutex::new(EpState {
                 core: EpCore::new(info, PROV),
                 rxq: RxQueues::default(),
@@ -198,11 +204,45 @@ impl SockEp {
                 tx_queued: 0,
                 burst: false,
                 dirty: Vec::new(),
+                next_retry: None,
             }),
             coalesce: coalesce_enabled(),
             deferred_pending: std::sync::atomic::AtomicBool::new(false),
         });
+        // Bound at open, as upstream does: fi_getname reports the real
+        // address (port included) before fi_enable, and peers that connect
+        // early wait in the backlog instead of being refused.
+        ep.open_socket(&mut ep.lock(), ep.bind_addr())?;
         Ok(ep)
+    }
+
+    /// Binds the endpoint's listening TCP socket (RDM) or its UDP socket
+    /// (DGRAM) at `want`, replacing one bound before (`fi_setname`). MSG
+    /// endpoints bind when they connect or accept.
+    fn open_socket(&self, st: &mut EpState, want: SocketAddr) -> Result<()> {
+        let at = match self.ep_type {
+            FI_EP_RDM => {
+                if let Some(old) = st.listener.take() {
+                    self.epoll.remove(old.as_raw_fd());
+                }
+                let (l, at) =
+                    sock::serve::<TcpListener>(want, &self.epoll, TOKEN_LISTENER, "fi_endpoint")?;
+                st.listener = Some(l);
+                at
+            }
+            FI_EP_DGRAM => {
+                if let Some(old) = st.udp.take() {
+                    self.epoll.remove(old.as_raw_fd());
+                }
+                let (u, at) =
+                    sock::serve::<UdpSocket>(want, &self.epoll, TOKEN_UDP, "fi_endpoint")?;
+                st.udp = Some(u);
+                at
+            }
+            _ => return Ok(()),
+        };
+        st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EpState> {
@@ -258,6 +298,9 @@ impl SockEp {
 
     /// Tears a connection down, failing everything that depended on it.
     fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &'static str) {
+        if self.retry_later(st, slot, &err) {
+            return;
+        }
         let Some(mut c) = st.conns.get_mut(slot).and_then(Option::take) else {
             return;
         };
@@ -347,12 +390,7 @@ impl SockEp {
                 failed.push(item);
             }
         }
-        for item in failed {
-            st.tx_queued = st.tx_queued.saturating_sub(1);
-            if let Some(d) = item.done {
-                st.core.sinks.tx_err(&d.tx, err);
-            }
-        }
+        self.fail_items(st, failed, err);
         match st.msg {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
@@ -368,6 +406,16 @@ impl SockEp {
                 st.core.cm_error(err, Vec::new());
             }
             _ => {}
+        }
+    }
+
+    /// Fails sends that were counted in `tx_queued` with `err`.
+    fn fail_items(&self, st: &mut EpState, items: Vec<TxItem>, err: Failure) {
+        for item in items {
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            if let Some(d) = item.done {
+                st.core.sinks.tx_err(&d.tx, err);
+            }
         }
     }
 
@@ -552,22 +600,6 @@ impl EndpointOps for SockEp {
         if !st.core.start_enable()? {
             return Ok(());
         }
-        match self.ep_type {
-            FI_EP_RDM => {
-                let want = st.local.unwrap_or_else(|| self.bind_addr());
-                let (l, at) =
-                    sock::serve::<TcpListener>(want, &self.epoll, TOKEN_LISTENER, "fi_enable")?;
-                st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
-                st.listener = Some(l);
-            }
-            FI_EP_DGRAM => {
-                let want = st.local.unwrap_or_else(|| self.bind_addr());
-                let (u, at) = sock::serve::<UdpSocket>(want, &self.epoll, TOKEN_UDP, "fi_enable")?;
-                st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
-                st.udp = Some(u);
-            }
-            _ => {}
-        }
         st.rxq.posted.reserve(1024);
         st.core.enabled = true;
         drop(st);
@@ -641,8 +673,11 @@ impl EndpointOps for SockEp {
             return Err(Error::OpBadState);
         }
         let sa = sockaddr(a).ok_or(Error::Inval)?;
-        st.local = Some(sa);
-        Ok(())
+        if self.ep_type == FI_EP_MSG {
+            st.local = Some(sa);
+            return Ok(());
+        }
+        self.open_socket(&mut st, sa)
     }
 
     fn getpeer(&self) -> Result<Vec<u8>> {

@@ -376,6 +376,7 @@ impl SockEp {
                 }
             }
         }
+        self.retry_due(st);
     }
 
     /// Retries connections paused for lack of unexpected-message room.
