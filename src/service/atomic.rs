@@ -3,7 +3,7 @@
 //! datatype is, and applying an operation to target memory.
 //!
 //! A provider receives an atomic request, checks the target range against
-//! the memory registration ([`super::mr`] when present), then calls
+//! the memory registration, then calls
 //! [`apply`]. Every element is updated under one of a fixed set of striped
 //! locks chosen by its address, so an atomic is atomic with respect to
 //! every other atomic on the same element from any endpoint of the process,
