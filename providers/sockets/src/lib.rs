@@ -48,7 +48,7 @@ impl Provider for Sockets {
             (
                 "conn_timeout",
                 oxifabric::abi::FI_PARAM_INT,
-                "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 10000)",
+                "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 5000)",
             ),
         ]
     }
