@@ -50,6 +50,12 @@ impl Provider for Sockets {
                 oxifabric::abi::FI_PARAM_INT,
                 "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 5000)",
             ),
+            (
+                "tx_coalesce",
+                oxifabric::abi::FI_PARAM_BOOL,
+                "Hold sends posted back to back (no progress call in between) and write them \
+                 together at the next progress call, within about 1 ms (default: true)",
+            ),
         ]
     }
 

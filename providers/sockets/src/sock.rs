@@ -84,6 +84,10 @@ pub fn take_error(s: &TcpStream) -> Option<io::Error> {
     s.take_error().ok().flatten()
 }
 
+/// Pieces one `writev` takes at most: enough for a batch of small frames
+/// (header and payload each) queued on a connection.
+pub const WRITEV_MAX: usize = 128;
+
 /// `sendmsg` of several buffers, non-blocking, without SIGPIPE. Returns the
 /// bytes written; `WouldBlock` when the socket is full.
 pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
@@ -94,7 +98,7 @@ pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
 /// gathering the pieces into one buffer first.
 pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Result<usize> {
     // SAFETY: all-zero is a valid iovec, msghdr and sockaddr_storage.
-    let mut iov: [libc::iovec; 10] = unsafe { core::mem::zeroed() };
+    let mut iov: [libc::iovec; WRITEV_MAX] = unsafe { core::mem::zeroed() };
     let n = bufs.len().min(iov.len());
     for (i, b) in bufs.iter().take(n).enumerate() {
         iov[i] = libc::iovec {
