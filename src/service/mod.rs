@@ -13,5 +13,6 @@ pub mod ep_core;
 pub mod eq;
 pub mod progress;
 pub mod rxq;
+pub mod shm_av;
 pub mod signal;
 pub mod waitset;
