@@ -126,6 +126,15 @@ impl TxItem {
     }
 }
 
+/// An address claimed by a `Hello`, not confirmed yet.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim {
+    pub addr: SocketAddr,
+    pub nonce: u64,
+    /// The check is under way (else it waits for a free check).
+    pub checking: bool,
+}
+
 /// A TCP connection of an endpoint.
 pub struct Conn {
     pub stream: TcpStream,
@@ -143,6 +152,16 @@ pub struct Conn {
     pub watching_out: bool,
     /// We opened it (as opposed to accepting it).
     pub outgoing: bool,
+    /// Unique within the endpoint (slots are reused; ids are not).
+    pub id: u64,
+    /// RDM, accepted: the address its `Hello` claims while the claim is
+    /// being checked (`peer` stays empty until it is confirmed).
+    pub claim: Option<Claim>,
+    /// A connection we made to check a claim: the claiming connection
+    /// (slot and id) and the nonce it sent.
+    pub verifies: Option<(usize, u64, u64)>,
+    /// Short-lived by design (a claim check): its end is not an error.
+    pub transient: bool,
     /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
     stage: Box<[u8]>,
     lo: usize,
@@ -171,6 +190,10 @@ impl Conn {
             txq: VecDeque::new(),
             watching_out: false,
             outgoing: state == ConnState::Connecting,
+            id: 0,
+            claim: None,
+            verifies: None,
+            transient: false,
             stage: vec![0u8; STAGE_LEN].into_boxed_slice(),
             lo: 0,
             hi: 0,

@@ -92,6 +92,10 @@ struct EpState {
     /// Receives matched to an announced message, waiting for its `Data`,
     /// by (connection, sender's message id).
     rndv_rx: HashMap<(usize, u64), RndvMatch>,
+    /// The id the next connection gets (`Conn::id`).
+    next_conn_id: u64,
+    /// Claim checks under way (connections with `verifies`).
+    verifying: usize,
 }
 
 /// A sockets endpoint.
@@ -166,9 +170,13 @@ impl SockEp {
                 rndv_rx: HashMap::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
-                next_msg_id: 1,
+                // Not guessable: frames that refer to a message by id are
+                // also checked against the connection it went out on.
+                next_msg_id: sock::random_u64(),
                 acks: HashMap::new(),
                 tx_queued: 0,
+                next_conn_id: 1,
+                verifying: 0,
             }),
         });
         Ok(ep)
@@ -195,7 +203,9 @@ impl SockEp {
         }
     }
 
-    fn add_conn(&self, st: &mut EpState, conn: Conn, out: bool) -> usize {
+    fn add_conn(&self, st: &mut EpState, mut conn: Conn, out: bool) -> usize {
+        conn.id = st.next_conn_id;
+        st.next_conn_id += 1;
         let slot = match st.conns.iter().position(Option::is_none) {
             Some(i) => i,
             None => {
@@ -243,13 +253,18 @@ impl SockEp {
         };
         prov_log!(
             PROV,
-            FI_LOG_WARN,
+            if c.transient {
+                FI_LOG_DEBUG
+            } else {
+                FI_LOG_WARN
+            },
             FI_LOG_EP_DATA,
             "connection closed: {}",
             err.describe()
         );
         self.epoll.remove(c.stream.as_raw_fd());
         let _ = c.stream.shutdown(std::net::Shutdown::Both);
+
         for item in c.txq.drain(..) {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             if let Some(d) = item.done {
@@ -337,6 +352,17 @@ impl SockEp {
                 st.core.cm_error(err, Vec::new());
             }
             _ => {}
+        }
+        // Last, as they may open a connection (into this very slot): a
+        // claim check that ends without an answer fails the claim; a
+        // claiming connection that ends stops holding its address.
+        if let Some((claimer, id, _)) = c.verifies {
+            st.verifying = st.verifying.saturating_sub(1);
+            self.claim_checked(st, claimer, id, false);
+            self.start_checks(st);
+        }
+        if let Some(cl) = c.claim {
+            self.claim_dropped(st, cl.addr, slot);
         }
     }
 
@@ -678,7 +704,7 @@ impl EndpointOps for SockEp {
         }
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;
-        st.next_msg_id += 1;
+        st.next_msg_id = st.next_msg_id.wrapping_add(1);
         let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
         if self.ep_type == FI_EP_DGRAM {
             return self.send_dgram(st, op, &tx, &hdr);

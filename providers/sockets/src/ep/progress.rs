@@ -38,7 +38,7 @@ impl SockEp {
                     }
                 }
             }
-            Op::Hello | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
+            Op::Hello | Op::Verify | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
                 if hdr.len > MAX_CONTROL {
                     self.close_conn(st, slot, Failure::code(FI_EIO), "oversized control frame");
                     return None;
@@ -57,9 +57,17 @@ impl SockEp {
                 self.on_hello_nack(st, slot);
                 None
             }
+            Op::VerifyAck | Op::VerifyNack => {
+                self.on_verified(st, slot, hdr.msg_id, hdr.op == Op::VerifyAck);
+                None
+            }
             Op::Ack => {
-                if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
-                    st.core.sinks.tx_done(&d.tx);
+                // Only the connection the message went out on may
+                // acknowledge it.
+                if st.acks.get(&hdr.msg_id).is_some_and(|(s, _)| *s == slot) {
+                    if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
+                        st.core.sinks.tx_done(&d.tx);
+                    }
                 }
                 None
             }
@@ -111,7 +119,8 @@ impl SockEp {
                 st.rxq.deliver(msg, payload, &st.core.sinks);
                 self.ack(st, slot, &hdr);
             }
-            (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, &b),
+            (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, hdr.msg_id, &b),
+            (Op::Verify, Dest::Buffer(b)) => self.on_verify(st, slot, hdr.msg_id, &b),
             (Op::ConnAccept, Dest::Buffer(data)) => self.on_conn_accept(st, slot, data),
             (Op::ConnReject, Dest::Buffer(data)) => self.on_conn_reject(st, slot, data),
             _ => self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected frame"),
