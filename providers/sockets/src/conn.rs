@@ -5,7 +5,7 @@ use crate::wire::{Header, HEADER_LEN};
 use oxifabric::abi::*;
 use oxifabric::ops::IoVec;
 use oxifabric::service::ep_core::TxCtx;
-use oxifabric::service::rxq::{Posted, Region};
+use oxifabric::service::rxq::{Posted, Region, ENTRY_COST};
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
@@ -126,6 +126,63 @@ impl TxItem {
     }
 }
 
+impl TxItem {
+    /// What it counts against the endpoint's bound on queued copies
+    /// (`attrs::Limits::inject_queue`): our own bytes and the entry; the
+    /// application's buffers cost nothing here.
+    pub fn charge(&self) -> usize {
+        match &self.data {
+            TxData::Owned(v) => ENTRY_COST + v.capacity(),
+            TxData::User(_) => 0,
+        }
+    }
+}
+
+/// Queued sends (a connection's, or an RDM peer's waiting for its
+/// handshake) with the memory their own copies take.
+#[derive(Default)]
+pub struct TxQueue {
+    items: VecDeque<TxItem>,
+    owned: usize,
+}
+
+impl TxQueue {
+    pub fn push_back(&mut self, item: TxItem) {
+        self.owned += item.charge();
+        self.items.push_back(item);
+    }
+
+    pub fn push_front(&mut self, item: TxItem) {
+        self.owned += item.charge();
+        self.items.push_front(item);
+    }
+
+    pub fn pop_front(&mut self) -> Option<TxItem> {
+        let item = self.items.pop_front()?;
+        self.owned -= item.charge();
+        Some(item)
+    }
+
+    /// Empties the queue.
+    pub fn take_all(&mut self) -> VecDeque<TxItem> {
+        self.owned = 0;
+        std::mem::take(&mut self.items)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Memory of our own copies queued here.
+    pub fn owned(&self) -> usize {
+        self.owned
+    }
+}
+
 /// An address claimed by a `Hello`, not confirmed yet.
 #[derive(Debug, Clone, Copy)]
 pub struct Claim {
@@ -147,9 +204,11 @@ pub struct Conn {
     /// The AV generation `fi_addr` was looked up in.
     pub fi_addr_gen: u64,
     pub rx: RxState,
-    pub txq: VecDeque<TxItem>,
+    pub txq: TxQueue,
     /// Whether output readiness is being watched.
     pub watching_out: bool,
+    /// Whether input readiness is being watched.
+    pub watching_in: bool,
     /// We opened it (as opposed to accepting it).
     pub outgoing: bool,
     /// Unique within the endpoint (slots are reused; ids are not).
@@ -187,8 +246,9 @@ impl Conn {
                 buf: [0; HEADER_LEN],
                 got: 0,
             },
-            txq: VecDeque::new(),
+            txq: TxQueue::default(),
             watching_out: false,
+            watching_in: false,
             outgoing: state == ConnState::Connecting,
             id: 0,
             claim: None,

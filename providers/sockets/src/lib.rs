@@ -39,11 +39,7 @@ impl Provider for Sockets {
     }
 
     fn params(&self) -> &'static [(&'static str, oxifabric::abi::fi_param_type, &'static str)] {
-        &[(
-            "iface",
-            oxifabric::abi::FI_PARAM_STRING,
-            "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
-        )]
+        attrs::PARAMS
     }
 
     fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {

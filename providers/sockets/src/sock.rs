@@ -175,10 +175,13 @@ impl Epoll {
         })
     }
 
-    fn ctl(&self, op: i32, fd: RawFd, token: u64, out: bool) -> io::Result<()> {
+    fn ctl(&self, op: i32, fd: RawFd, token: u64, input: bool, out: bool) -> io::Result<()> {
         let mut ev = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32
-                | if out { libc::EPOLLOUT as u32 } else { 0 },
+            events: if input {
+                (libc::EPOLLIN | libc::EPOLLRDHUP) as u32
+            } else {
+                0
+            } | if out { libc::EPOLLOUT as u32 } else { 0 },
             u64: token,
         };
         // SAFETY: ev is a live epoll_event.
@@ -190,12 +193,13 @@ impl Epoll {
 
     /// Watches `fd` for input (and output when `out`).
     pub fn add(&self, fd: RawFd, token: u64, out: bool) -> io::Result<()> {
-        self.ctl(libc::EPOLL_CTL_ADD, fd, token, out)
+        self.ctl(libc::EPOLL_CTL_ADD, fd, token, true, out)
     }
 
-    /// Changes whether output readiness is watched.
-    pub fn modify(&self, fd: RawFd, token: u64, out: bool) -> io::Result<()> {
-        self.ctl(libc::EPOLL_CTL_MOD, fd, token, out)
+    /// Changes whether input and output readiness are watched (errors and
+    /// hang-ups are always reported).
+    pub fn set(&self, fd: RawFd, token: u64, input: bool, out: bool) -> io::Result<()> {
+        self.ctl(libc::EPOLL_CTL_MOD, fd, token, input, out)
     }
 
     /// Stops watching `fd`.

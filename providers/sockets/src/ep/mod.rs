@@ -50,7 +50,7 @@ use oxifabric::service::addr_format::decode as sockaddr;
 use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, DEFERRED_COST,
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, ENTRY_COST,
 };
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -160,7 +160,10 @@ impl SockEp {
             app_progress_ms: std::sync::atomic::AtomicU64::new(0),
             st: Mutex::new(EpState {
                 core: EpCore::new(info, PROV),
-                rxq: RxQueues::default(),
+                rxq: RxQueues {
+                    unexpected_limit: attrs::limits().unexp,
+                    ..RxQueues::default()
+                },
                 local: None,
                 listener: None,
                 udp: None,
@@ -218,19 +221,35 @@ impl SockEp {
         if self.epoll.add(fd, TOKEN_CONN + slot as u64, out).is_ok() {
             if let Some(c) = st.conns[slot].as_mut() {
                 c.watching_out = out;
+                c.watching_in = true;
             }
         }
         slot
     }
 
-    fn watch_out(&self, st: &mut EpState, slot: usize) {
-        if let Some(c) = st.conns[slot].as_mut() {
-            let want = !c.txq.is_empty() || c.state == ConnState::Connecting;
-            if want != c.watching_out {
-                let _ = self
-                    .epoll
-                    .modify(c.stream.as_raw_fd(), TOKEN_CONN + slot as u64, want);
-                c.watching_out = want;
+    /// Whether a connection is read: not while a message waits for
+    /// unexpected-message room (`Paused`), nor while our replies to its
+    /// peer pile up unread (more than the inject-queue bound).
+    fn reading(c: &Conn) -> bool {
+        !matches!(c.rx, RxState::Paused { .. }) && c.txq.owned() <= attrs::limits().inject_queue
+    }
+
+    /// Sets what epoll reports for a connection: input only while it is
+    /// read (level-triggered readiness of a socket we will not read would
+    /// wake every wait at once), output while sends are queued.
+    fn watch(&self, st: &mut EpState, slot: usize) {
+        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+            let want_out = !c.txq.is_empty() || c.state == ConnState::Connecting;
+            let want_in = Self::reading(c);
+            if want_out != c.watching_out || want_in != c.watching_in {
+                let _ = self.epoll.set(
+                    c.stream.as_raw_fd(),
+                    TOKEN_CONN + slot as u64,
+                    want_in,
+                    want_out,
+                );
+                c.watching_out = want_out;
+                c.watching_in = want_in;
             }
         }
     }
@@ -265,7 +284,7 @@ impl SockEp {
         self.epoll.remove(c.stream.as_raw_fd());
         let _ = c.stream.shutdown(std::net::Shutdown::Both);
 
-        for item in c.txq.drain(..) {
+        for item in c.txq.take_all() {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             if let Some(d) = item.done {
                 st.core.sinks.tx_err(&d.tx, err);
@@ -311,7 +330,7 @@ impl SockEp {
             if p.conn == Some(slot) {
                 p.conn = None;
                 p.ready = false;
-                failed.extend(p.pending.drain(..));
+                failed.extend(p.pending.take_all());
                 gone.push(*sa);
             }
         }
@@ -400,7 +419,7 @@ impl SockEp {
         if let Some(c) = st.conns[slot].as_mut() {
             c.txq.push_back(item);
         }
-        self.watch_out(st, slot);
+        self.watch(st, slot);
         Ok(())
     }
 
@@ -437,7 +456,18 @@ impl SockEp {
                 break;
             }
         }
-        self.watch_out(st, slot);
+        self.watch(st, slot);
+    }
+
+    /// Memory of our own copies queued on every connection and for every
+    /// peer still in its handshake.
+    fn owned_total(st: &EpState) -> usize {
+        st.conns
+            .iter()
+            .flatten()
+            .map(|c| c.txq.owned())
+            .sum::<usize>()
+            + st.peers.values().map(|p| p.pending.owned()).sum::<usize>()
     }
 
     fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
@@ -701,6 +731,20 @@ impl EndpointOps for SockEp {
         if !st.core.sinks.tx_room(&tx) {
             // The application has to read its CQ first.
             return Err(Error::Again);
+        }
+        // Copies of injected sends queued behind peers that do not read
+        // are bounded (checked only when something is queued at all).
+        let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
+            || tx.internal & internal::NO_COMPLETION != 0;
+        if copied && st.tx_queued > 0 && self.ep_type != FI_EP_DGRAM {
+            let limit = attrs::limits().inject_queue;
+            let over = |st: &EpState| Self::owned_total(st) + len + ENTRY_COST > limit;
+            if over(st) {
+                self.progress_locked(st);
+                if over(st) {
+                    return Err(Error::Again);
+                }
+            }
         }
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;

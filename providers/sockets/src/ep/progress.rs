@@ -143,6 +143,11 @@ impl SockEp {
     /// is empty for now, and the next read would only say so: we stop
     /// there (epoll is level-triggered and reports what arrives later).
     pub(super) fn read_conn(&self, st: &mut EpState, slot: usize) {
+        self.read_frames(st, slot);
+        self.watch(st, slot);
+    }
+
+    fn read_frames(&self, st: &mut EpState, slot: usize) {
         let mut drained = false;
         loop {
             let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
@@ -177,7 +182,7 @@ impl SockEp {
                 }
                 RxState::Header { mut buf, mut got } => {
                     if c.staged().is_empty() {
-                        if drained {
+                        if drained || !Self::reading(c) {
                             c.rx = RxState::Header { buf, got };
                             return;
                         }
@@ -362,13 +367,25 @@ impl SockEp {
                             as u32
                         != 0
                     {
-                        let connecting = st
-                            .conns
-                            .get(slot)
-                            .and_then(Option::as_ref)
-                            .is_some_and(|c| c.state == ConnState::Connecting);
-                        if connecting {
+                        let Some(c) = st.conns.get(slot).and_then(Option::as_ref) else {
+                            continue;
+                        };
+                        if c.state == ConnState::Connecting {
                             self.on_writable(st, slot);
+                        } else if !c.watching_in {
+                            // Not read for now. An error or hang-up (epoll
+                            // reports those regardless) means it is dead,
+                            // and would be reported again and again.
+                            if bits & (libc::EPOLLERR | libc::EPOLLHUP) as u32 == 0 {
+                                continue;
+                            }
+                            self.close_conn(
+                                st,
+                                slot,
+                                Failure::code(FI_ECONNRESET),
+                                "connection reset while paused",
+                            );
+                            continue;
                         }
                         self.read_conn(st, slot);
                     }

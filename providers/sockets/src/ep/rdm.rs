@@ -26,7 +26,7 @@ pub(super) struct Peer {
     /// The handshake on `conn` finished: sends go straight to it.
     pub(super) ready: bool,
     /// Sends waiting for the handshake.
-    pub(super) pending: std::collections::VecDeque<TxItem>,
+    pub(super) pending: crate::conn::TxQueue,
     /// The nonce of our last `Hello` to this peer (0: none sent), which
     /// its claim check asks us to confirm.
     pub(super) nonce: u64,
@@ -100,7 +100,7 @@ impl SockEp {
             let failed: Vec<TxItem> = st
                 .peers
                 .get_mut(&sa)
-                .map(|p| p.pending.drain(..).collect())
+                .map(|p| p.pending.take_all().into_iter().collect())
                 .unwrap_or_default();
             for item in failed {
                 st.tx_queued = st.tx_queued.saturating_sub(1);
@@ -145,7 +145,7 @@ impl SockEp {
             let peer = st.peers.entry(sa).or_default();
             peer.conn = Some(slot);
             peer.ready = true;
-            peer.pending.drain(..).collect()
+            peer.pending.take_all().into_iter().collect()
         };
         st.tx_queued = st.tx_queued.saturating_sub(items.len());
         for item in items {

@@ -70,7 +70,7 @@ impl SockEp {
                 self.clear_to_send(st, m);
             }
             Placement::Unexpected => {
-                if !st.rxq.unexpected_room(DEFERRED_COST) {
+                if !st.rxq.unexpected_room(0) {
                     // Wait in TCP flow control, as eager messages do.
                     return Some(RxState::Paused { hdr });
                 }
