@@ -79,6 +79,17 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
         "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
     ),
     (
+        "tx_coalesce",
+        FI_PARAM_BOOL,
+        "Hold sends posted back to back (no progress call in between) and write them \
+         together at the next progress call, within about 1 ms (default: true)",
+    ),
+    (
+        "conn_timeout",
+        FI_PARAM_INT,
+        "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 10000)",
+    ),
+    (
         "max_unexp_sz",
         FI_PARAM_SIZE_T,
         "Bytes an endpoint holds for messages that arrived before their receive, counting 256 per message on top of its payload; senders beyond wait (default: 268435456)",

@@ -144,9 +144,14 @@ impl SockEp {
     /// there (epoll is level-triggered and reports what arrives later).
     pub(super) fn read_conn(&self, st: &mut EpState, slot: usize) {
         self.read_frames(st, slot);
+        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+            c.release_stage(&mut st.stages);
+        }
         self.watch(st, slot);
     }
 
+    /// [`Self::read_conn`]'s loop: frames until the socket is empty, the
+    /// connection pauses or closes.
     fn read_frames(&self, st: &mut EpState, slot: usize) {
         let mut drained = false;
         loop {
@@ -186,7 +191,7 @@ impl SockEp {
                             c.rx = RxState::Header { buf, got };
                             return;
                         }
-                        match c.fill_stage() {
+                        match c.fill_stage(&mut st.stages) {
                             Ok(0) => {
                                 self.close_conn(
                                     st,
@@ -266,7 +271,7 @@ impl SockEp {
                                     (sock::read(fd, target), k)
                                 }
                                 // Past the end of the buffer: read and drop.
-                                None => c.read_discard(want),
+                                None => c.read_discard(want, &mut st.stages),
                             },
                             Dest::Buffer(v) => {
                                 let start = got as usize;
@@ -346,6 +351,7 @@ impl SockEp {
     }
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
+        self.flush_deferred(st);
         // Readiness comes from epoll even for a single connection: a recv
         // that finds nothing still takes the socket's lock, and a thread
         // spinning on it delays the kernel's delivery of the very data it
@@ -392,6 +398,7 @@ impl SockEp {
                 }
             }
         }
+        self.retry_due(st);
     }
 
     /// Retries connections paused for lack of unexpected-message room.
@@ -434,7 +441,15 @@ impl Progress for SockEp {
         let last = self
             .app_progress_ms
             .load(std::sync::atomic::Ordering::Relaxed);
-        now_ms().saturating_sub(last) < 10
+        let idle = now_ms().saturating_sub(last);
+        // Coalesced sends wait at most about a millisecond for the
+        // application's next progress call; then the thread writes them.
+        idle < 10 && !(self.flush_pending() && idle >= 1)
+    }
+
+    fn flush_pending(&self) -> bool {
+        self.deferred_pending
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Progress from the auto-progress thread, unless the application is

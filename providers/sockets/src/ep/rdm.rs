@@ -27,6 +27,8 @@ pub(super) struct Peer {
     pub(super) ready: bool,
     /// Sends waiting for the handshake.
     pub(super) pending: crate::conn::TxQueue,
+    /// Connection attempts that failed before the handshake (`retry.rs`).
+    pub(super) retry: super::retry::Retry,
     /// The nonce of our last `Hello` to this peer (0: none sent), which
     /// its claim check asks us to confirm.
     pub(super) nonce: u64,
@@ -54,29 +56,41 @@ impl SockEp {
             );
             return Err(Error::Inval);
         };
+        // Connected, connecting, waiting for the next attempt, or for the
+        // check of a connection claiming that address: the send joins the
+        // queue.
         if st
             .peers
             .get(&sa)
-            .is_some_and(|p| p.conn.is_some() || p.verifying.is_some())
+            .is_some_and(|p| p.conn.is_some() || p.retry.at.is_some() || p.verifying.is_some())
         {
             return Ok(sa);
         }
-        self.rdm_dial(st, sa)?;
+        self.rdm_connect(st, sa, dest)
+            .map_err(|e| Error::os(FI_ECONNREFUSED, &e))?;
         Ok(sa)
     }
 
-    /// Opens a connection to `sa` and queues our `Hello` on it.
-    fn rdm_dial(&self, st: &mut EpState, sa: SocketAddr) -> Result<()> {
-        let stream = sock::connect_nonblocking(&sa).map_err(|e| {
+    /// Starts a connection to the peer listening at `sa` (`dest`: its
+    /// `fi_addr_t`, when known) and queues our `Hello` on it.
+    pub(super) fn rdm_connect(
+        &self,
+        st: &mut EpState,
+        sa: SocketAddr,
+        dest: fi_addr_t,
+    ) -> std::io::Result<()> {
+        st.peers.entry(sa).or_default().retry.attempt();
+        let stream = sock::connect_nonblocking(&sa).inspect_err(|e| {
             prov_log!(
                 PROV,
                 FI_LOG_WARN,
                 FI_LOG_EP_CTRL,
                 "connect to {sa} failed: {e}"
             );
-            Error::os(FI_ECONNREFUSED, &e)
         })?;
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
+        conn.fi_addr = dest;
+        conn.fi_addr_gen = st.core.av.as_ref().map_or(0, |a| a.generation());
         let nonce = sock::random_u64();
         let me = st.local.map(|l| addr::to_sockaddr(&l)).unwrap_or_default();
         conn.txq.push_back(Self::control_item(Op::Hello, me, nonce));
@@ -92,24 +106,27 @@ impl SockEp {
     /// Sends that wait for `sa` get a connection of their own when nothing
     /// else will carry them (a claim of that address failed or vanished).
     fn redial_if_waiting(&self, st: &mut EpState, sa: SocketAddr) {
-        let waiting = st
-            .peers
-            .get(&sa)
-            .is_some_and(|p| p.conn.is_none() && p.verifying.is_none() && !p.pending.is_empty());
-        if waiting && self.rdm_dial(st, sa).is_err() {
-            let failed: Vec<TxItem> = st
+        let waiting = st.peers.get(&sa).is_some_and(|p| {
+            p.conn.is_none()
+                && p.verifying.is_none()
+                && p.retry.at.is_none()
+                && !p.pending.is_empty()
+        });
+        if !waiting {
+            return;
+        }
+        if let Err(e) = self.rdm_connect(st, sa, FI_ADDR_NOTAVAIL) {
+            let items: Vec<TxItem> = st
                 .peers
                 .get_mut(&sa)
-                .map(|p| p.pending.take_all().into_iter().collect())
+                .map(|p| p.pending.take_all().into())
                 .unwrap_or_default();
-            for item in failed {
-                st.tx_queued = st.tx_queued.saturating_sub(1);
-                if let Some(d) = item.done {
-                    st.core
-                        .sinks
-                        .tx_err(&d.tx, Failure::cause(FI_ECONNREFUSED, "connect failed"));
-                }
-            }
+            let f = Failure {
+                peer: Some(sa),
+                cause: "connect failed",
+                ..Failure::os(FI_ECONNREFUSED, &e)
+            };
+            self.fail_items(st, items, f);
         }
     }
 
@@ -145,7 +162,8 @@ impl SockEp {
             let peer = st.peers.entry(sa).or_default();
             peer.conn = Some(slot);
             peer.ready = true;
-            peer.pending.take_all().into_iter().collect()
+            peer.retry.reset();
+            peer.pending.take_all().into()
         };
         st.tx_queued = st.tx_queued.saturating_sub(items.len());
         for item in items {
