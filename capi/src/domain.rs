@@ -38,7 +38,7 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
     av_open: Some(crate::av::domain_av_open),
     cq_open: Some(crate::cq::domain_cq_open),
     endpoint: Some(crate::ep::domain_endpoint),
-    scalable_ep: Some(crate::nosys::scalable_ep),
+    scalable_ep: Some(crate::ep::sep::domain_scalable_ep),
     cntr_open: Some(crate::cntr::domain_cntr_open),
     poll_open: Some(crate::poll::domain_poll_open),
     stx_ctx: Some(crate::nosys::stx_ctx),

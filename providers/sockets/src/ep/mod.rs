@@ -30,6 +30,7 @@ mod progress;
 mod rdm;
 mod retry;
 mod rndv;
+pub mod sep;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
@@ -535,6 +536,12 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return;
         };
+        // Nothing goes out before the connect completes (`on_writable`
+        // flushes then): a write would consume the connect's error
+        // (`SO_ERROR`) and report a refused connection as a reset one.
+        if c.state == ConnState::Connecting {
+            return;
+        }
         if let Err(e) = c.write_queued() {
             self.close_conn(st, slot, reset(&e), "write failed");
             return;
