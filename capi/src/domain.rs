@@ -41,7 +41,7 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
     scalable_ep: Some(crate::ep::sep::domain_scalable_ep),
     cntr_open: Some(crate::cntr::domain_cntr_open),
     poll_open: Some(crate::poll::domain_poll_open),
-    stx_ctx: Some(crate::nosys::stx_ctx),
+    stx_ctx: Some(crate::ep::stx::domain_stx_ctx),
     srx_ctx: Some(crate::nosys::srx_ctx),
     query_atomic: Some(crate::nosys::query_atomic),
     query_collective: Some(crate::nosys::query_collective),

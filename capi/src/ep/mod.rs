@@ -10,6 +10,7 @@ mod cm;
 mod data;
 mod msg;
 pub mod sep;
+pub mod stx;
 mod tagged;
 
 use crate::boundary::with_handle;
@@ -41,6 +42,8 @@ pub struct EpObj {
     /// For an alias (`fi_ep_alias`): the bind on the endpoint it aliases.
     /// Closing an alias leaves the endpoint alone.
     alias_of: Option<BindRef>,
+    /// A shared transmit context is bound (at most one, `stx.rs`).
+    stx_bound: std::sync::atomic::AtomicBool,
     _domain: BindRef,
 }
 
@@ -166,6 +169,7 @@ fn new_handle(
         rx_iov_limit: info.rx.iov_limit.min(IoVec::CAP),
         addr_format: info.addr_format,
         alias_of,
+        stx_bound: Default::default(),
         _domain: domain,
     };
     let ops = obj.ops.clone();
@@ -210,6 +214,11 @@ const CNTR_BIND_FLAGS: u64 =
 
 unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
     with_handle!(ep_handle, f, "fi_ep_bind", |h| {
+        // SAFETY: `bfid` is NULL or a live fid (the crate's pointer
+        // contract); the lookup checks class and magic.
+        if let Some(s) = unsafe { stx::stx_handle(bfid) } {
+            return stx::bind(h, s, flags);
+        }
         // For the four lookups: `bfid` is NULL or a live fid (the crate's
         // pointer contract); each lookup checks class and magic.
         // SAFETY: as said above.
@@ -308,6 +317,7 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     rx_iov_limit: h.inner.rx_iov_limit,
                     addr_format: h.inner.addr_format,
                     alias_of: Some(BindRef::new(&h.binds)),
+                    stx_bound: Default::default(),
                     _domain: h.inner._domain.again(),
                 };
                 // SAFETY: `a.fid` is not NULL and points to the caller's

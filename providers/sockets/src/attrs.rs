@@ -31,6 +31,8 @@ pub const DGRAM_CAPS: u64 = FI_MSG
     | FI_REMOTE_COMM
     | FI_SHARED_AV
     | FI_NAMED_RX_CTX;
+/// Most endpoints sharing one shared transmit context.
+pub const MAX_EP_STX: usize = 128;
 /// Most transmit (receive) contexts of a scalable endpoint (`ep/sep.rs`).
 pub const MAX_EP_CTX: usize = 16;
 const TX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_SEND;
@@ -148,7 +150,9 @@ pub fn entry(
             // Scalable endpoints (RDM, DGRAM; `ep/sep.rs`).
             max_ep_tx_ctx: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
             max_ep_rx_ctx: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
-            max_ep_stx_ctx: 0,
+            // Shared transmit contexts (the C boundary's `ep/stx.rs`):
+            // how many endpoints may share one.
+            max_ep_stx_ctx: MAX_EP_STX,
             max_ep_srx_ctx: 0,
             cntr_cnt: 256,
             mr_iov_limit: 1,

@@ -149,6 +149,8 @@ pub fn now_ms() -> u64 {
 }
 
 const PROV: &str = "sockets";
+/// Why an MSG connection ended when the peer sent `Shutdown`.
+const PEER_SHUTDOWN: &str = "peer shut down";
 
 impl SockEp {
     /// Creates an endpoint for an entry of this provider.
@@ -396,11 +398,18 @@ impl SockEp {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
                 st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
-                let f = Failure {
-                    err: FI_ECONNRESET,
-                    ..err
-                };
-                st.rxq.fail_all(f, &st.core.sinks);
+                // A peer that shut down in order sent everything before its
+                // `Shutdown`: receives still posted stay posted (the
+                // application cancels them or closes the endpoint), as
+                // with upstream's providers. A connection that broke fails
+                // them, so nobody waits for data that cannot come.
+                if err.cause != PEER_SHUTDOWN {
+                    let f = Failure {
+                        err: FI_ECONNRESET,
+                        ..err
+                    };
+                    st.rxq.fail_all(f, &st.core.sinks);
+                }
             }
             MsgState::Connecting(s) if s == slot => {
                 st.msg = MsgState::Down;
