@@ -52,7 +52,7 @@ use oxifabric::service::addr_format::decode as sockaddr;
 use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, DEFERRED_COST,
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, ENTRY_COST,
 };
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -102,6 +102,10 @@ struct EpState {
     /// Receives matched to an announced message, waiting for its `Data`,
     /// by (connection, sender's message id).
     rndv_rx: HashMap<(usize, u64), RndvMatch>,
+    /// The id the next connection gets (`Conn::id`).
+    next_conn_id: u64,
+    /// Claim checks under way (connections with `verifies`).
+    verifying: usize,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
 }
@@ -191,7 +195,10 @@ impl SockEp {
             conn_timeout: retry::conn_timeout(),
             st: Mutex::new(EpState {
                 core: EpCore::new(info, PROV),
-                rxq: RxQueues::default(),
+                rxq: RxQueues {
+                    unexpected_limit: attrs::limits().unexp,
+                    ..RxQueues::default()
+                },
                 local: None,
                 listener: None,
                 udp: None,
@@ -202,10 +209,14 @@ impl SockEp {
                 rndv_rx: HashMap::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
-                next_msg_id: 1,
+                // Not guessable: frames that refer to a message by id are
+                // also checked against the connection it went out on.
+                next_msg_id: sock::random_u64(),
                 acks: HashMap::new(),
                 tx_queued: 0,
                 next_retry: None,
+                next_conn_id: 1,
+                verifying: 0,
                 burst: false,
                 dirty: Vec::new(),
             }),
@@ -269,7 +280,9 @@ impl SockEp {
         }
     }
 
-    fn add_conn(&self, st: &mut EpState, conn: Conn, out: bool) -> usize {
+    fn add_conn(&self, st: &mut EpState, mut conn: Conn, out: bool) -> usize {
+        conn.id = st.next_conn_id;
+        st.next_conn_id += 1;
         let slot = match st.conns.iter().position(Option::is_none) {
             Some(i) => i,
             None => {
@@ -282,19 +295,35 @@ impl SockEp {
         if self.epoll.add(fd, TOKEN_CONN + slot as u64, out).is_ok() {
             if let Some(c) = st.conns[slot].as_mut() {
                 c.watching_out = out;
+                c.watching_in = true;
             }
         }
         slot
     }
 
-    fn watch_out(&self, st: &mut EpState, slot: usize) {
-        if let Some(c) = st.conns[slot].as_mut() {
-            let want = !c.txq.is_empty() || c.state == ConnState::Connecting;
-            if want != c.watching_out {
-                let _ = self
-                    .epoll
-                    .modify(c.stream.as_raw_fd(), TOKEN_CONN + slot as u64, want);
-                c.watching_out = want;
+    /// Whether a connection is read: not while a message waits for
+    /// unexpected-message room (`Paused`), nor while our replies to its
+    /// peer pile up unread (more than the inject-queue bound).
+    fn reading(c: &Conn) -> bool {
+        !matches!(c.rx, RxState::Paused { .. }) && c.txq.owned() <= attrs::limits().inject_queue
+    }
+
+    /// Sets what epoll reports for a connection: input only while it is
+    /// read (level-triggered readiness of a socket we will not read would
+    /// wake every wait at once), output while sends are queued.
+    fn watch(&self, st: &mut EpState, slot: usize) {
+        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+            let want_out = !c.txq.is_empty() || c.state == ConnState::Connecting;
+            let want_in = Self::reading(c);
+            if want_out != c.watching_out || want_in != c.watching_in {
+                let _ = self.epoll.set(
+                    c.stream.as_raw_fd(),
+                    TOKEN_CONN + slot as u64,
+                    want_in,
+                    want_out,
+                );
+                c.watching_out = want_out;
+                c.watching_in = want_in;
             }
         }
     }
@@ -320,14 +349,19 @@ impl SockEp {
         };
         prov_log!(
             PROV,
-            FI_LOG_WARN,
+            if c.transient {
+                FI_LOG_DEBUG
+            } else {
+                FI_LOG_WARN
+            },
             FI_LOG_EP_DATA,
             "connection closed: {}",
             err.describe()
         );
         self.epoll.remove(c.stream.as_raw_fd());
         let _ = c.stream.shutdown(std::net::Shutdown::Both);
-        for item in c.txq.drain(..) {
+
+        for item in c.txq.take_all() {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             if let Some(d) = item.done {
                 st.core.sinks.tx_err(&d.tx, err);
@@ -373,7 +407,7 @@ impl SockEp {
             if p.conn == Some(slot) {
                 p.conn = None;
                 p.ready = false;
-                failed.extend(p.pending.drain(..));
+                failed.extend(p.pending.take_all());
                 gone.push(*sa);
             }
         }
@@ -416,6 +450,17 @@ impl SockEp {
                 st.core.cm_error(err, Vec::new());
             }
             _ => {}
+        }
+        // Last, as they may open a connection (into this very slot): a
+        // claim check that ends without an answer fails the claim; a
+        // claiming connection that ends stops holding its address.
+        if let Some((claimer, id, _)) = c.verifies {
+            st.verifying = st.verifying.saturating_sub(1);
+            self.claim_checked(st, claimer, id, false);
+            self.start_checks(st);
+        }
+        if let Some(cl) = c.claim {
+            self.claim_dropped(st, cl.addr, slot);
         }
     }
 
@@ -499,7 +544,7 @@ impl SockEp {
         if held && !more {
             self.flush(st, slot);
         } else {
-            self.watch_out(st, slot);
+            self.watch(st, slot);
         }
         Ok(())
     }
@@ -568,7 +613,18 @@ impl SockEp {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             self.item_sent(st, slot, item);
         }
-        self.watch_out(st, slot);
+        self.watch(st, slot);
+    }
+
+    /// Memory of our own copies queued on every connection and for every
+    /// peer still in its handshake.
+    fn owned_total(st: &EpState) -> usize {
+        st.conns
+            .iter()
+            .flatten()
+            .map(|c| c.txq.owned())
+            .sum::<usize>()
+            + st.peers.values().map(|p| p.pending.owned()).sum::<usize>()
     }
 
     fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
@@ -820,9 +876,23 @@ impl EndpointOps for SockEp {
             // The application has to read its CQ first.
             return Err(Error::Again);
         }
+        // Copies of injected sends queued behind peers that do not read
+        // are bounded (checked only when something is queued at all).
+        let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
+            || tx.internal & internal::NO_COMPLETION != 0;
+        if copied && st.tx_queued > 0 && self.ep_type != FI_EP_DGRAM {
+            let limit = attrs::limits().inject_queue;
+            let over = |st: &EpState| Self::owned_total(st) + len + ENTRY_COST > limit;
+            if over(st) {
+                self.progress_locked(st);
+                if over(st) {
+                    return Err(Error::Again);
+                }
+            }
+        }
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;
-        st.next_msg_id += 1;
+        st.next_msg_id = st.next_msg_id.wrapping_add(1);
         let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
         if self.ep_type == FI_EP_DGRAM {
             return self.send_dgram(st, op, &tx, &hdr);

@@ -164,7 +164,7 @@ impl SockEp {
                 if let Some(at) = p.retry.next(limit) {
                     st.next_retry = Some(st.next_retry.map_or(at, |n| n.min(at)));
                 } else {
-                    let items: Vec<TxItem> = p.pending.drain(..).collect();
+                    let items: Vec<TxItem> = p.pending.take_all().into();
                     self.fail_items(st, items, f);
                 }
             }
