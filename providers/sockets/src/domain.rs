@@ -42,4 +42,9 @@ impl DomainOps for SockDomain {
         let ep: Arc<dyn EndpointOps> = SockEp::new(me, info)?;
         Ok(ep)
     }
+
+    fn scalable_ep(&self, info: &Info) -> Result<Vec<Arc<dyn EndpointOps>>> {
+        let me = self.me.upgrade().ok_or(oxifabric::error::Error::Inval)?;
+        crate::ep::sep::open(&me, info)
+    }
 }

@@ -30,6 +30,7 @@ mod progress;
 mod rdm;
 mod retry;
 mod rndv;
+pub mod sep;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
@@ -152,6 +153,8 @@ pub fn now_ms() -> u64 {
 }
 
 const PROV: &str = "sockets";
+/// Why an MSG connection ended when the peer sent `Shutdown`.
+const PEER_SHUTDOWN: &str = "peer shut down";
 
 impl SockEp {
     /// Creates an endpoint for an entry of this provider.
@@ -429,11 +432,18 @@ impl SockEp {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
                 st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
-                let f = Failure {
-                    err: FI_ECONNRESET,
-                    ..err
-                };
-                st.rxq.fail_all(f, &st.core.sinks);
+                // A peer that shut down in order sent everything before its
+                // `Shutdown`: receives still posted stay posted (the
+                // application cancels them or closes the endpoint), as
+                // with upstream's providers. A connection that broke fails
+                // them, so nobody waits for data that cannot come.
+                if err.cause != PEER_SHUTDOWN {
+                    let f = Failure {
+                        err: FI_ECONNRESET,
+                        ..err
+                    };
+                    st.rxq.fail_all(f, &st.core.sinks);
+                }
             }
             MsgState::Connecting(s) if s == slot => {
                 st.msg = MsgState::Down;
@@ -580,6 +590,12 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return;
         };
+        // Nothing goes out before the connect completes (`on_writable`
+        // flushes then): a write would consume the connect's error
+        // (`SO_ERROR`) and report a refused connection as a reset one.
+        if c.state == ConnState::Connecting {
+            return;
+        }
         if let Err(e) = c.write_queued() {
             self.close_conn(st, slot, reset(&e), "write failed");
             return;

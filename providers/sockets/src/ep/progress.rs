@@ -72,7 +72,7 @@ impl SockEp {
                 None
             }
             Op::Shutdown => {
-                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), "peer shut down");
+                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), PEER_SHUTDOWN);
                 None
             }
             Op::Rts => self.on_rts(st, slot, hdr),

@@ -47,7 +47,7 @@ impl SockEp {
     /// The peer behind an RDM destination, connecting if needed.
     pub(super) fn rdm_peer(&self, st: &mut EpState, dest: fi_addr_t) -> Result<SocketAddr> {
         let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
-        let Some(sa) = av.sockaddr(dest) else {
+        let Some(sa) = super::sep::ctx_sockaddr(av, dest) else {
             prov_log!(
                 PROV,
                 FI_LOG_WARN,
