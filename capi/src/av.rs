@@ -24,6 +24,14 @@ pub struct AvObj {
     _domain: BindRef,
 }
 
+impl AvObj {
+    /// The bind on the domain it was opened on (endpoints check that
+    /// what they bind comes from their own domain).
+    pub(crate) fn domain_ref(&self) -> &BindRef {
+        &self._domain
+    }
+}
+
 pub type AvHandle = Handle<fid_av, AvObj>;
 
 static AV_FI_OPS: fi_ops = fi_ops {
@@ -84,9 +92,10 @@ pub(crate) extern "C" fn domain_av_open(
             Err(e) => {
                 core_warn!(
                     FI_LOG_AV,
-                    "fi_av_open: invalid type {} or rx_ctx_bits {}",
+                    "fi_av_open: invalid type {}, rx_ctx_bits {} or count {}",
                     a.r#type,
-                    a.rx_ctx_bits
+                    a.rx_ctx_bits,
+                    a.count
                 );
                 return e.code();
             }
