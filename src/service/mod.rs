@@ -4,6 +4,7 @@
 //! and completion routing; `rxq`: receive matching).
 
 pub mod addr_format;
+pub mod atomic;
 pub mod av;
 pub mod cntr;
 pub mod connreq;
@@ -12,5 +13,6 @@ pub mod ep_core;
 pub mod eq;
 pub mod progress;
 pub mod rxq;
+pub mod shm_av;
 pub mod signal;
 pub mod waitset;

@@ -18,10 +18,17 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_SOURCE
     | FI_MULTI_RECV
     | FI_LOCAL_COMM
-    | FI_REMOTE_COMM;
+    | FI_REMOTE_COMM
+    | FI_SHARED_AV;
 /// Capabilities of datagram endpoints.
-pub const DGRAM_CAPS: u64 =
-    FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+pub const DGRAM_CAPS: u64 = FI_MSG
+    | FI_SEND
+    | FI_RECV
+    | FI_DIRECTED_RECV
+    | FI_SOURCE
+    | FI_LOCAL_COMM
+    | FI_REMOTE_COMM
+    | FI_SHARED_AV;
 const TX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_SEND;
 const RX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV;
 /// Operation flags supported on sends (the entry's default is what the
@@ -87,7 +94,7 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
     (
         "conn_timeout",
         FI_PARAM_INT,
-        "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 10000)",
+        "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 5000)",
     ),
     (
         "max_unexp_sz",
@@ -205,7 +212,9 @@ pub fn entry(
             max_ep_srx_ctx: 0,
             cntr_cnt: 256,
             mr_iov_limit: 1,
-            caps: FI_LOCAL_COMM | FI_REMOTE_COMM,
+            // Named AVs (the engine's shm_av) are shared between the
+            // processes of a host.
+            caps: FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
             mode: 0,
             auth_key_size: 0,
             auth_key: None,

@@ -213,12 +213,12 @@ impl SockEp {
                 next_msg_id: sock::random_u64(),
                 acks: HashMap::new(),
                 tx_queued: 0,
+                next_retry: None,
                 next_conn_id: 1,
                 verifying: 0,
                 accept_backoff: Default::default(),
                 burst: false,
                 dirty: Vec::new(),
-                next_retry: None,
             }),
             coalesce: coalesce_enabled(),
             deferred_pending: std::sync::atomic::AtomicBool::new(false),
@@ -235,28 +235,28 @@ impl SockEp {
     /// endpoints bind when they connect or accept.
     fn open_socket(&self, st: &mut EpState, want: SocketAddr) -> Result<()> {
         let at = match self.ep_type {
-            FI_EP_RDM => {
-                if let Some(old) = st.listener.take() {
-                    self.epoll.remove(old.as_raw_fd());
-                }
-                let (l, at) =
-                    sock::serve::<TcpListener>(want, &self.epoll, TOKEN_LISTENER, "fi_endpoint")?;
-                st.listener = Some(l);
-                at
-            }
-            FI_EP_DGRAM => {
-                if let Some(old) = st.udp.take() {
-                    self.epoll.remove(old.as_raw_fd());
-                }
-                let (u, at) =
-                    sock::serve::<UdpSocket>(want, &self.epoll, TOKEN_UDP, "fi_endpoint")?;
-                st.udp = Some(u);
-                at
-            }
+            FI_EP_RDM => self.rebind(&mut st.listener, want, TOKEN_LISTENER)?,
+            FI_EP_DGRAM => self.rebind(&mut st.udp, want, TOKEN_UDP)?,
             _ => return Ok(()),
         };
         st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
         Ok(())
+    }
+
+    /// Closes the socket in `slot` (if any) and binds a new one at `want`,
+    /// watched under `token`; returns the address it got.
+    fn rebind<S: sock::Served>(
+        &self,
+        slot: &mut Option<S>,
+        want: SocketAddr,
+        token: u64,
+    ) -> Result<SocketAddr> {
+        if let Some(old) = slot.take() {
+            self.epoll.remove(old.as_raw_fd());
+        }
+        let (s, at) = sock::serve::<S>(want, &self.epoll, token, "fi_endpoint")?;
+        *slot = Some(s);
+        Ok(at)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EpState> {
