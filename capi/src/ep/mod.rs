@@ -219,10 +219,12 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
         if let Some(s) = unsafe { stx::stx_handle(bfid) } {
             return stx::bind(h, s, flags);
         }
+        // CQs, counters and AVs must come from the endpoint's own domain
+        // (fi_endpoint(3)); EQs belong to the fabric.
         // For the four lookups: `bfid` is NULL or a live fid (the crate's
         // pointer contract); each lookup checks class and magic.
         // SAFETY: as said above.
-        let (binding, bind) = if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
+        let (binding, bind, domain) = if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
             if flags & !CQ_BIND_FLAGS != 0 {
                 core_warn!(FI_LOG_EP_CTRL, "fi_ep_bind: invalid CQ flags {flags:#x}");
                 return -FI_EBADFLAGS;
@@ -230,6 +232,7 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             (
                 Binding::Cq(cq.inner.cq.clone(), flags),
                 BindRef::new(&cq.binds),
+                Some(cq.inner.domain_ref()),
             )
         // SAFETY: as for the CQ lookup.
         } else if let Some(c) = unsafe { crate::cntr::cntr_handle(bfid) } {
@@ -243,16 +246,32 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             (
                 Binding::Cntr(c.inner.cntr.clone(), flags),
                 BindRef::new(&c.binds),
+                Some(c.inner.domain_ref()),
             )
         // SAFETY: as for the CQ lookup.
         } else if let Some(eq) = unsafe { crate::eq::eq_handle(bfid) } {
-            (Binding::Eq(eq.inner.eq.clone()), BindRef::new(&eq.binds))
+            (
+                Binding::Eq(eq.inner.eq.clone()),
+                BindRef::new(&eq.binds),
+                None,
+            )
         // SAFETY: as for the CQ lookup.
         } else if let Some(av) = unsafe { crate::av::av_handle(bfid) } {
-            (Binding::Av(av.inner.av.clone()), BindRef::new(&av.binds))
+            (
+                Binding::Av(av.inner.av.clone()),
+                BindRef::new(&av.binds),
+                Some(av.inner.domain_ref()),
+            )
         } else {
             return bad_fid("fi_ep_bind (object to bind)");
         };
+        if domain.is_some_and(|d| !d.same_object(&h.inner._domain)) {
+            core_warn!(
+                FI_LOG_EP_CTRL,
+                "fi_ep_bind: the object belongs to another domain"
+            );
+            return -FI_EINVAL;
+        }
         match h.inner.ops.bind(binding) {
             Ok(()) => {
                 h.inner

@@ -106,6 +106,8 @@ struct EpState {
     next_conn_id: u64,
     /// Claim checks under way (connections with `verifies`).
     verifying: usize,
+    /// Accepting pauses after running out of descriptors.
+    accept_backoff: sock::AcceptBackoff,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
 }
@@ -217,6 +219,7 @@ impl SockEp {
                 next_retry: None,
                 next_conn_id: 1,
                 verifying: 0,
+                accept_backoff: Default::default(),
                 burst: false,
                 dirty: Vec::new(),
             }),
