@@ -50,9 +50,9 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
 
 static DOMAIN_MR_OPS: fi_ops_mr = fi_ops_mr {
     size: core::mem::size_of::<fi_ops_mr>(),
-    reg: Some(crate::nosys::mr_reg),
-    regv: Some(crate::nosys::mr_regv),
-    regattr: Some(crate::nosys::mr_regattr),
+    reg: Some(crate::mr::mr_reg),
+    regv: Some(crate::mr::mr_regv),
+    regattr: Some(crate::mr::mr_regattr),
 };
 
 /// `fi_domain`.

@@ -41,6 +41,16 @@ pub const RNDV_THRESHOLD: usize = 256 << 10;
 /// iovec entries per operation: as many as the engine's `IoVec` holds
 /// (writev takes them all in one call).
 pub const IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
+/// iovec entries per memory registration (each remote piece of an RMA
+/// operation then covers at most this many pieces of memory).
+pub const MR_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
+/// The `mr_mode` bits the provider answers when the application offers
+/// them: virtual addresses and provider keys cost nothing here, so an
+/// application that prefers them gets them; one that offers nothing gets
+/// 0-based offsets and its own keys. None is required (`FI_MR_LOCAL` is
+/// never needed: local buffers are reached directly).
+pub const MR_MODE_HONOURED: c_int = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+
 /// Largest datagram payload (UDP payload limit minus our header).
 pub const DGRAM_MAX_MSG: usize = 65507 - crate::wire::HEADER_LEN;
 /// Largest message on reliable endpoints.
@@ -126,7 +136,7 @@ pub fn entry(
             resource_mgmt: FI_RM_ENABLED,
             av_type: FI_AV_UNSPEC,
             mr_mode: 0,
-            mr_key_size: 0,
+            mr_key_size: 8,
             cq_data_size: 8,
             cq_cnt: 256,
             ep_cnt: 1024,
@@ -137,13 +147,13 @@ pub fn entry(
             max_ep_stx_ctx: 0,
             max_ep_srx_ctx: 0,
             cntr_cnt: 256,
-            mr_iov_limit: 1,
+            mr_iov_limit: MR_IOV_LIMIT,
             caps: FI_LOCAL_COMM | FI_REMOTE_COMM,
             mode: 0,
             auth_key_size: 0,
             auth_key: None,
             max_err_data: CM_DATA_SIZE,
-            mr_cnt: 0,
+            mr_cnt: 1 << 16,
             tclass: 0,
             // No authorization keys and no group ids; counters are 64-bit.
             max_ep_auth_key: 0,
@@ -279,10 +289,24 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
         for (i, src, dest) in &places {
             let mut e = entry(ep_type, i, *src, *dest);
             oxifabric::getinfo::tailor(&mut e, hints);
+            if let Some(h) = hints {
+                e.domain.mr_mode = mr_mode_for(h.domain.mr_mode);
+            }
             out.push(e);
         }
     }
     Ok(out)
+}
+
+/// The `mr_mode` answered to an application offering `offered`: the old
+/// `FI_MR_BASIC` is kept as it is (fi_getinfo(3): it must not be cleared),
+/// otherwise the offered bits among [`MR_MODE_HONOURED`].
+fn mr_mode_for(offered: c_int) -> c_int {
+    if offered & FI_MR_BASIC != 0 {
+        FI_MR_BASIC
+    } else {
+        offered & MR_MODE_HONOURED
+    }
 }
 
 /// The address an endpoint bound to `bound` gives peers: a wildcard bind
