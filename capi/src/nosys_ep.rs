@@ -1,5 +1,5 @@
 //! `-FI_ENOSYS` vtables for the endpoint interfaces no provider implements
-//! yet (RMA, atomics, collectives). An endpoint must still point at real
+//! yet (atomics, collectives). An endpoint must still point at real
 //! tables: the inline wrappers call through them unconditionally. The
 //! stubs come from the shared `nosys!` macro, so each call is logged at
 //! trace level.
@@ -13,16 +13,6 @@ type CBuf = *const c_void;
 type Desc = *mut *mut c_void;
 
 crate::nosys::nosys! {
-    fn rma_read(Ep, Buf, usize, Buf, fi_addr_t, u64, u64, Buf) -> isize = "fi_read", FI_LOG_EP_DATA;
-    fn rma_readv(Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf) -> isize = "fi_readv", FI_LOG_EP_DATA;
-    fn rma_readmsg(Ep, *const fi_msg_rma, u64) -> isize = "fi_readmsg", FI_LOG_EP_DATA;
-    fn rma_write(Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, Buf) -> isize = "fi_write", FI_LOG_EP_DATA;
-    fn rma_writev(Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf) -> isize = "fi_writev", FI_LOG_EP_DATA;
-    fn rma_writemsg(Ep, *const fi_msg_rma, u64) -> isize = "fi_writemsg", FI_LOG_EP_DATA;
-    fn rma_inject(Ep, CBuf, usize, fi_addr_t, u64, u64) -> isize = "fi_inject_write", FI_LOG_EP_DATA;
-    fn rma_writedata(Ep, CBuf, usize, Buf, u64, fi_addr_t, u64, u64, Buf) -> isize = "fi_writedata", FI_LOG_EP_DATA;
-    fn rma_injectdata(Ep, CBuf, usize, u64, fi_addr_t, u64, u64) -> isize = "fi_inject_writedata", FI_LOG_EP_DATA;
-
     fn at_write(Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_atomic", FI_LOG_EP_DATA;
     fn at_writev(Ep, *const fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_atomicv", FI_LOG_EP_DATA;
     fn at_writemsg(Ep, *const fi_msg_atomic, u64) -> isize = "fi_atomicmsg", FI_LOG_EP_DATA;
@@ -49,20 +39,6 @@ crate::nosys::nosys! {
     fn co_msg(Ep, *const fi_msg_collective, *mut fi_ioc, Desc, usize, u64) -> isize = "fi_ops_collective.msg", FI_LOG_EP_DATA;
     fn co_barrier2(Ep, fi_addr_t, u64, Buf) -> isize = "fi_barrier2", FI_LOG_EP_DATA;
 }
-
-/// RMA: not implemented.
-pub static RMA_OPS: fi_ops_rma = fi_ops_rma {
-    size: core::mem::size_of::<fi_ops_rma>(),
-    read: Some(rma_read),
-    readv: Some(rma_readv),
-    readmsg: Some(rma_readmsg),
-    write: Some(rma_write),
-    writev: Some(rma_writev),
-    writemsg: Some(rma_writemsg),
-    inject: Some(rma_inject),
-    writedata: Some(rma_writedata),
-    injectdata: Some(rma_injectdata),
-};
 
 /// Atomics: not implemented.
 pub static ATOMIC_OPS: fi_ops_atomic = fi_ops_atomic {

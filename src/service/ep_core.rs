@@ -376,14 +376,25 @@ impl EpCore {
                 if flags & FI_RECV != 0 {
                     self.sinks.recv_cntr = Some(c.clone());
                 }
-                if flags & !(FI_SEND | FI_RECV) != 0 {
+                let rma = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+                if flags & rma != 0 && self.caps & (FI_RMA | FI_ATOMIC) == 0 {
                     prov_log!(
                         self.prov,
                         FI_LOG_WARN,
                         FI_LOG_EP_CTRL,
-                        "counter events {:#x} never occur: no RMA",
-                        flags
+                        "counter events {:#x} never occur: the endpoint has no FI_RMA",
+                        flags & rma
                     );
+                }
+                for (bit, slot) in [
+                    (FI_READ, &mut self.sinks.read_cntr),
+                    (FI_WRITE, &mut self.sinks.write_cntr),
+                    (FI_REMOTE_READ, &mut self.sinks.remote_read_cntr),
+                    (FI_REMOTE_WRITE, &mut self.sinks.remote_write_cntr),
+                ] {
+                    if flags & bit != 0 {
+                        *slot = Some(c.clone());
+                    }
                 }
                 c.add_source(me);
             }

@@ -12,6 +12,13 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 /// Capabilities of reliable endpoints (MSG, RDM).
 pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_TAGGED
+    | FI_RMA
+    | FI_READ
+    | FI_WRITE
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
+    | FI_RMA_EVENT
+    | FI_FENCE
     | FI_SEND
     | FI_RECV
     | FI_DIRECTED_RECV
@@ -22,12 +29,37 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
 /// Capabilities of datagram endpoints.
 pub const DGRAM_CAPS: u64 =
     FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
-const TX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_SEND;
-const RX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV;
+const TX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE | FI_FENCE;
+const RX_CAPS: u64 = FI_MSG
+    | FI_TAGGED
+    | FI_RECV
+    | FI_DIRECTED_RECV
+    | FI_SOURCE
+    | FI_MULTI_RECV
+    | FI_RMA
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
+    | FI_RMA_EVENT;
+/// The message orders kept on reliable endpoints: every frame of a
+/// connection is handled in order at the target, except that a read's
+/// answer leaves from registered memory after the request was handled, so
+/// a later write (or a send into that memory) may overtake it: no
+/// write-after-read or send-after-read.
+pub const RELIABLE_ORDER: u64 = FI_ORDER_SAS
+    | FI_ORDER_RAR
+    | FI_ORDER_RAW
+    | FI_ORDER_RAS
+    | FI_ORDER_WAW
+    | FI_ORDER_WAS
+    | FI_ORDER_SAW;
 /// Operation flags supported on sends (the entry's default is what the
 /// hints ask for, see `getinfo::alter`).
-const TX_OP_FLAGS: u64 =
-    FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+const TX_OP_FLAGS: u64 = FI_COMPLETION
+    | FI_INJECT
+    | FI_INJECT_COMPLETE
+    | FI_TRANSMIT_COMPLETE
+    | FI_DELIVERY_COMPLETE
+    | FI_FENCE;
 /// Operation flags supported on receives.
 const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
 
@@ -41,6 +73,8 @@ pub const RNDV_THRESHOLD: usize = 256 << 10;
 /// iovec entries per operation: as many as the engine's `IoVec` holds
 /// (writev takes them all in one call).
 pub const IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
+/// Remote pieces (`fi_rma_iov` entries) per RMA operation.
+pub const RMA_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
 /// iovec entries per memory registration (each remote piece of an RMA
 /// operation then covers at most this many pieces of memory).
 pub const MR_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
@@ -70,11 +104,12 @@ pub fn entry(
     src: SocketAddr,
     dest: Option<SocketAddr>,
 ) -> Info {
-    let (caps, max_msg) = if ep_type == FI_EP_DGRAM {
-        (DGRAM_CAPS, DGRAM_MAX_MSG)
+    let (caps, max_msg, order) = if ep_type == FI_EP_DGRAM {
+        (DGRAM_CAPS, DGRAM_MAX_MSG, FI_ORDER_SAS)
     } else {
-        (RELIABLE_CAPS, MAX_MSG)
+        (RELIABLE_CAPS, MAX_MSG, RELIABLE_ORDER)
     };
+    let rma = ep_type != FI_EP_DGRAM;
     Info {
         caps,
         mode: 0,
@@ -90,19 +125,19 @@ pub fn entry(
             caps: caps & TX_CAPS,
             mode: 0,
             op_flags: TX_OP_FLAGS,
-            msg_order: FI_ORDER_SAS,
+            msg_order: order,
             comp_order: FI_ORDER_NONE,
             inject_size: INJECT_SIZE.min(max_msg),
             size: QUEUE_SIZE,
             iov_limit: IOV_LIMIT,
-            rma_iov_limit: 0,
+            rma_iov_limit: if rma { RMA_IOV_LIMIT } else { 0 },
             tclass: 0,
         },
         rx: RxAttr {
             caps: caps & RX_CAPS,
             mode: 0,
             op_flags: RX_OP_FLAGS,
-            msg_order: FI_ORDER_SAS,
+            msg_order: order,
             comp_order: FI_ORDER_NONE,
             total_buffered_recv: 0,
             size: QUEUE_SIZE,
@@ -114,9 +149,9 @@ pub fn entry(
             protocol_version: crate::wire::VERSION as u32,
             max_msg_size: max_msg,
             msg_prefix_size: 0,
-            max_order_raw_size: 0,
+            max_order_raw_size: if rma { max_msg } else { 0 },
             max_order_war_size: 0,
-            max_order_waw_size: 0,
+            max_order_waw_size: if rma { max_msg } else { 0 },
             mem_tag_format: if ep_type == FI_EP_DGRAM {
                 0
             } else {

@@ -19,6 +19,16 @@
 //! reserved bytes and the length against the receiver's limit. A frame that
 //! fails is a protocol error and its connection is closed.
 //!
+//! RMA: `Write` carries a 16-byte prefix (target address, then key) and
+//! the data; `ReadReq` carries only the prefix, with the length to read in
+//! `tag`; the target answers each with `RmaResp` echoing `msg_id`: status
+//! 0 in `data` and, for a read, the bytes as payload; or a positive
+//! `FI_E*` status, no payload, and the refusal's cause in `tag`
+//! ([`RmaRefusal`]). An RMA operation with several remote pieces travels
+//! as one frame per piece; only the last write frame of a `fi_writedata`
+//! carries `FLAG_CQ_DATA`. The target checks key, range and access before
+//! it touches memory (`MrTable::access`).
+//!
 //! RDM connections start with a handshake: the connecting side sends
 //! `Hello` (its listening address) and holds its messages until the peer
 //! answers `HelloAck`. When both sides connect at once, the connection
@@ -40,6 +50,8 @@ pub const FLAG_ACK_REQ: u16 = 1 << 2;
 /// On [`Op::Cts`]: the receiver discarded the message (`FI_DISCARD`); the
 /// sender completes its send without sending the data.
 pub const FLAG_DISCARD: u16 = 1 << 3;
+/// Bytes of the target prefix of `Write` and `ReadReq` (address, key).
+pub const RMA_PREFIX: usize = 16;
 /// Flags a message header ([`Op::Msg`], [`Op::Rts`], [`Op::Data`]) may carry.
 const MSG_FLAGS: u16 = FLAG_CQ_DATA | FLAG_TAGGED | FLAG_ACK_REQ;
 const KNOWN_FLAGS: u16 = MSG_FLAGS | FLAG_DISCARD;
@@ -76,6 +88,55 @@ pub enum Op {
     Cts = 11,
     /// The payload of the message `msg_id` announced by `Rts`.
     Data = 12,
+    /// RMA write of one remote piece: the target prefix, then the data.
+    Write = 13,
+    /// RMA read of one remote piece: the target prefix; `tag` is the
+    /// length to read.
+    ReadReq = 14,
+    /// The target's answer to `Write` or `ReadReq` `msg_id`: `data` is the
+    /// status, the payload the bytes read.
+    RmaResp = 15,
+}
+
+/// Why a target refused an RMA piece, as `RmaResp` carries it in `tag`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub enum RmaRefusal {
+    /// No enabled region has the key.
+    Key = 1,
+    /// The range lies (partly) outside the region or wraps around.
+    Range = 2,
+    /// The region does not permit the access.
+    Access = 3,
+}
+
+impl RmaRefusal {
+    /// The cause of a refusal in `tag` (None for an unknown value).
+    pub fn from_u64(v: u64) -> Option<RmaRefusal> {
+        Some(match v {
+            1 => RmaRefusal::Key,
+            2 => RmaRefusal::Range,
+            3 => RmaRefusal::Access,
+            _ => return None,
+        })
+    }
+}
+
+/// Encodes the target prefix of `Write` and `ReadReq`.
+pub fn rma_prefix(addr: u64, key: u64) -> [u8; RMA_PREFIX] {
+    let mut b = [0u8; RMA_PREFIX];
+    b[..8].copy_from_slice(&addr.to_le_bytes());
+    b[8..].copy_from_slice(&key.to_le_bytes());
+    b
+}
+
+/// Decodes the target prefix: (address, key).
+pub fn parse_rma_prefix(b: &[u8; RMA_PREFIX]) -> (u64, u64) {
+    let mut a = [0u8; 8];
+    let mut k = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    k.copy_from_slice(&b[8..]);
+    (u64::from_le_bytes(a), u64::from_le_bytes(k))
 }
 
 impl Op {
@@ -93,6 +154,9 @@ impl Op {
             10 => Op::Rts,
             11 => Op::Cts,
             12 => Op::Data,
+            13 => Op::Write,
+            14 => Op::ReadReq,
+            15 => Op::RmaResp,
             _ => return None,
         })
     }
@@ -126,6 +190,8 @@ pub enum WireError {
     TooLong(u64),
     /// A control frame (ack, shutdown) carries a payload it must not have.
     UnexpectedPayload,
+    /// An RMA frame whose lengths or status do not fit together.
+    BadRma,
 }
 
 impl core::fmt::Display for WireError {
@@ -138,6 +204,7 @@ impl core::fmt::Display for WireError {
             WireError::Reserved => write!(f, "reserved header bytes are not zero"),
             WireError::TooLong(n) => write!(f, "payload of {n} bytes exceeds the limit"),
             WireError::UnexpectedPayload => write!(f, "control frame with a payload"),
+            WireError::BadRma => write!(f, "inconsistent RMA frame"),
         }
     }
 }
@@ -230,19 +297,35 @@ impl Header {
         let allowed = match op {
             Op::Msg | Op::Rts | Op::Data => MSG_FLAGS,
             Op::Cts => FLAG_DISCARD,
+            Op::Write => FLAG_CQ_DATA,
             _ => 0,
         };
         if flags & !allowed != 0 {
             return Err(WireError::Flags(flags));
         }
-        Ok(Header {
+        let h = Header {
             op,
             flags,
             len,
             tag: u64_at(16),
             data: u64_at(24),
             msg_id: u64_at(32),
-        })
+        };
+        let rma_ok = match op {
+            Op::Write => len >= RMA_PREFIX as u64,
+            Op::ReadReq => len == RMA_PREFIX as u64 && h.tag <= max_len,
+            // A refusal names its cause and carries nothing; a success
+            // names none.
+            Op::RmaResp => match h.data {
+                0 => h.tag == 0,
+                s => s <= i32::MAX as u64 && len == 0 && RmaRefusal::from_u64(h.tag).is_some(),
+            },
+            _ => true,
+        };
+        if !rma_ok {
+            return Err(WireError::BadRma);
+        }
+        Ok(h)
     }
 
     /// The tag, for tagged messages.
@@ -297,6 +380,46 @@ mod tests {
             Header::decode(&m.encode(), 100),
             Err(WireError::Flags(_))
         ));
+    }
+
+    #[test]
+    fn rma_frames_are_checked() {
+        let mut w = Header::control(Op::Write, 3);
+        w.len = 16 + 100;
+        w.flags = FLAG_CQ_DATA;
+        assert_eq!(Header::decode(&w.encode(), 1 << 20), Ok(w));
+        w.len = 15;
+        assert_eq!(Header::decode(&w.encode(), 1 << 20), Err(WireError::BadRma));
+        w.len = 16;
+        w.flags = FLAG_TAGGED;
+        assert!(matches!(
+            Header::decode(&w.encode(), 1 << 20),
+            Err(WireError::Flags(_))
+        ));
+        let mut r = Header::control(Op::ReadReq, 4);
+        r.len = 16;
+        r.tag = 1 << 20;
+        assert_eq!(Header::decode(&r.encode(), 1 << 20), Ok(r));
+        r.tag = (1 << 20) + 1;
+        assert_eq!(Header::decode(&r.encode(), 1 << 20), Err(WireError::BadRma));
+        r.tag = 5;
+        r.len = 17;
+        assert_eq!(Header::decode(&r.encode(), 1 << 20), Err(WireError::BadRma));
+        let mut a = Header::control(Op::RmaResp, 4);
+        a.len = 9;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Ok(a));
+        a.data = 13;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
+        a.len = 0;
+        a.tag = RmaRefusal::Range as u64;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Ok(a));
+        a.tag = 9;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
+        a.tag = 0;
+        a.data = 0;
+        a.tag = 1;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
+        assert_eq!(parse_rma_prefix(&rma_prefix(7, 9)), (7, 9));
     }
 
     #[test]

@@ -28,10 +28,12 @@ mod cm;
 mod dgram;
 mod progress;
 mod rdm;
+mod rma;
 mod rndv;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
+use self::rma::{HeldRma, RmaPart, RmaPending};
 use self::rndv::{Announced, RndvMatch};
 use crate::attrs;
 use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
@@ -43,11 +45,12 @@ use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{
-    internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, SendOp,
+    internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, RmaOp, SendOp,
 };
 use oxifabric::prov_log;
 use oxifabric::service::addr_format::decode as sockaddr;
 use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
+use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
     complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, DEFERRED_COST,
@@ -92,6 +95,12 @@ struct EpState {
     /// Receives matched to an announced message, waiting for its `Data`,
     /// by (connection, sender's message id).
     rndv_rx: HashMap<(usize, u64), RndvMatch>,
+    /// RMA operations in flight, by operation id.
+    rma_ops: HashMap<u64, RmaPending>,
+    /// Their pieces waiting for the target's answer, by frame id.
+    rma_parts: HashMap<u64, RmaPart>,
+    /// RMA operations held behind an `FI_FENCE`, in posting order.
+    fenced: std::collections::VecDeque<HeldRma>,
 }
 
 /// A sockets endpoint.
@@ -164,6 +173,9 @@ impl SockEp {
                 udp_buf: Vec::new(),
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
+                rma_ops: HashMap::new(),
+                rma_parts: HashMap::new(),
+                fenced: std::collections::VecDeque::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
                 next_msg_id: 1,
@@ -316,6 +328,16 @@ impl SockEp {
                 failed.push(item);
             }
         }
+        // RMA pieces that went to this peer fail (their answers will
+        // never come).
+        self.fail_rma_to(
+            st,
+            |to| match to {
+                Some(sa) => gone.contains(&sa),
+                None => msg_conn,
+            },
+            err,
+        );
         for item in failed {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             if let Some(d) = item.done {
@@ -412,6 +434,26 @@ impl SockEp {
             }
         }
         self.watch_out(st, slot);
+    }
+
+    /// Whether an operation may be posted now: the endpoint is enabled,
+    /// the transmit queue has room (after a round of progress), and so
+    /// has the CQ its completion goes to (else the application has to
+    /// read its CQ first: `-FI_EAGAIN`).
+    fn tx_admit(&self, st: &mut EpState, tx: &TxCtx) -> Result<()> {
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.tx_queued >= attrs::QUEUE_SIZE {
+            self.progress_locked(st);
+            if st.tx_queued >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if !st.core.sinks.tx_room(tx) {
+            return Err(Error::Again);
+        }
+        Ok(())
     }
 
     fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
@@ -663,19 +705,7 @@ impl EndpointOps for SockEp {
         let tx = TxCtx::of(op);
         let mut guard = self.lock();
         let st = &mut *guard;
-        if !st.core.enabled {
-            return Err(Error::OpBadState);
-        }
-        if st.tx_queued >= attrs::QUEUE_SIZE {
-            self.progress_locked(st);
-            if st.tx_queued >= attrs::QUEUE_SIZE {
-                return Err(Error::Again);
-            }
-        }
-        if !st.core.sinks.tx_room(&tx) {
-            // The application has to read its CQ first.
-            return Err(Error::Again);
-        }
+        self.tx_admit(st, &tx)?;
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;
         st.next_msg_id += 1;
@@ -728,6 +758,13 @@ impl EndpointOps for SockEp {
             st.rndv_tx.insert(msg_id, (data, to));
         }
         Ok(())
+    }
+
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        if self.ep_type == FI_EP_DGRAM {
+            return Err(Error::NoSys);
+        }
+        self.post_rma(op)
     }
 
     fn rx_size_left(&self) -> Result<usize> {

@@ -126,6 +126,14 @@ impl SockEp {
             c.peer = Some(peer);
             c.fi_addr = FI_ADDR_NOTAVAIL;
         }
+        if st.local == Some(peer) {
+            // An endpoint talking to itself (fi_write to its own address):
+            // its outgoing connection stays the one it sends on, this
+            // accepted one only receives; no simultaneous-connect race.
+            let ack = Self::control_item(Op::HelloAck, Vec::new(), 0);
+            let _ = self.submit(st, slot, ack);
+            return;
+        }
         // Another connection with this peer that we opened: both
         // sides connected at once. The connection opened by the
         // smaller address wins, the same decision on both sides.
