@@ -26,7 +26,13 @@ bench/results/latest.md and latest.svg.
   bench/run.py [--quick] [--smoke]
 
 OXI_BENCH_LIB=DIR runs another build of ours (a before/after comparison);
+OXI_BENCH_BEFORE=DIR adds that build as a further contender, "oxifabric
+before sockets", interleaved with the rest in the same run, so a
+before/after comparison shares the machine's conditions;
 OXI_BENCH_OUT=DIR writes its results there instead of bench/results.
+OXI_BENCH_JOBS=a,b runs only the jobs whose names contain one of these
+words (`OXI_BENCH_JOBS=tagged,MPI`); OXI_BENCH_REPEATS=N sets the repeats
+(more of them steady the medians on a busy machine).
 
 --quick: fewer sizes and repeats (under 2 minutes). --smoke: one iteration
 of one size for every job and configuration, output under build/bench-smoke
@@ -45,6 +51,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # OXI_BENCH_LIB: another build of ours (a before/after comparison).
 OURS = os.environ.get('OXI_BENCH_LIB') or os.path.join(ROOT, 'build', 'lib')
 BIN = os.path.join(ROOT, 'build', 'bench')
+# OXI_BENCH_BEFORE: an earlier build of ours run beside it in the same run.
+BEFORE = os.environ.get('OXI_BENCH_BEFORE')
 
 QUICK = '--quick' in sys.argv
 SMOKE = '--smoke' in sys.argv
@@ -61,6 +69,8 @@ else:
     SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
     PP_SIZES = [1, 8, 64, KI, 8 * KI, 64 * KI, MI, 4 * MI]
     REPEATS, ITERS = 5, 1000
+if os.environ.get('OXI_BENCH_REPEATS') and not SMOKE:
+    REPEATS = int(os.environ['OXI_BENCH_REPEATS'])
 TIMEOUT = 30 if SMOKE else 90  # seconds for one process pair
 # Many-peer job: peer endpoints served by one hub endpoint (all peers in one
 # process, so every count runs two busy processes on the same cores), and
@@ -76,7 +86,8 @@ class Cfg:
 
     def __init__(self, lib, prov, slow=False, oob=False):
         self.lib, self.prov, self.slow, self.oob = lib, prov, slow, oob
-        self.label = 'plain TCP' if lib == 'tcp' else ('oxifabric ' if lib == 'ours' else 'upstream ') + prov
+        self.label = 'plain TCP' if lib == 'tcp' else {
+            'ours': 'oxifabric ', 'before': 'oxifabric before '}.get(lib, 'upstream ') + prov
 
     def iters(self):
         # Upstream's sockets and udp;ofi_rxd take milliseconds per transfer
@@ -84,13 +95,18 @@ class Cfg:
         return max(1, ITERS // 50) if self.slow else ITERS
 
 
+def ours_cfgs():
+    """Our build, and the earlier one when OXI_BENCH_BEFORE names it."""
+    return [Cfg('ours', 'sockets')] + ([Cfg('before', 'sockets')] if BEFORE else [])
+
+
 def rdm_cfgs(with_shm=True):
-    c = [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True),
+    c = ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True),
          Cfg('upstream', 'udp;ofi_rxd', slow=True)]
     return c + ([Cfg('upstream', 'shm', oob=True)] if with_shm else [])
 
 
-MSG_CFGS = [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp')]
+MSG_CFGS = ours_cfgs() + [Cfg('upstream', 'tcp')]
 # (job name, kind, metric, program/endpoint, configurations)
 JOBS = [
     ('fi_pingpong MSG', 'fipp', LAT, 'msg', MSG_CFGS),
@@ -98,11 +114,14 @@ JOBS = [
     ('fi_msg_pingpong', 'ft', LAT, 'fi_msg_pingpong', MSG_CFGS),
     ('fi_rdm_tagged_pingpong', 'ft', LAT, 'fi_rdm_tagged_pingpong', rdm_cfgs()),
     ('fi_rdm_tagged_bw', 'ft', BW, 'fi_rdm_tagged_bw', rdm_cfgs()),
-    ('MPI', 'mpi', None, None, [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm')]),
+    ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')]),
     ('many peers', 'peers', None, None,
-     [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
+     ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
 ]
+if os.environ.get('OXI_BENCH_JOBS'):
+    _want = os.environ['OXI_BENCH_JOBS'].split(',')
+    JOBS = [j for j in JOBS if any(w in j[0] for w in _want)]
 # Jobs whose results come out of another job's run (MPI and TCP give two each).
 METRIC = {'fi_pingpong MSG': LAT, 'fi_pingpong RDM': LAT, 'fi_msg_pingpong': LAT,
           'fi_rdm_tagged_pingpong': LAT, 'fi_rdm_tagged_bw': BW, 'MPI ping-pong': LAT,
@@ -140,6 +159,8 @@ def env_for(lib):
         env.pop(k, None)
     if lib == 'ours':
         env['LD_LIBRARY_PATH'] = OURS
+    elif lib == 'before':
+        env['LD_LIBRARY_PATH'] = BEFORE
     # Keep every provider on loopback (both libraries honour these).
     env.update(FI_TCP_IFACE='lo', FI_SOCKETS_IFACE='lo', FI_UDP_IFACE='lo')
     return env
@@ -242,7 +263,7 @@ def run_cfg(job, kind, arg, cfg, size=None):
                '--mca', 'mtl', 'ofi', '--mca', 'mtl_ofi_provider_include', cfg.prov, '--mca', 'btl', 'self',
                '--mca', 'oob_tcp_if_include', 'lo']
         cmd += ['-x', 'FI_TCP_IFACE', '-x', 'FI_SOCKETS_IFACE', '-x', 'FI_UDP_IFACE']
-        if cfg.lib == 'ours':
+        if cfg.lib in ('ours', 'before'):
             cmd += ['-x', 'LD_LIBRARY_PATH']
         cmd += [os.path.join(BIN, 'mpi_bench'), '-S', sizes, '-I', n, '-W', '1' if SMOKE else '64']
         try:
@@ -390,11 +411,13 @@ def report(med, rss, elapsed):
             continue
         metric = METRIC[name]
         col = 0 if metric == LAT else 1
-        ours = [l for l in labels if l.startswith('oxifabric')]
-        ups = [l for l in labels if l.startswith('upstream')]
+        # The earlier build of ours (OXI_BENCH_BEFORE) is a baseline too.
+        ours = [l for l in labels if l.startswith('oxifabric') and 'before' not in l]
+        ups = [l for l in labels if l.startswith('upstream') or 'before' in l]
         sizes = sorted({k[2] for k in med if k[0] == name})
         L += ['## %s: %s (%s)' % (name, metric, 'usec' if metric == LAT else 'MB/s'), '']
-        head = labels + ['%s / %s' % (o.replace('oxifabric ', 'ours '), u.replace('upstream ', 'up '))
+        head = labels + ['%s / %s' % (o.replace('oxifabric ', 'ours '),
+                                      u.replace('upstream ', 'up ').replace('oxifabric ', ''))
                          for o in ours for u in ups]
         L += ['| size | ' + ' | '.join(head) + ' |', '|---' * (len(head) + 1) + '|']
         for s in sizes:

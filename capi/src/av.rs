@@ -9,7 +9,7 @@ use oxifabric::core_warn;
 use oxifabric::object::{BindRef, Handle};
 use oxifabric::service::addr_format::AddrFormat;
 use oxifabric::service::av::AddressVector;
-use oxifabric::service::eq::{Event, EventData, EventQueue};
+use oxifabric::service::eq::{EqError, Event, EventData, EventQueue};
 use std::sync::{Arc, Mutex};
 
 /// The Rust side of an address vector.
@@ -19,6 +19,8 @@ pub struct AvObj {
     addr_format: u32,
     /// Event queue for `FI_EVENT` inserts (`fi_av_bind`).
     eq: Mutex<Option<(Arc<EventQueue>, BindRef)>>,
+    /// Opened with `FI_EVENT`: every insert reports through the EQ.
+    events: bool,
     _domain: BindRef,
 }
 
@@ -101,6 +103,7 @@ pub(crate) extern "C" fn domain_av_open(
             av: q,
             addr_format: d.inner.info.addr_format,
             eq: Mutex::new(None),
+            events: a.flags & FI_EVENT != 0,
             _domain: BindRef::new(&d.binds),
         };
         // SAFETY: rule 3, av is not NULL (checked above).
@@ -157,12 +160,21 @@ unsafe fn addr_len(format: u32, p: *const u8) -> usize {
 }
 
 /// Inserts addresses one by one; reports per-address failures through
-/// `fi_addr` (`FI_ADDR_NOTAVAIL`) and, with `FI_SYNC_ERR`, the `context`
-/// array of error codes. With `FI_EVENT` the count goes to the bound EQ.
+/// `fi_addr` (`FI_ADDR_NOTAVAIL`) and, on a synchronous insert with
+/// `FI_SYNC_ERR`, the `context` array of error codes.
+///
+/// On an AV opened with `FI_EVENT` (or an insert given `FI_EVENT`) the
+/// insert is reported through the bound EQ instead (fi_av(3)): one error
+/// entry per failed address (context the insert's, data its index), then
+/// one `FI_AV_COMPLETE` with the count inserted, even for zero addresses;
+/// the call returns 0, or `-FI_ENOEQ` with nothing inserted when no EQ is
+/// bound. The work is done before the call returns, which the man page
+/// allows; only the reporting is asynchronous.
 ///
 /// # Safety
-/// `fi_addr` is NULL or writable for `addrs.len()` entries, and with
-/// `FI_SYNC_ERR` `context` is NULL or writable for as many ints (rule 3).
+/// `fi_addr` is NULL or writable for `addrs.len()` entries, and on a
+/// synchronous insert with `FI_SYNC_ERR` `context` is NULL or writable for
+/// as many ints (rule 3).
 unsafe fn insert_list(
     h: &AvHandle,
     addrs: &[&[u8]],
@@ -170,6 +182,20 @@ unsafe fn insert_list(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
+    let eq = if h.inner.events || flags & FI_EVENT != 0 {
+        let guard = h.inner.eq.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((eq, _)) = guard.as_ref() else {
+            core_warn!(
+                FI_LOG_AV,
+                "fi_av_insert: FI_EVENT insert without an EQ bound to the AV"
+            );
+            return -FI_ENOEQ;
+        };
+        Some(eq.clone())
+    } else {
+        None
+    };
+    let fid = h.fid_ptr() as usize;
     let mut ok = 0usize;
     for (i, a) in addrs.iter().enumerate() {
         let r = h.inner.av.insert(a);
@@ -177,7 +203,7 @@ unsafe fn insert_list(
             // SAFETY: entry i < addrs.len() of the caller's array.
             unsafe { *fi_addr.add(i) = *r.as_ref().unwrap_or(&FI_ADDR_NOTAVAIL) };
         }
-        if flags & FI_SYNC_ERR != 0 && !context.is_null() {
+        if eq.is_none() && flags & FI_SYNC_ERR != 0 && !context.is_null() {
             let code = match r {
                 Ok(_) => 0,
                 Err(e) => e.errno(),
@@ -187,32 +213,35 @@ unsafe fn insert_list(
         }
         match r {
             Ok(_) => ok += 1,
-            Err(_) => core_warn!(
-                FI_LOG_AV,
-                "fi_av_insert: address {i} is not a valid address"
-            ),
+            Err(e) => {
+                core_warn!(
+                    FI_LOG_AV,
+                    "fi_av_insert: address {i} is not a valid address"
+                );
+                if let Some(eq) = &eq {
+                    eq.push_err(EqError {
+                        fid,
+                        context: context as usize,
+                        data: i as u64,
+                        err: e.errno(),
+                        ..Default::default()
+                    });
+                }
+            }
         }
     }
-    if flags & FI_EVENT != 0 {
-        let guard = h.inner.eq.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((eq, _)) = guard.as_ref() else {
-            core_warn!(
-                FI_LOG_AV,
-                "fi_av_insert: FI_EVENT without an EQ bound to the AV"
-            );
-            return -FI_ENOEQ;
-        };
-        let _ = eq.push(Event {
-            event: FI_AV_COMPLETE as u32,
-            data: EventData::Entry {
-                fid: h.fid_ptr() as usize,
-                context: context as usize,
-                data: ok as u64,
-            },
-        });
-        return 0;
-    }
-    ok as c_int
+    let Some(eq) = eq else {
+        return ok as c_int;
+    };
+    eq.push_always(Event {
+        event: FI_AV_COMPLETE as u32,
+        data: EventData::Entry {
+            fid,
+            context: context as usize,
+            data: ok as u64,
+        },
+    });
+    0
 }
 
 extern "C" fn av_insert(

@@ -2,7 +2,9 @@
  * fi_msg: two-sided messages over a connected FI_EP_MSG endpoint (or, with
  * -e rdm / -e dgram, over a connectionless one): -I round trips of -S
  * bytes each way, every payload checked, with fi_send/fi_recv, then the
- * same with fi_sendv/fi_recvv (two iovecs) and fi_sendmsg/fi_recvmsg.
+ * same with fi_sendv/fi_recvv (two iovecs) and fi_sendmsg/fi_recvmsg; then
+ * a batch of sends posted with FI_MORE but the last (the provider may hold
+ * them back until then, and must not lose or reorder them).
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -54,6 +56,49 @@ static void exchange(size_t size, unsigned seq, int how)
 	FT_CHECK(bad < 0, "size %zu, call family %d: byte %ld differs", size, how, bad);
 }
 
+/* FI_MORE: each side posts MORE_N receives, then (client first, server
+ * after its receives complete) MORE_N sends with FI_MORE on all but the
+ * last; every message arrives, in order, intact. */
+#define MORE_N 4
+#define MORE_LEN 64
+static void more_batch(void)
+{
+	struct fi_cq_msg_entry e;
+	struct iovec v[MORE_N];
+	struct fi_msg m[MORE_N];
+	unsigned mine = ft_is_client() ? 1000 : 2000, theirs = ft_is_client() ? 2000 : 1000;
+
+	for (int i = 0; i < MORE_N; i++) {
+		memset(rxbuf + i * MORE_LEN, 0, MORE_LEN);
+		FT_POST(fi_recv(ft_ep, rxbuf + i * MORE_LEN, MORE_LEN, NULL, ft_peer, rxbuf + i * MORE_LEN),
+			"fi_recv");
+	}
+	if (!ft_is_client())
+		for (int i = 0; i < MORE_N; i++) {
+			ft_cq_ok(ft_rxcq, &e, "FI_MORE batch receive");
+			FT_CHECK(e.op_context == rxbuf + i * MORE_LEN, "batch receive %d completed out of order", i);
+		}
+	for (int i = 0; i < MORE_N; i++) {
+		ft_fill(txbuf + i * MORE_LEN, MORE_LEN, mine + i);
+		v[i] = (struct iovec) { txbuf + i * MORE_LEN, MORE_LEN };
+		m[i] = (struct fi_msg) { .msg_iov = &v[i], .iov_count = 1, .addr = ft_peer, .context = &m[i] };
+		FT_POST(fi_sendmsg(ft_ep, &m[i], FI_COMPLETION | (i + 1 < MORE_N ? FI_MORE : 0)),
+			"fi_sendmsg(FI_MORE)");
+	}
+	for (int i = 0; i < MORE_N; i++)
+		ft_cq_ok(ft_txcq, &e, "FI_MORE batch send");
+	if (ft_is_client())
+		for (int i = 0; i < MORE_N; i++) {
+			ft_cq_ok(ft_rxcq, &e, "FI_MORE batch receive");
+			FT_CHECK(e.op_context == rxbuf + i * MORE_LEN, "batch receive %d completed out of order", i);
+		}
+	for (int i = 0; i < MORE_N; i++) {
+		long bad = ft_verify(rxbuf + i * MORE_LEN, MORE_LEN, theirs + i);
+		FT_CHECK(bad < 0, "FI_MORE batch message %d: byte %ld differs", i, bad);
+	}
+	ft_log("FI_MORE batch of %d sends", MORE_N);
+}
+
 int main(int argc, char **argv)
 {
 	struct fi_info *hints;
@@ -73,6 +118,7 @@ int main(int argc, char **argv)
 			exchange(size, (unsigned) i, i % 3);
 		ft_log("size %zu: %d round trips", size, ft_opts.iters);
 	}
+	more_batch();
 	free(txbuf);
 	free(rxbuf);
 	return ft_finish("fi_msg");

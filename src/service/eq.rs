@@ -96,6 +96,14 @@ impl EventQueue {
         Ok(())
     }
 
+    /// Queues an event that reports work already done (an `FI_EVENT` AV
+    /// insert's `FI_AV_COMPLETE`): like errors, never dropped for lack of
+    /// room, since the application has no other way to learn of it.
+    pub fn push_always(&self, ev: Event) {
+        self.lock().push_back(Item::Ev(ev));
+        self.signal.set();
+    }
+
     /// Queues an error event. Errors are never dropped for lack of room.
     pub fn push_err(&self, e: EqError) {
         self.lock().push_back(Item::Err(e));

@@ -5,6 +5,7 @@
 //! and completion routing; `rxq`: receive matching).
 
 pub mod addr_format;
+pub mod atomic;
 pub mod av;
 pub mod cntr;
 pub mod connreq;

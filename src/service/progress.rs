@@ -18,6 +18,12 @@ pub trait Progress: Send + Sync {
     fn app_polling(&self) -> bool {
         false
     }
+    /// Whether the source holds work (coalesced sends) that only a
+    /// progress call writes: the thread then looks again within about a
+    /// millisecond instead of its usual slices.
+    fn flush_pending(&self) -> bool {
+        false
+    }
     /// Progress run by the auto-progress thread; false when skipped.
     fn progress_background(&self) -> bool {
         self.progress();
@@ -151,18 +157,22 @@ impl AutoShared {
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
+            // Held sends shorten every wait to about a millisecond.
+            let pending = srcs.iter().any(|s| s.flush_pending());
+            let (slice, wait) = if pending {
+                (Duration::from_millis(1), Duration::from_millis(1))
+            } else {
+                (Duration::from_millis(10), Duration::from_millis(50))
+            };
             if srcs.iter().all(|s| s.app_polling()) {
                 // The application drives everything itself: do not even
                 // wake on its traffic (each wake-up takes a core it is
                 // spinning on).
-                std::thread::sleep(Duration::from_millis(10));
+                std::thread::sleep(slice);
                 continue;
             }
             let fds: Vec<_> = srcs.iter().filter_map(|s| s.wait_fd()).collect();
-            crate::service::signal::poll_readable(
-                &fds,
-                Some(Instant::now() + Duration::from_millis(50)),
-            );
+            crate::service::signal::poll_readable(&fds, Some(Instant::now() + wait));
             let mut worked = false;
             for s in &srcs {
                 worked |= s.progress_background();

@@ -226,7 +226,13 @@ pub(super) unsafe fn recv(
         Ok(b) => b,
         Err(e) => return e as isize,
     };
-    let defaults = h.inner.rx_flags.load(Ordering::Relaxed);
+    let mut defaults = h.inner.rx_flags.load(Ordering::Relaxed);
+    if tag.is_some() {
+        // A default FI_MULTI_RECV (rx_attr.op_flags) is for the untagged
+        // receives it applies to (fi_msg(3)); tagged receives without a
+        // flags argument post ordinary buffers, as upstream's do.
+        defaults &= !FI_MULTI_RECV;
+    }
     let flags = match op_flags(flags, defaults, RECV_FLAGS, "recv") {
         Ok(f) => f,
         Err(e) => return e as isize,

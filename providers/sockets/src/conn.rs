@@ -94,7 +94,14 @@ pub enum TxData {
         pre_len: usize,
         iov: IoVec,
     },
+    /// Our own copy of a small payload, kept in the item itself so that a
+    /// queued small inject allocates nothing.
+    Inline { buf: [u8; INLINE_LEN], len: usize },
 }
+
+/// Payloads up to this size are copied into the send item itself when
+/// they must outlive the caller's buffer.
+pub const INLINE_LEN: usize = 128;
 
 /// What to report when a send has left.
 #[derive(Debug, Clone, Copy)]
@@ -132,6 +139,7 @@ impl TxItem {
             TxData::User(iov) => (&[], Some(iov)),
             TxData::Rma { pre, pre_len, iov } => (&pre[..*pre_len], Some(iov)),
             TxData::Owned(v) => (v, None),
+            TxData::Inline { buf, len } => (&buf[..*len], None),
         };
         if skip < pre.len() {
             out[k] = &pre[skip..];
@@ -164,6 +172,18 @@ impl TxItem {
     /// send, so that the application may reuse them now (inject).
     pub fn own_rest(&mut self) {
         if let TxData::User(iov) = &self.data {
+            let len = self.total - HEADER_LEN;
+            if len <= INLINE_LEN {
+                let mut buf = [0u8; INLINE_LEN];
+                let mut at = 0;
+                for b in iov.iter() {
+                    let s = b.as_slice();
+                    buf[at..at + s.len()].copy_from_slice(s);
+                    at += s.len();
+                }
+                self.data = TxData::Inline { buf, len };
+                return;
+            }
             let mut v = Vec::with_capacity(self.total - HEADER_LEN);
             for b in iov.iter() {
                 v.extend_from_slice(b.as_slice());
@@ -189,17 +209,52 @@ pub struct Conn {
     pub txq: VecDeque<TxItem>,
     /// Whether output readiness is being watched.
     pub watching_out: bool,
+    /// Sends are held in `txq` for the endpoint's next progress call
+    /// (send coalescing); the slot is on the endpoint's dirty list.
+    pub deferred: bool,
     /// We opened it (as opposed to accepting it).
     pub outgoing: bool,
     /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
-    stage: Box<[u8]>,
+    /// A connection holds a stage buffer only while it has such bytes
+    /// (or is reading); an idle one gives it back to its endpoint's
+    /// [`StagePool`], so 10,000 idle peers do not cost 10,000 buffers.
+    stage: Option<Box<[u8]>>,
     lo: usize,
     hi: usize,
 }
 
-/// Size of a connection's stage buffer: one read brings any frame up to
-/// this size whole, header and payload.
+/// Size of a stage buffer: one read brings any frame up to this size
+/// whole, header and payload.
 pub const STAGE_LEN: usize = 32 << 10;
+
+/// The stage buffers of one endpoint's connections that are not reading.
+///
+/// Progress reads one connection at a time under the endpoint's lock, so
+/// a pool of a few buffers serves any number of connections: only a
+/// connection left holding part of a frame keeps one. Buffers come back
+/// here warm, so the steady-state receive path allocates nothing.
+#[derive(Default)]
+pub struct StagePool {
+    free: Vec<Box<[u8]>>,
+}
+
+/// Buffers kept for reuse; more than this many connections holding
+/// partial frames at once is rare, and their buffers are freed on return.
+const STAGE_POOL_KEEP: usize = 4;
+
+impl StagePool {
+    fn take(&mut self) -> Box<[u8]> {
+        self.free
+            .pop()
+            .unwrap_or_else(|| vec![0u8; STAGE_LEN].into_boxed_slice())
+    }
+
+    fn put(&mut self, b: Box<[u8]>) {
+        if self.free.len() < STAGE_POOL_KEEP {
+            self.free.push(b);
+        }
+    }
+}
 
 impl Conn {
     /// Wraps a stream.
@@ -218,8 +273,9 @@ impl Conn {
             },
             txq: VecDeque::new(),
             watching_out: false,
+            deferred: false,
             outgoing: state == ConnState::Connecting,
-            stage: vec![0u8; STAGE_LEN].into_boxed_slice(),
+            stage: None,
             lo: 0,
             hi: 0,
         }
@@ -227,7 +283,10 @@ impl Conn {
 
     /// Bytes staged and not yet consumed.
     pub fn staged(&self) -> &[u8] {
-        &self.stage[self.lo..self.hi]
+        match &self.stage {
+            Some(b) => &b[self.lo..self.hi],
+            None => &[],
+        }
     }
 
     /// Marks `n` staged bytes consumed.
@@ -237,31 +296,91 @@ impl Conn {
 
     /// Copies staged bytes into `out`; returns how many.
     pub fn take_staged(&mut self, out: &mut [u8]) -> usize {
-        let n = out.len().min(self.hi - self.lo);
-        out[..n].copy_from_slice(&self.stage[self.lo..self.lo + n]);
+        let staged = self.staged();
+        let n = out.len().min(staged.len());
+        out[..n].copy_from_slice(&staged[..n]);
         self.lo += n;
         n
     }
 
-    /// Reads from the socket into the (empty) stage.
-    pub fn fill_stage(&mut self) -> std::io::Result<usize> {
+    /// Reads from the socket into the (empty) stage, taking a buffer from
+    /// `pool` if the connection holds none.
+    pub fn fill_stage(&mut self, pool: &mut StagePool) -> std::io::Result<usize> {
         debug_assert!(self.lo == self.hi);
-        let n = crate::sock::read(self.stream.as_raw_fd(), &mut self.stage)?;
+        let buf = self.stage.get_or_insert_with(|| pool.take());
+        let n = crate::sock::read(self.stream.as_raw_fd(), buf)?;
         self.lo = 0;
         self.hi = n;
         Ok(n)
     }
 
     /// Reads up to `want` bytes (of a truncated payload) and drops them;
-    /// the stage, empty here, serves as scratch. Returns the read's result
-    /// and how much it asked for.
-    pub fn read_discard(&mut self, want: usize) -> (std::io::Result<usize>, usize) {
+    /// a stage buffer, empty here, serves as scratch. Returns the read's
+    /// result and how much it asked for.
+    pub fn read_discard(
+        &mut self,
+        want: usize,
+        pool: &mut StagePool,
+    ) -> (std::io::Result<usize>, usize) {
         debug_assert!(self.lo == self.hi);
-        let k = want.min(self.stage.len());
-        (
-            crate::sock::read(self.stream.as_raw_fd(), &mut self.stage[..k]),
-            k,
-        )
+        let buf = self.stage.get_or_insert_with(|| pool.take());
+        let k = want.min(buf.len());
+        (crate::sock::read(self.stream.as_raw_fd(), &mut buf[..k]), k)
+    }
+
+    /// Gives the stage buffer back to `pool` when nothing is staged in it.
+    pub fn release_stage(&mut self, pool: &mut StagePool) {
+        if self.lo == self.hi {
+            if let Some(b) = self.stage.take() {
+                pool.put(b);
+            }
+            self.lo = 0;
+            self.hi = 0;
+        }
+    }
+
+    /// Writes queued sends, many frames per `writev`, until the queue is
+    /// empty or the socket is full. Finished items stay at the front of
+    /// the queue for the endpoint to report; the first unfinished one (if
+    /// any) is where the socket stopped.
+    pub fn write_queued(&mut self) -> std::io::Result<()> {
+        let mut start = 0; // first item not yet finished
+        loop {
+            let mut pieces: [&[u8]; crate::sock::WRITEV_MAX] = [&[]; crate::sock::WRITEV_MAX];
+            let mut k = 0;
+            let mut want = 0;
+            for item in self.txq.iter().skip(start) {
+                let (p, n) = item.pieces();
+                if k + n > pieces.len() {
+                    break;
+                }
+                pieces[k..k + n].copy_from_slice(&p[..n]);
+                k += n;
+                want += item.total - item.off;
+            }
+            if k == 0 {
+                return Ok(());
+            }
+            let mut n = match crate::sock::writev(self.stream.as_raw_fd(), &pieces[..k]) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let full = n < want;
+            for item in self.txq.iter_mut().skip(start) {
+                let step = (item.total - item.off).min(n);
+                item.off += step;
+                n -= step;
+                if !item.finished() {
+                    break;
+                }
+                start += 1;
+            }
+            if full {
+                return Ok(());
+            }
+        }
     }
 
     /// Writes as much of `item` as the socket takes now.

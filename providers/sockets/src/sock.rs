@@ -8,6 +8,15 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// Starts a non-blocking TCP connect; completion is signalled by
 /// writability, then checked with [`take_error`].
 pub fn connect_nonblocking(to: &SocketAddr) -> io::Result<TcpStream> {
+    connect_from(to, None)
+}
+
+/// [`connect_nonblocking`] from the local address `from` when it names a
+/// port (an MSG endpoint opened with a `src_addr`, or given one by
+/// `fi_setname`): the peer and `fi_getname` then see that address.
+/// `SO_REUSEADDR` lets a port whose previous connection lingers in
+/// TIME_WAIT be used again, as a listener's can.
+pub fn connect_from(to: &SocketAddr, from: Option<&SocketAddr>) -> io::Result<TcpStream> {
     let family = if to.is_ipv4() {
         libc::AF_INET
     } else {
@@ -26,16 +35,23 @@ pub fn connect_nonblocking(to: &SocketAddr) -> io::Result<TcpStream> {
     }
     // SAFETY: fd is a fresh socket nobody else owns.
     let stream = unsafe { TcpStream::from_raw_fd(fd) };
-    let raw = oxifabric::addr::to_sockaddr(to);
-    // SAFETY: raw holds a sockaddr of raw.len() bytes.
-    let rc = unsafe {
-        libc::connect(
-            fd,
-            raw.as_ptr() as *const libc::sockaddr,
-            raw.len() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
+    if let Some(from) = from.filter(|f| f.port() != 0 && f.is_ipv4() == to.is_ipv4()) {
+        let one: libc::c_int = 1;
+        // SAFETY: `one` is a live c_int of the size given.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                &one as *const libc::c_int as *const libc::c_void,
+                core::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if with_sockaddr(fd, from, libc::bind) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    if with_sockaddr(fd, to, libc::connect) != 0 {
         let e = io::Error::last_os_error();
         if e.raw_os_error() != Some(libc::EINPROGRESS) {
             return Err(e);
@@ -45,10 +61,32 @@ pub fn connect_nonblocking(to: &SocketAddr) -> io::Result<TcpStream> {
     Ok(stream)
 }
 
+/// Calls `bind` or `connect` on `fd` with `sa` as a C sockaddr.
+fn with_sockaddr(
+    fd: RawFd,
+    sa: &SocketAddr,
+    call: unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int,
+) -> libc::c_int {
+    let raw = oxifabric::addr::to_sockaddr(sa);
+    // SAFETY: raw holds a sockaddr of raw.len() bytes, which is all
+    // `bind` and `connect` read.
+    unsafe {
+        call(
+            fd,
+            raw.as_ptr() as *const libc::sockaddr,
+            raw.len() as libc::socklen_t,
+        )
+    }
+}
+
 /// The pending socket error (`SO_ERROR`), e.g. after a failed connect.
 pub fn take_error(s: &TcpStream) -> Option<io::Error> {
     s.take_error().ok().flatten()
 }
+
+/// Pieces one `writev` takes at most: enough for a batch of small frames
+/// (header and payload each) queued on a connection.
+pub const WRITEV_MAX: usize = 128;
 
 /// `sendmsg` of several buffers, non-blocking, without SIGPIPE. Returns the
 /// bytes written; `WouldBlock` when the socket is full.
@@ -60,7 +98,7 @@ pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
 /// gathering the pieces into one buffer first.
 pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Result<usize> {
     // SAFETY: all-zero is a valid iovec, msghdr and sockaddr_storage.
-    let mut iov: [libc::iovec; 10] = unsafe { core::mem::zeroed() };
+    let mut iov: [libc::iovec; WRITEV_MAX] = unsafe { core::mem::zeroed() };
     let n = bufs.len().min(iov.len());
     for (i, b) in bufs.iter().take(n).enumerate() {
         iov[i] = libc::iovec {

@@ -71,7 +71,16 @@ impl SockEp {
         if st.msg != MsgState::Idle {
             return Err(Error::IsConn);
         }
-        let stream = sock::connect_nonblocking(&sa).map_err(|e| Error::os(FI_ECONNREFUSED, &e))?;
+        // From the entry's (or fi_setname's) address when it names a port,
+        // so the peer sees the address fi_getname reported before.
+        let from = st.local.unwrap_or_else(|| self.bind_addr());
+        let stream = sock::connect_from(&sa, Some(&from)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AddrInUse {
+                Error::os(FI_EADDRINUSE, &e)
+            } else {
+                Error::os(FI_ECONNREFUSED, &e)
+            }
+        })?;
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
         conn.txq
             .push_back(Self::control_item(Op::ConnReq, data.to_vec(), 0));

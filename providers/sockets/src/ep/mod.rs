@@ -28,6 +28,7 @@ mod cm;
 mod dgram;
 mod progress;
 mod rdm;
+mod retry;
 mod rma;
 mod rndv;
 
@@ -78,6 +79,8 @@ struct EpState {
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
     conns: Vec<Option<Conn>>,
+    /// Stage buffers of the connections that are not mid-frame.
+    stages: crate::conn::StagePool,
     /// RDM peers by listening address: their one connection, whether the
     /// handshake finished, and the sends that wait for it.
     peers: HashMap<SocketAddr, Peer>,
@@ -86,6 +89,12 @@ struct EpState {
     acks: HashMap<u64, (usize, TxDone)>,
     /// Sends queued in connections, for `-FI_EAGAIN` and `tx_size_left`.
     tx_queued: usize,
+    /// A send was written since the last progress call: the application
+    /// is posting back to back, so further sends wait in their queues
+    /// (send coalescing) until progress writes them, many per writev.
+    burst: bool,
+    /// Connections holding coalesced sends.
+    dirty: Vec<usize>,
     /// DGRAM: the buffer datagrams are received into (allocated once).
     udp_buf: Vec<u8>,
     /// Large sends announced with `Rts`, waiting for the receiver's `Cts`,
@@ -101,6 +110,8 @@ struct EpState {
     rma_parts: HashMap<u64, RmaPart>,
     /// RMA operations held behind an `FI_FENCE`, in posting order.
     fenced: std::collections::VecDeque<HeldRma>,
+    /// When the earliest RDM connection retry is due (`retry.rs`).
+    next_retry: Option<std::time::Instant>,
 }
 
 /// A sockets endpoint.
@@ -114,6 +125,26 @@ pub struct SockEp {
     /// When the application last drove progress itself (ms since start):
     /// the auto-progress thread stays out of its way while it polls.
     app_progress_ms: std::sync::atomic::AtomicU64,
+    /// How long RDM connection setup is retried (`retry.rs`).
+    conn_timeout: std::time::Duration,
+    /// `FI_SOCKETS_TX_COALESCE`: hold back-to-back sends for one writev.
+    coalesce: bool,
+    /// Coalesced sends wait for a progress call; the auto-progress thread
+    /// writes them if the application makes none soon (see `flush_pending`).
+    deferred_pending: std::sync::atomic::AtomicBool,
+}
+
+/// Sends coalesced on one connection before they are written anyway.
+const COALESCE_ITEMS: usize = 64;
+/// Sends larger than this are never held back: they fill a writev alone.
+const COALESCE_BYTES: usize = 16 << 10;
+
+/// `FI_SOCKETS_TX_COALESCE` (default on).
+fn coalesce_enabled() -> bool {
+    !matches!(
+        oxifabric::param::get("sockets", "tx_coalesce"),
+        Ok(oxifabric::param::Value::Bool(false))
+    )
 }
 
 /// Milliseconds since the first call, for coarse activity timestamps.
@@ -163,6 +194,7 @@ impl SockEp {
             domain,
             epoll,
             app_progress_ms: std::sync::atomic::AtomicU64::new(0),
+            conn_timeout: retry::conn_timeout(),
             st: Mutex::new(EpState {
                 core: EpCore::new(info, PROV),
                 rxq: RxQueues::default(),
@@ -171,6 +203,7 @@ impl SockEp {
                 udp: None,
                 conns: Vec::new(),
                 udp_buf: Vec::new(),
+                stages: Default::default(),
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
                 rma_ops: HashMap::new(),
@@ -181,9 +214,47 @@ impl SockEp {
                 next_msg_id: 1,
                 acks: HashMap::new(),
                 tx_queued: 0,
+                burst: false,
+                dirty: Vec::new(),
+                next_retry: None,
             }),
+            coalesce: coalesce_enabled(),
+            deferred_pending: std::sync::atomic::AtomicBool::new(false),
         });
+        // Bound at open, as upstream does: fi_getname reports the real
+        // address (port included) before fi_enable, and peers that connect
+        // early wait in the backlog instead of being refused.
+        ep.open_socket(&mut ep.lock(), ep.bind_addr())?;
         Ok(ep)
+    }
+
+    /// Binds the endpoint's listening TCP socket (RDM) or its UDP socket
+    /// (DGRAM) at `want`, replacing one bound before (`fi_setname`). MSG
+    /// endpoints bind when they connect or accept.
+    fn open_socket(&self, st: &mut EpState, want: SocketAddr) -> Result<()> {
+        let at = match self.ep_type {
+            FI_EP_RDM => {
+                if let Some(old) = st.listener.take() {
+                    self.epoll.remove(old.as_raw_fd());
+                }
+                let (l, at) =
+                    sock::serve::<TcpListener>(want, &self.epoll, TOKEN_LISTENER, "fi_endpoint")?;
+                st.listener = Some(l);
+                at
+            }
+            FI_EP_DGRAM => {
+                if let Some(old) = st.udp.take() {
+                    self.epoll.remove(old.as_raw_fd());
+                }
+                let (u, at) =
+                    sock::serve::<UdpSocket>(want, &self.epoll, TOKEN_UDP, "fi_endpoint")?;
+                st.udp = Some(u);
+                at
+            }
+            _ => return Ok(()),
+        };
+        st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EpState> {
@@ -239,6 +310,9 @@ impl SockEp {
 
     /// Tears a connection down, failing everything that depended on it.
     fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &'static str) {
+        if self.retry_later(st, slot, &err) {
+            return;
+        }
         let Some(mut c) = st.conns.get_mut(slot).and_then(Option::take) else {
             return;
         };
@@ -338,12 +412,7 @@ impl SockEp {
             },
             err,
         );
-        for item in failed {
-            st.tx_queued = st.tx_queued.saturating_sub(1);
-            if let Some(d) = item.done {
-                st.core.sinks.tx_err(&d.tx, err);
-            }
-        }
+        self.fail_items(st, failed, err);
         match st.msg {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
@@ -362,13 +431,38 @@ impl SockEp {
         }
     }
 
+    /// Fails sends that were counted in `tx_queued` with `err`.
+    fn fail_items(&self, st: &mut EpState, items: Vec<TxItem>, err: Failure) {
+        for item in items {
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            if let Some(d) = item.done {
+                st.core.sinks.tx_err(&d.tx, err);
+            }
+        }
+    }
+
     /// Queues (or sends at once) one frame on a connection.
     fn submit(&self, st: &mut EpState, slot: usize, mut item: TxItem) -> Result<()> {
         let inject = matches!(item.data, TxData::Owned(_));
         let Some(c) = st.conns[slot].as_mut() else {
             return Err(Error::NotConn);
         };
-        if c.txq.is_empty() && c.state == ConnState::Open {
+        // FI_MORE: the application has more sends coming; queue this one
+        // so that the next send without it takes the batch in one writev.
+        let more = item.done.is_some_and(|d| d.tx.flags & FI_MORE != 0);
+        // Coalescing: an application send posted after another without a
+        // progress call in between waits for that call (or for a full
+        // batch), which writes the connection's queue in one writev. The
+        // first send after progress goes at once, so a ping-pong never
+        // waits.
+        let data = item.done.is_some();
+        let coalesce = data
+            && !more
+            && self.coalesce
+            && st.burst
+            && c.state == ConnState::Open
+            && item.total <= COALESCE_BYTES;
+        if c.txq.is_empty() && c.state == ConnState::Open && !more && !coalesce {
             if let Err(e) = c.write_item(&mut item) {
                 let f = reset(&e);
                 self.close_conn(st, slot, f, "write failed");
@@ -378,6 +472,7 @@ impl SockEp {
                 return Ok(());
             }
             if item.finished() {
+                st.burst |= data;
                 self.item_sent(st, slot, item);
                 return Ok(());
             }
@@ -393,11 +488,55 @@ impl SockEp {
             item.own_rest();
         }
         st.tx_queued += 1;
-        if let Some(c) = st.conns[slot].as_mut() {
-            c.txq.push_back(item);
+        let Some(c) = st.conns[slot].as_mut() else {
+            return Ok(());
+        };
+        c.txq.push_back(item);
+        if coalesce {
+            if !c.deferred {
+                c.deferred = true;
+                st.dirty.push(slot);
+                self.deferred_pending
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if c.txq.len() >= COALESCE_ITEMS {
+                self.flush(st, slot);
+            }
+            return Ok(());
         }
-        self.watch_out(st, slot);
+        // Sends held back by FI_MORE go out now, with this one, in one
+        // writev, unless the socket is full (the front frame is partly
+        // written) and readiness will call flush.
+        let held = c.state == ConnState::Open && c.txq.front().is_some_and(|f| f.off == 0);
+        if held && !more {
+            self.flush(st, slot);
+        } else {
+            self.watch_out(st, slot);
+        }
         Ok(())
+    }
+
+    /// Writes the coalesced sends of every connection (progress calls this
+    /// first) and ends the burst: the next send goes at once.
+    fn flush_deferred(&self, st: &mut EpState) {
+        st.burst = false;
+        if st.dirty.is_empty() {
+            return;
+        }
+        self.deferred_pending
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let mut dirty = std::mem::take(&mut st.dirty);
+        for &slot in &dirty {
+            if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+                c.deferred = false;
+            }
+            self.flush(st, slot);
+        }
+        dirty.clear();
+        // Keep the list's storage: the steady state allocates nothing.
+        if st.dirty.is_empty() {
+            st.dirty = dirty;
+        }
     }
 
     /// A frame left completely: report it, or wait for its acknowledgement.
@@ -412,26 +551,28 @@ impl SockEp {
         }
     }
 
+    /// Writes a connection's queued sends (many frames per writev) and
+    /// reports those that left.
     fn flush(&self, st: &mut EpState, slot: usize) {
+        let Some(c) = st.conns[slot].as_mut() else {
+            return;
+        };
+        if let Err(e) = c.write_queued() {
+            self.close_conn(st, slot, reset(&e), "write failed");
+            return;
+        }
         loop {
             let Some(c) = st.conns[slot].as_mut() else {
                 return;
             };
-            let Some(mut item) = c.txq.pop_front() else {
+            if !c.txq.front().is_some_and(TxItem::finished) {
+                break;
+            }
+            let Some(item) = c.txq.pop_front() else {
                 break;
             };
-            if let Err(e) = c.write_item(&mut item) {
-                c.txq.push_front(item);
-                self.close_conn(st, slot, reset(&e), "write failed");
-                return;
-            }
-            if item.finished() {
-                st.tx_queued = st.tx_queued.saturating_sub(1);
-                self.item_sent(st, slot, item);
-            } else {
-                c.txq.push_front(item);
-                break;
-            }
+            st.tx_queued = st.tx_queued.saturating_sub(1);
+            self.item_sent(st, slot, item);
         }
         self.watch_out(st, slot);
     }
@@ -500,22 +641,6 @@ impl EndpointOps for SockEp {
         let mut st = self.lock();
         if !st.core.start_enable()? {
             return Ok(());
-        }
-        match self.ep_type {
-            FI_EP_RDM => {
-                let want = st.local.unwrap_or_else(|| self.bind_addr());
-                let (l, at) =
-                    sock::serve::<TcpListener>(want, &self.epoll, TOKEN_LISTENER, "fi_enable")?;
-                st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
-                st.listener = Some(l);
-            }
-            FI_EP_DGRAM => {
-                let want = st.local.unwrap_or_else(|| self.bind_addr());
-                let (u, at) = sock::serve::<UdpSocket>(want, &self.epoll, TOKEN_UDP, "fi_enable")?;
-                st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
-                st.udp = Some(u);
-            }
-            _ => {}
         }
         st.rxq.posted.reserve(1024);
         st.core.enabled = true;
@@ -590,8 +715,11 @@ impl EndpointOps for SockEp {
             return Err(Error::OpBadState);
         }
         let sa = sockaddr(a).ok_or(Error::Inval)?;
-        st.local = Some(sa);
-        Ok(())
+        if self.ep_type == FI_EP_MSG {
+            st.local = Some(sa);
+            return Ok(());
+        }
+        self.open_socket(&mut st, sa)
     }
 
     fn getpeer(&self) -> Result<Vec<u8>> {

@@ -142,6 +142,15 @@ impl SockEp {
     /// is empty for now, and the next read would only say so: we stop
     /// there (epoll is level-triggered and reports what arrives later).
     pub(super) fn read_conn(&self, st: &mut EpState, slot: usize) {
+        self.read_frames(st, slot);
+        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+            c.release_stage(&mut st.stages);
+        }
+    }
+
+    /// [`Self::read_conn`]'s loop: frames until the socket is empty, the
+    /// connection pauses or closes.
+    fn read_frames(&self, st: &mut EpState, slot: usize) {
         let mut drained = false;
         loop {
             let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
@@ -180,7 +189,7 @@ impl SockEp {
                             c.rx = RxState::Header { buf, got };
                             return;
                         }
-                        match c.fill_stage() {
+                        match c.fill_stage(&mut st.stages) {
                             Ok(0) => {
                                 self.close_conn(
                                     st,
@@ -260,7 +269,7 @@ impl SockEp {
                                     (sock::read(fd, target), k)
                                 }
                                 // Past the end of the buffer: read and drop.
-                                None => c.read_discard(want),
+                                None => c.read_discard(want, &mut st.stages),
                             }
                         } else {
                             let start = got as usize;
@@ -340,6 +349,7 @@ impl SockEp {
     }
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
+        self.flush_deferred(st);
         // Readiness comes from epoll even for a single connection: a recv
         // that finds nothing still takes the socket's lock, and a thread
         // spinning on it delays the kernel's delivery of the very data it
@@ -374,6 +384,7 @@ impl SockEp {
                 }
             }
         }
+        self.retry_due(st);
     }
 
     /// Retries connections paused for lack of unexpected-message room.
@@ -416,7 +427,15 @@ impl Progress for SockEp {
         let last = self
             .app_progress_ms
             .load(std::sync::atomic::Ordering::Relaxed);
-        now_ms().saturating_sub(last) < 10
+        let idle = now_ms().saturating_sub(last);
+        // Coalesced sends wait at most about a millisecond for the
+        // application's next progress call; then the thread writes them.
+        idle < 10 && !(self.flush_pending() && idle >= 1)
+    }
+
+    fn flush_pending(&self) -> bool {
+        self.deferred_pending
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Progress from the auto-progress thread, unless the application is

@@ -13,6 +13,8 @@ pub(super) struct Peer {
     pub(super) ready: bool,
     /// Sends waiting for the handshake.
     pub(super) pending: std::collections::VecDeque<TxItem>,
+    /// Connection attempts that failed before the handshake (`retry.rs`).
+    pub(super) retry: super::retry::Retry,
 }
 
 impl SockEp {
@@ -28,17 +30,36 @@ impl SockEp {
             );
             return Err(Error::Inval);
         };
-        if st.peers.get(&sa).and_then(|p| p.conn).is_some() {
+        // Connected, connecting, or waiting for the next attempt: the send
+        // joins the queue.
+        if st
+            .peers
+            .get(&sa)
+            .is_some_and(|p| p.conn.is_some() || p.retry.at.is_some())
+        {
             return Ok(sa);
         }
-        let stream = sock::connect_nonblocking(&sa).map_err(|e| {
+        self.rdm_connect(st, sa, dest)
+            .map_err(|e| Error::os(FI_ECONNREFUSED, &e))?;
+        Ok(sa)
+    }
+
+    /// Starts a connection to the peer listening at `sa` (`dest`: its
+    /// `fi_addr_t`, when known) and queues our `Hello` on it.
+    pub(super) fn rdm_connect(
+        &self,
+        st: &mut EpState,
+        sa: SocketAddr,
+        dest: fi_addr_t,
+    ) -> std::io::Result<()> {
+        st.peers.entry(sa).or_default().retry.attempt();
+        let stream = sock::connect_nonblocking(&sa).inspect_err(|e| {
             prov_log!(
                 PROV,
                 FI_LOG_WARN,
                 FI_LOG_EP_CTRL,
                 "connect to {sa} failed: {e}"
             );
-            Error::os(FI_ECONNREFUSED, &e)
         })?;
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
         conn.fi_addr = dest;
@@ -50,7 +71,7 @@ impl SockEp {
         let peer = st.peers.entry(sa).or_default();
         peer.conn = Some(slot);
         peer.ready = false;
-        Ok(sa)
+        Ok(())
     }
 
     /// Sends an item to an RDM peer now, or queues it until the handshake
@@ -85,6 +106,7 @@ impl SockEp {
             let peer = st.peers.entry(sa).or_default();
             peer.conn = Some(slot);
             peer.ready = true;
+            peer.retry.reset();
             peer.pending.drain(..).collect()
         };
         st.tx_queued = st.tx_queued.saturating_sub(items.len());

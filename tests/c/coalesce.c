@@ -1,0 +1,145 @@
+/*
+ * Sends posted back to back reach the peer even when the sender then makes
+ * no more calls on its own endpoint or CQ: a provider may hold such sends
+ * to write them together (ours does, FI_SOCKETS_TX_COALESCE), but with
+ * FI_PROGRESS_AUTO it must still deliver them by itself.
+ *
+ * Two RDM endpoints in one process, each with its own CQ. B posts the
+ * receives; A posts a burst of tagged sends, then a burst of tagged
+ * injects; after each burst the program polls only B's CQ (bounded) until
+ * every message arrived, checks the data, and only then reads A's send
+ * completions. Usage: coalesce [PROVIDER] (default sockets).
+ *
+ * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+ */
+#define _GNU_SOURCE
+#include <netinet/in.h>
+#include <string.h>
+#include <time.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
+#include "check.h"
+
+#define BURST 32
+#define LEN 48
+
+struct side {
+	struct fid_cq *cq;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+	char addr[64];
+};
+
+static struct fi_info *info;
+static struct fid_domain *domain;
+
+static void open_side(struct side *s)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	size_t len = sizeof(s->addr);
+	CHECK(fi_cq_open(domain, &ca, &s->cq, NULL));
+	CHECK(fi_av_open(domain, &aa, &s->av, NULL));
+	CHECK(fi_endpoint(domain, info, &s->ep, NULL));
+	CHECK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(s->ep, &s->av->fid, 0));
+	CHECK(fi_enable(s->ep));
+	CHECK(fi_getname(&s->ep->fid, s->addr, &len));
+}
+
+/* Reads `want` completions from one CQ only, for at most 10 s. */
+static int reap(struct fid_cq *cq, int want, const char *what)
+{
+	struct fi_cq_tagged_entry e[8];
+	time_t end = time(NULL) + 10;
+	while (want > 0 && time(NULL) < end) {
+		ssize_t n = fi_cq_read(cq, e, 8);
+		if (n > 0) {
+			want -= (int) n;
+		} else if (n != -FI_EAGAIN) {
+			printf("FAIL %s: fi_cq_read %zd (%s)\n", what, n, fi_strerror((int) -n));
+			return -1;
+		}
+	}
+	if (want > 0)
+		printf("FAIL %s: %d completions missing after 10 s\n", what, want);
+	return want > 0 ? -1 : 0;
+}
+
+/* Posts one send, driving the sender's progress while the provider asks
+ * for it (-FI_EAGAIN: upstream's rxm connects inside progress calls). */
+static void post(struct side *a, const char *buf, uint64_t tag, int inject)
+{
+	time_t end = time(NULL) + 10;
+	for (;;) {
+		ssize_t rc = inject ? fi_tinject(a->ep, buf, LEN, a->peer, tag)
+				    : fi_tsend(a->ep, buf, LEN, NULL, a->peer, tag, (void *) buf);
+		if (rc != -FI_EAGAIN || time(NULL) >= end) {
+			CHECK(rc);
+			return;
+		}
+		(void) fi_cq_read(a->cq, NULL, 0);
+	}
+}
+
+static void burst(struct side *a, struct side *b, int inject, int round)
+{
+	static char tx[BURST][LEN], rx[BURST][LEN];
+	for (int i = 0; i < BURST; i++) {
+		memset(rx[i], 0, LEN);
+		CHECK(fi_trecv(b->ep, rx[i], LEN, NULL, b->peer, (uint64_t) i, 0, rx[i]));
+	}
+	for (int i = 0; i < BURST; i++) {
+		memset(tx[i], 'a' + (round + i) % 26, LEN);
+		post(a, tx[i], (uint64_t) i, inject);
+	}
+	/* Only B's side is driven from here on. */
+	EXPECT(reap(b->cq, BURST, inject ? "inject burst arrival" : "send burst arrival") == 0,
+	       "every message of the burst arrives while only the receiver polls");
+	for (int i = 0; i < BURST; i++)
+		EXPECT(rx[i][0] == 'a' + (round + i) % 26 && rx[i][LEN - 1] == rx[i][0],
+		       "message %d of burst %d carries its own bytes", i, round);
+	if (!inject)
+		EXPECT(reap(a->cq, BURST, "send completions") == 0, "every send completes");
+}
+
+int main(int argc, char **argv)
+{
+	const char *prov = argc > 1 ? argv[1] : "sockets";
+	struct fi_info *hints = fi_allocinfo();
+	struct fid_fabric *fabric;
+	struct side a, b;
+
+	hints->fabric_attr->prov_name = strdup(prov);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED;
+	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	hints->mode = ~0ULL;
+	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
+	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+	CHECK(fi_domain(fabric, info, &domain, NULL));
+	open_side(&a);
+	open_side(&b);
+	CHECK(fi_av_insert(a.av, b.addr, 1, &a.peer, 0, NULL) != 1);
+	CHECK(fi_av_insert(b.av, a.addr, 1, &b.peer, 0, NULL) != 1);
+	for (int round = 0; round < 3; round++) {
+		burst(&a, &b, 0, round);
+		burst(&a, &b, 1, round);
+	}
+	fi_close(&a.ep->fid);
+	fi_close(&b.ep->fid);
+	fi_close(&a.av->fid);
+	fi_close(&b.av->fid);
+	fi_close(&a.cq->fid);
+	fi_close(&b.cq->fid);
+	fi_close(&domain->fid);
+	fi_close(&fabric->fid);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	printf("coalesce (%s): %d checks, %d failed\n", prov, checks, failures);
+	return failures ? 1 : 0;
+}
