@@ -310,6 +310,34 @@ pub struct RmaOp<'a> {
     pub data: Option<u64>,
 }
 
+/// An atomic operation as posted by the application (`fi_atomic*`,
+/// `fi_fetch_atomic*`, `fi_compare_atomic*`, `fi_inject_atomic`): the
+/// boundary has checked the combination ([`crate::service::atomic::valid`])
+/// and turned element counts into byte lengths. `operand`, `compare` and
+/// `result` describe the same elements in order as `rma` (whose `len` is
+/// in bytes); `compare` and `result` are empty where the kind has none,
+/// `operand` for `FI_ATOMIC_READ`.
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicReq<'a> {
+    pub kind: crate::service::atomic::AtomicKind,
+    pub op: fi_op,
+    pub datatype: fi_datatype,
+    /// Bytes of one element.
+    pub size: usize,
+    pub operand: &'a [IoBuf],
+    pub compare: &'a [IoBuf],
+    pub result: &'a [IoBuf],
+    pub dest: fi_addr_t,
+    pub rma: &'a [RmaIov],
+    pub context: usize,
+    /// Operation flags, already merged with the endpoint's defaults.
+    pub flags: u64,
+    /// The engine's own flags ([`internal`]).
+    pub internal: u64,
+    /// Remote CQ data (`FI_REMOTE_CQ_DATA`).
+    pub data: Option<u64>,
+}
+
 /// What an endpoint is bound to.
 #[derive(Clone)]
 pub enum Binding {
@@ -347,6 +375,12 @@ pub trait DomainOps: Send + Sync {
     /// provider's endpoints check remote accesses against the same table.
     fn mr_table(&self) -> Option<Arc<MrTable>> {
         None
+    }
+    /// The most bytes one atomic operation may carry per remote piece
+    /// (`fi_query_atomic`'s count is this over the element size); 0 when
+    /// the provider has no atomics.
+    fn atomic_limit(&self) -> usize {
+        0
     }
 }
 
@@ -446,6 +480,15 @@ pub trait EndpointOps: Send + Sync {
     fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
         let _ = op;
         Err(Error::NoSys)
+    }
+    /// Posts an atomic operation.
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        let _ = op;
+        Err(Error::NoSys)
+    }
+    /// As [`DomainOps::atomic_limit`], for the `fi_*atomicvalid` calls.
+    fn atomic_limit(&self) -> usize {
+        0
     }
     /// Free receive slots.
     fn rx_size_left(&self) -> Result<usize> {

@@ -50,8 +50,6 @@ crate::nosys::nosys! {
     pub fn stx_ctx(*mut fid_domain, *mut fi_tx_attr, *mut *mut fid_stx, Buf) -> c_int = "fi_stx_context", FI_LOG_DOMAIN;
     /// Shared receive contexts.
     pub fn srx_ctx(*mut fid_domain, *mut fi_rx_attr, *mut Ep, Buf) -> c_int = "fi_srx_context", FI_LOG_DOMAIN;
-    /// Atomics are not offered.
-    pub fn query_atomic(*mut fid_domain, fi_datatype, fi_op, *mut fi_atomic_attr, u64) -> c_int = "fi_query_atomic", FI_LOG_DOMAIN;
     /// Collectives are not offered.
     pub fn query_collective(*mut fid_domain, fi_collective_op, *mut fi_collective_attr, u64) -> c_int = "fi_query_collective", FI_LOG_DOMAIN;
 

@@ -8,7 +8,7 @@
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::info::Info;
-use crate::ops::{internal, Binding, RmaOp, SendOp};
+use crate::ops::{internal, AtomicReq, Binding, RmaOp, SendOp};
 use crate::prov_log;
 use crate::service::av::AddressVector;
 use crate::service::cntr::Counter;
@@ -41,6 +41,19 @@ impl TxCtx {
             flags: op.flags,
             internal: op.internal,
             comp: tx_flags(op.tag.is_some()),
+        }
+    }
+
+    /// The completion context of a posted atomic operation: `FI_ATOMIC`
+    /// with `FI_WRITE` (base) or `FI_READ` (fetch and compare: a value
+    /// comes back), which also picks the counter.
+    pub fn of_atomic(op: &AtomicReq<'_>) -> TxCtx {
+        let fetch = op.kind != crate::service::atomic::AtomicKind::Base;
+        TxCtx {
+            ctx: op.context,
+            flags: op.flags,
+            internal: op.internal,
+            comp: FI_ATOMIC | if fetch { FI_READ } else { FI_WRITE },
         }
     }
 

@@ -12,6 +12,12 @@
  *    touched; the connection stays usable;
  *  - a good write lands exactly in its range, a good read returns the
  *    region's bytes;
+ *  - atomics (Atomic = 16, tag: op | datatype << 8 | kind << 16 | count
+ *    << 32): an FI_SUM of a uint64 lands, a fetching FI_SUM answers the
+ *    old value, one with an unknown key or past the region's end is
+ *    refused (FI_EACCES) and touches nothing, one whose length does not
+ *    match its tag or that is larger than the provider's limit closes the
+ *    connection;
  *  - an RmaResp nobody asked for, and a Write shorter than its target
  *    prefix, close the connection; a Write whose payload is cut short by
  *    EOF writes nothing outside the region;
@@ -38,6 +44,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_atomic.h>
 #include "check.h"
 #include "rawpeer.h"
 
@@ -112,6 +119,28 @@ static int rma_write(int s, uint64_t id, uint64_t addr, uint64_t key, size_t n, 
 		return -1;
 	*status = get64(r + 24);
 	*cause = get64(r + 16);
+	return 0;
+}
+
+/* Sends an Atomic on one uint64 (kind 0 base, 1 fetch) with operand v;
+ * the answer's header in r and, for a fetch, the old value in *old. */
+static int rma_atomic(int s, uint64_t id, uint64_t addr, uint64_t key, int op, int kind, uint64_t v, uint8_t r[40],
+		      uint64_t *old)
+{
+	uint8_t h[40], p[24], back[8];
+	header(h, 16, 24, (uint64_t) op | (uint64_t) FI_UINT64 << 8 | (uint64_t) kind << 16 | 1ULL << 32, 0, id);
+	put64(p, addr);
+	put64(p + 8, key);
+	put64(p + 16, v);
+	if (send(s, h, 40, MSG_NOSIGNAL) != 40 || send(s, p, 24, MSG_NOSIGNAL) != 24)
+		return -1;
+	if (recv_all(s, r, 40) || r[1] != 15 || get64(r + 32) != id)
+		return -1;
+	if (get64(r + 8) == 8) {
+		if (recv_all(s, back, 8))
+			return -1;
+		*old = get64(back);
+	}
 	return 0;
 }
 
@@ -220,6 +249,33 @@ int main(void)
 		EXPECT(fi_cq_read(cq, &e, 1) == -FI_EAGAIN, "an RMA without remote CQ data completed on the CQ");
 	}
 
+	/* Atomics: a sum lands, a fetching sum returns the old value, bad
+	 * keys and ranges are refused and touch nothing. */
+	{
+		uint8_t r[40];
+		uint64_t old = 0, cur;
+		memset(region + 48, 0, 16);
+		EXPECT(rma_atomic(s, 500, 48, 0x77, FI_SUM, 0, 5, r, &old) == 0 && get64(r + 24) == 0 &&
+			       get64(r + 8) == 0,
+		       "atomic sum");
+		EXPECT(rma_atomic(s, 501, 48, 0x77, FI_SUM, 1, 7, r, &old) == 0 && get64(r + 24) == 0 &&
+			       get64(r + 8) == 8 && old == 5,
+		       "fetching atomic sum (old %llu)", (unsigned long long) old);
+		memcpy(&cur, region + 48, 8);
+		EXPECT(cur == 12, "atomic target %llu, want 12", (unsigned long long) cur);
+		EXPECT(rma_atomic(s, 502, 48, 0x99, FI_SUM, 0, 1, r, &old) == 0 && get64(r + 24) == FI_EACCES &&
+			       get64(r + 16) == 1,
+		       "atomic with an unknown key refused");
+		EXPECT(rma_atomic(s, 503, 60, 0x77, FI_SUM, 0, 1, r, &old) == 0 && get64(r + 24) == FI_EACCES &&
+			       get64(r + 16) == 2,
+		       "atomic past the end refused");
+		EXPECT(rma_atomic(s, 504, 0, 0x78, FI_SUM, 0, 1, r, &old) == 0 && get64(r + 24) == FI_EACCES &&
+			       get64(r + 16) == 3,
+		       "atomic on the read-only region refused");
+		memcpy(&cur, region + 48, 8);
+		EXPECT(cur == 12 && rregion[0] == 0x11, "a refused atomic changed memory");
+	}
+
 	/* An answer nobody asked for closes the connection. */
 	{
 		uint8_t h[40];
@@ -236,6 +292,18 @@ int main(void)
 		header(h, 13, 8, 0, 0, 1);
 		EXPECT(send(s, h, 40, MSG_NOSIGNAL) == 40, "send");
 		EXPECT(closed_by_peer(s), "short Write: connection not closed");
+		close(s);
+	}
+	/* An Atomic whose length does not match its tag, and one larger than
+	 * the provider's limit, close the connection. */
+	for (int k = 0; k < 2; k++) {
+		uint8_t h[40];
+		s = raw_peer((uint16_t) (20 + k));
+		EXPECT(s >= 0, "raw peer for a bad atomic");
+		header(h, 16, k ? 16 + (1 << 20) : 16 + 9,
+		       (uint64_t) FI_SUM | (uint64_t) FI_UINT64 << 8 | (k ? (uint64_t) (1 << 17) : 1ULL) << 32, 0, 1);
+		EXPECT(send(s, h, 40, MSG_NOSIGNAL) == 40, "send");
+		EXPECT(closed_by_peer(s), "bad atomic %d: connection not closed", k);
 		close(s);
 	}
 	/* A Write cut short by EOF touches nothing outside the region. */

@@ -2,10 +2,12 @@
 //! `fi_ops_ep`: open, bind, control, options, close), and the tables of its
 //! other interfaces: connection management (`cm.rs`), untagged and tagged
 //! messages (`msg.rs`, `tagged.rs`, both written by one macro in
-//! `data.rs`) and RMA (`rma.rs`, onto `EndpointOps::rma`). Atomic and
-//! collective slots are `-FI_ENOSYS` tables (`nosys_ep.rs`) until a
-//! provider implements them; their caps are not advertised.
+//! `data.rs`), RMA (`rma.rs`) and atomics (`atomic.rs`). Collective slots
+//! are an `-FI_ENOSYS` table (`nosys_ep.rs`) until a provider implements
+//! them; their caps are not advertised.
 
+mod atomic;
+pub(crate) use atomic::query_atomic;
 mod cm;
 mod data;
 mod msg;
@@ -141,7 +143,7 @@ pub fn new_ep(
         msg: &msg::EP_MSG_OPS as *const _ as *mut _,
         rma: &rma::EP_RMA_OPS as *const _ as *mut _,
         tagged: &tagged::EP_TAGGED_OPS as *const _ as *mut _,
-        atomic: &crate::nosys_ep::ATOMIC_OPS as *const _ as *mut _,
+        atomic: &atomic::EP_ATOMIC_OPS as *const _ as *mut _,
         collective: &crate::nosys_ep::COLLECTIVE_OPS as *const _ as *mut _,
     };
     let obj = EpObj {

@@ -23,8 +23,8 @@ enum CRma {
     Many(*const fi_rma_iov, usize),
 }
 
-/// Flags an RMA operation may carry.
-const RMA_FLAGS: u64 = FI_COMPLETION
+/// Flags an RMA (or atomic) operation may carry.
+pub(super) const RMA_FLAGS: u64 = FI_COMPLETION
     | FI_INJECT
     | FI_INJECT_COMPLETE
     | FI_TRANSMIT_COMPLETE

@@ -13,6 +13,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_TAGGED
     | FI_RMA
+    | FI_ATOMIC
     | FI_READ
     | FI_WRITE
     | FI_REMOTE_READ
@@ -29,7 +30,8 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
 /// Capabilities of datagram endpoints.
 pub const DGRAM_CAPS: u64 =
     FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
-const TX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_READ | FI_WRITE | FI_FENCE;
+const TX_CAPS: u64 =
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_FENCE;
 const RX_CAPS: u64 = FI_MSG
     | FI_TAGGED
     | FI_RECV
@@ -37,6 +39,7 @@ const RX_CAPS: u64 = FI_MSG
     | FI_SOURCE
     | FI_MULTI_RECV
     | FI_RMA
+    | FI_ATOMIC
     | FI_REMOTE_READ
     | FI_REMOTE_WRITE
     | FI_RMA_EVENT;
@@ -73,6 +76,9 @@ pub const RNDV_THRESHOLD: usize = 256 << 10;
 /// iovec entries per operation: as many as the engine's `IoVec` holds
 /// (writev takes them all in one call).
 pub const IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
+/// Bytes of operands one atomic operation may carry per remote piece
+/// (`fi_query_atomic`'s count is this over the element size).
+pub const ATOMIC_LIMIT: usize = 4096;
 /// Remote pieces (`fi_rma_iov` entries) per RMA operation.
 pub const RMA_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
 /// iovec entries per memory registration (each remote piece of an RMA

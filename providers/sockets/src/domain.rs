@@ -54,4 +54,8 @@ impl DomainOps for SockDomain {
     fn mr_table(&self) -> Option<Arc<MrTable>> {
         Some(self.mr.clone())
     }
+
+    fn atomic_limit(&self) -> usize {
+        crate::attrs::ATOMIC_LIMIT
+    }
 }

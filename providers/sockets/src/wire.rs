@@ -29,12 +29,20 @@
 //! carries `FLAG_CQ_DATA`. The target checks key, range and access before
 //! it touches memory (`MrTable::access`).
 //!
+//! `Atomic` carries the target prefix, the operands and (compare
+//! operations) the compare values; `tag` packs operation, datatype, kind
+//! and element count ([`AtomicTag`]); the answer is an `RmaResp` whose
+//! payload holds the fetched values (fetch and compare kinds).
+//!
 //! RDM connections start with a handshake: the connecting side sends
 //! `Hello` (its listening address) and holds its messages until the peer
 //! answers `HelloAck`. When both sides connect at once, the connection
 //! opened by the smaller address wins: the other one is answered with
 //! `HelloNack` and closed, so each pair of endpoints ends up with one
 //! connection and messages never race across two.
+
+use oxifabric::abi::{fi_datatype, fi_op, FI_ATOMIC_READ};
+use oxifabric::service::atomic::{valid, AtomicKind};
 
 /// Version of this wire format.
 pub const VERSION: u8 = 1;
@@ -93,9 +101,71 @@ pub enum Op {
     /// RMA read of one remote piece: the target prefix; `tag` is the
     /// length to read.
     ReadReq = 14,
-    /// The target's answer to `Write` or `ReadReq` `msg_id`: `data` is the
-    /// status, the payload the bytes read.
+    /// The target's answer to `Write`, `ReadReq` or `Atomic` `msg_id`:
+    /// `data` is the status, the payload the bytes read (or fetched).
     RmaResp = 15,
+    /// An atomic operation on one remote piece: the target prefix, the
+    /// operands, then (compare operations) the compare values; `tag`
+    /// says what ([`AtomicTag`]).
+    Atomic = 16,
+}
+
+/// What an `Atomic` frame asks for, packed in its `tag`: the `fi_op` in
+/// bits 0..8, the `fi_datatype` in 8..16, the kind (0 base, 1 fetch, 2
+/// compare) in 16..24, the element count in 32..64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomicTag {
+    pub kind: AtomicKind,
+    pub op: fi_op,
+    pub datatype: fi_datatype,
+    pub count: u64,
+}
+
+impl AtomicTag {
+    /// Packs it into a header's `tag`.
+    pub fn encode(&self) -> u64 {
+        let kind = match self.kind {
+            AtomicKind::Base => 0u64,
+            AtomicKind::Fetch => 1,
+            AtomicKind::Compare => 2,
+        };
+        (self.op as u64 & 0xff) | (self.datatype as u64 & 0xff) << 8 | kind << 16 | self.count << 32
+    }
+
+    /// Unpacks a `tag`; None for unknown bits or a combination
+    /// fi_atomic(3) does not define (`service::atomic::valid`).
+    pub fn decode(tag: u64) -> Option<AtomicTag> {
+        if tag & 0xff00_0000 != 0 {
+            return None;
+        }
+        let kind = match (tag >> 16) & 0xff {
+            0 => AtomicKind::Base,
+            1 => AtomicKind::Fetch,
+            2 => AtomicKind::Compare,
+            _ => return None,
+        };
+        let t = AtomicTag {
+            kind,
+            op: (tag & 0xff) as fi_op,
+            datatype: ((tag >> 8) & 0xff) as fi_datatype,
+            count: tag >> 32,
+        };
+        t.size()?;
+        Some(t)
+    }
+
+    /// Bytes of one element.
+    pub fn size(&self) -> Option<usize> {
+        valid(self.kind, self.op, self.datatype)
+    }
+
+    /// Payload bytes after the target prefix: operands (none for
+    /// `FI_ATOMIC_READ`) and compare values, `count` elements each.
+    pub fn payload(&self) -> Option<u64> {
+        let one = self.count.checked_mul(self.size()? as u64)?;
+        let n = u64::from(self.op != FI_ATOMIC_READ) + u64::from(self.kind == AtomicKind::Compare);
+        one.checked_mul(n)
+    }
 }
 
 /// Why a target refused an RMA piece, as `RmaResp` carries it in `tag`.
@@ -157,6 +227,7 @@ impl Op {
             13 => Op::Write,
             14 => Op::ReadReq,
             15 => Op::RmaResp,
+            16 => Op::Atomic,
             _ => return None,
         })
     }
@@ -297,7 +368,7 @@ impl Header {
         let allowed = match op {
             Op::Msg | Op::Rts | Op::Data => MSG_FLAGS,
             Op::Cts => FLAG_DISCARD,
-            Op::Write => FLAG_CQ_DATA,
+            Op::Write | Op::Atomic => FLAG_CQ_DATA,
             _ => 0,
         };
         if flags & !allowed != 0 {
@@ -314,6 +385,9 @@ impl Header {
         let rma_ok = match op {
             Op::Write => len >= RMA_PREFIX as u64,
             Op::ReadReq => len == RMA_PREFIX as u64 && h.tag <= max_len,
+            Op::Atomic => AtomicTag::decode(h.tag)
+                .and_then(|t| t.payload())
+                .is_some_and(|p| Some(len) == p.checked_add(RMA_PREFIX as u64)),
             // A refusal names its cause and carries nothing; a success
             // names none.
             Op::RmaResp => match h.data {
@@ -420,6 +494,30 @@ mod tests {
         a.tag = 1;
         assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
         assert_eq!(parse_rma_prefix(&rma_prefix(7, 9)), (7, 9));
+        let t = AtomicTag {
+            kind: AtomicKind::Compare,
+            op: oxifabric::abi::FI_CSWAP,
+            datatype: oxifabric::abi::FI_UINT64,
+            count: 3,
+        };
+        assert_eq!(AtomicTag::decode(t.encode()), Some(t));
+        let mut at = Header::control(Op::Atomic, 9);
+        at.tag = t.encode();
+        at.len = 16 + 48;
+        assert_eq!(Header::decode(&at.encode(), 1 << 20), Ok(at));
+        at.len = 16 + 47;
+        assert_eq!(
+            Header::decode(&at.encode(), 1 << 20),
+            Err(WireError::BadRma)
+        );
+        // A combination fi_atomic(3) leaves out: bitwise on floating point.
+        let bad = AtomicTag {
+            kind: AtomicKind::Base,
+            op: oxifabric::abi::FI_BOR,
+            datatype: oxifabric::abi::FI_DOUBLE,
+            count: 1,
+        };
+        assert_eq!(AtomicTag::decode(bad.encode()), None);
     }
 
     #[test]

@@ -46,7 +46,8 @@ use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{
-    internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, RmaOp, SendOp,
+    internal, iov_len, AtomicReq, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, RmaOp,
+    SendOp,
 };
 use oxifabric::prov_log;
 use oxifabric::service::addr_format::decode as sockaddr;
@@ -893,6 +894,21 @@ impl EndpointOps for SockEp {
             return Err(Error::NoSys);
         }
         self.post_rma(op)
+    }
+
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        if self.ep_type == FI_EP_DGRAM {
+            return Err(Error::NoSys);
+        }
+        self.post_atomic(op)
+    }
+
+    fn atomic_limit(&self) -> usize {
+        if self.ep_type == FI_EP_DGRAM {
+            0
+        } else {
+            attrs::ATOMIC_LIMIT
+        }
     }
 
     fn rx_size_left(&self) -> Result<usize> {

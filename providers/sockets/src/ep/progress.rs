@@ -74,6 +74,17 @@ impl SockEp {
             }
             Op::Data => self.on_data(st, slot, hdr),
             Op::Write | Op::ReadReq => Some(self.on_rma_header(hdr)),
+            Op::Atomic => {
+                if hdr.len > (crate::wire::RMA_PREFIX + 2 * attrs::ATOMIC_LIMIT) as u64 {
+                    self.close_conn(st, slot, Failure::code(FI_EIO), "oversized atomic frame");
+                    return None;
+                }
+                Some(RxState::Payload {
+                    hdr,
+                    dest: Dest::Buffer(vec![0u8; hdr.len as usize]),
+                    got: 0,
+                })
+            }
             Op::RmaResp => self.on_rma_resp(st, slot, hdr),
         }
     }
@@ -118,6 +129,7 @@ impl SockEp {
                 self.on_write_done(st, slot, hdr, mr, refused)
             }
             (Op::ReadReq, Dest::Prefix { b, .. }) => self.on_read_req(st, slot, hdr, &b),
+            (Op::Atomic, Dest::Buffer(v)) => self.on_atomic(st, slot, hdr, &v),
             (Op::RmaResp, Dest::Rma { .. }) => self.on_read_done(st, hdr),
             (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, &b),
             (Op::ConnAccept, Dest::Buffer(data)) => self.on_conn_accept(st, slot, data),

@@ -21,8 +21,9 @@
 //! posted after it) until the endpoint's earlier RMA operations complete.
 
 use super::*;
-use crate::wire::{parse_rma_prefix, rma_prefix, RmaRefusal, RMA_PREFIX};
-use oxifabric::ops::{RmaIov, RmaOp};
+use crate::wire::{parse_rma_prefix, rma_prefix, AtomicTag, RmaRefusal, RMA_PREFIX};
+use oxifabric::ops::{AtomicReq, RmaIov, RmaOp};
+use oxifabric::service::atomic::{apply, AtomicKind, AtomicOp};
 use oxifabric::service::mr::Denied;
 
 /// An RMA operation in flight.
@@ -57,6 +58,18 @@ pub(super) struct HeldRma {
     tx: TxCtx,
     data: Option<u64>,
     fence: bool,
+    /// An atomic operation: what to do, and its compare values (its
+    /// operands are in `owned`, its result buffers in `iov`).
+    atomic: Option<HeldAtomic>,
+}
+
+/// The atomic part of a held operation.
+pub(super) struct HeldAtomic {
+    kind: AtomicKind,
+    op: fi_op,
+    datatype: fi_datatype,
+    size: usize,
+    compare: Vec<u8>,
 }
 
 fn refusal_of(d: Denied) -> RmaRefusal {
@@ -127,14 +140,91 @@ impl SockEp {
             tx,
             data: op.data.filter(|_| op.write),
             fence: op.flags & FI_FENCE != 0,
+            atomic: None,
         };
         held.rma[..op.rma.len()].copy_from_slice(op.rma);
+        self.hold_or_start(st, held)
+    }
+
+    /// Starts an operation, or holds it behind a fence.
+    fn hold_or_start(&self, st: &mut EpState, held: HeldRma) -> Result<()> {
         if !st.fenced.is_empty() || (held.fence && !st.rma_ops.is_empty()) {
             st.fenced.push_back(held);
             st.tx_queued += 1;
             return Ok(());
         }
         self.start_rma(st, held)
+    }
+
+    /// `EndpointOps::atomic`: checks and posts. Operands and compare
+    /// values are copied at once (they are small: at most
+    /// `attrs::ATOMIC_LIMIT` bytes per remote piece), so the buffers may
+    /// be reused when the call returns; fetched values land in the result
+    /// buffers.
+    pub(super) fn post_atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        let rlen = op
+            .rma
+            .iter()
+            .try_fold(0usize, |a, r| a.checked_add(r.len))
+            .ok_or(Error::Inval)?;
+        let gather = |v: &[IoBuf]| {
+            let mut b = Vec::with_capacity(rlen);
+            for x in v {
+                b.extend_from_slice(x.as_slice());
+            }
+            b
+        };
+        let operand = gather(op.operand);
+        let compare = gather(op.compare);
+        let bad_len = |n: usize, wanted: bool| wanted && n != rlen;
+        if op.rma.is_empty()
+            || op.rma.len() > attrs::RMA_IOV_LIMIT
+            || op
+                .rma
+                .iter()
+                .any(|r| r.len > attrs::ATOMIC_LIMIT || r.len % op.size != 0)
+            || bad_len(operand.len(), op.op != FI_ATOMIC_READ)
+            || bad_len(compare.len(), op.kind == AtomicKind::Compare)
+            || bad_len(iov_len(op.result), op.kind != AtomicKind::Base)
+        {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "atomic: {} remote pieces of {} bytes (at most {} each) for {} operand, {} compare, {} result bytes",
+                op.rma.len(),
+                rlen,
+                attrs::ATOMIC_LIMIT,
+                operand.len(),
+                compare.len(),
+                iov_len(op.result)
+            );
+            return Err(Error::Inval);
+        }
+        let tx = TxCtx::of_atomic(op);
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        self.tx_admit(st, &tx)?;
+        let mut held = HeldRma {
+            write: true,
+            iov: IoVec::from_slice(op.result).ok_or(Error::Inval)?,
+            owned: Some(operand),
+            rma: [RmaIov::default(); attrs::RMA_IOV_LIMIT],
+            n: op.rma.len(),
+            dest: op.dest,
+            tx,
+            data: op.data,
+            fence: op.flags & FI_FENCE != 0,
+            atomic: Some(HeldAtomic {
+                kind: op.kind,
+                op: op.op,
+                datatype: op.datatype,
+                size: op.size,
+                compare,
+            }),
+        };
+        held.rma[..op.rma.len()].copy_from_slice(op.rma);
+        self.hold_or_start(st, held)
     }
 
     /// Sends the frames of an operation.
@@ -175,7 +265,33 @@ impl SockEp {
             let after = (h.n - 1 - i) as u64;
             let local = h.iov.window(off, r.len);
             let pre = rma_prefix(r.addr, r.key);
-            let (hdr, data, total) = if h.write {
+            let (hdr, data, total) = if let Some(a) = &h.atomic {
+                let tag = AtomicTag {
+                    kind: a.kind,
+                    op: a.op,
+                    datatype: a.datatype,
+                    count: (r.len / a.size) as u64,
+                };
+                let mut b = Vec::with_capacity(RMA_PREFIX + 2 * r.len);
+                b.extend_from_slice(&pre);
+                // FI_ATOMIC_READ carries no operands (the application may
+                // still have given a buffer).
+                if let Some(v) = h.owned.as_ref().filter(|_| a.op != FI_ATOMIC_READ) {
+                    b.extend_from_slice(&v[off..off + r.len]);
+                }
+                if a.kind == AtomicKind::Compare {
+                    b.extend_from_slice(&a.compare[off..off + r.len]);
+                }
+                let mut hdr = Header::control(Op::Atomic, part_id);
+                hdr.len = b.len() as u64;
+                hdr.tag = tag.encode();
+                if let (0, Some(d)) = (after, h.data) {
+                    hdr.flags = crate::wire::FLAG_CQ_DATA;
+                    hdr.data = d;
+                }
+                let total = HEADER_LEN + b.len();
+                (hdr, TxData::Owned(b), total)
+            } else if h.write {
                 let mut hdr = Header::control(Op::Write, part_id);
                 hdr.len = (RMA_PREFIX + r.len) as u64;
                 hdr.tag = after;
@@ -209,12 +325,18 @@ impl SockEp {
                 };
                 (hdr, data, HEADER_LEN + RMA_PREFIX)
             };
+            // What comes back: a read's bytes, or the values a fetching
+            // atomic found.
+            let back = match &h.atomic {
+                Some(a) => a.kind != AtomicKind::Base,
+                None => !h.write,
+            };
             st.rma_parts.insert(
                 part_id,
                 RmaPart {
                     op: op_id,
                     to,
-                    read: (!h.write).then_some(local),
+                    read: back.then_some(local),
                     len: r.len,
                 },
             );
@@ -430,7 +552,77 @@ impl SockEp {
         }
     }
 
-    /// Sends an `RmaResp`: the refusal, or success with the bytes read.
+    /// Target, an `Atomic` frame arrived whole: check the range (one
+    /// contiguous piece of a registration that allows the access), apply
+    /// the operation under the engine's element locks, and answer with
+    /// the values found (fetch and compare kinds).
+    pub(super) fn on_atomic(&self, st: &mut EpState, slot: usize, hdr: Header, payload: &[u8]) {
+        let Some(t) = AtomicTag::decode(hdr.tag) else {
+            return; // decode checked it already
+        };
+        let Some(size) = t.size() else { return };
+        let len = t.count as usize * size;
+        let mut pre = [0u8; RMA_PREFIX];
+        pre.copy_from_slice(&payload[..RMA_PREFIX]);
+        let (addr, key) = parse_rma_prefix(&pre);
+        let rest = &payload[RMA_PREFIX..];
+        let (operand, compare) = match (t.op == FI_ATOMIC_READ, t.kind) {
+            (true, _) => (&rest[..0], &rest[..0]),
+            (false, AtomicKind::Compare) => rest.split_at(len),
+            (false, _) => (rest, &rest[..0]),
+        };
+        let access = match (t.kind, t.op) {
+            (AtomicKind::Base, _) => FI_REMOTE_WRITE,
+            (_, FI_ATOMIC_READ) => FI_REMOTE_READ,
+            _ => FI_REMOTE_READ | FI_REMOTE_WRITE,
+        };
+        let checked = self
+            .domain
+            .mr
+            .access(key, addr, len, access)
+            .and_then(|(mr, iov)| match iov.len() {
+                0 | 1 => Ok((mr, iov)),
+                // Elements must not straddle the pieces of a regv.
+                _ => Err(Denied::Range),
+            });
+        let (mr, iov) = match checked {
+            Ok(x) => x,
+            Err(d) => {
+                self.log_refusal(st, slot, "atomic", (key, addr, len as u64), d);
+                self.answer(st, slot, hdr.msg_id, Some(d), None);
+                return;
+            }
+        };
+        let mut result = vec![0u8; if t.kind == AtomicKind::Base { 0 } else { len }];
+        let target = iov
+            .first()
+            .map_or(core::ptr::null_mut(), |b| b.addr() as *mut u8);
+        let req = AtomicOp {
+            kind: t.kind,
+            op: t.op,
+            datatype: t.datatype,
+            count: t.count as usize,
+        };
+        let res = (t.kind != AtomicKind::Base).then_some(&mut result[..]);
+        // SAFETY: `target` is the start of `len` bytes of one registered
+        // piece that allows this access (checked just above); the
+        // application keeps registered memory valid while registered, and
+        // other atomics on it go through the same element locks.
+        let done = len == 0 || unsafe { apply(req, target, operand, compare, res) }.is_ok();
+        if !done {
+            self.answer(st, slot, hdr.msg_id, Some(Denied::Access), None);
+            return;
+        }
+        let write = t.op != FI_ATOMIC_READ;
+        mr.count_remote(write);
+        let src = self.src_of(st, slot);
+        st.core.sinks.remote_done(write, len, hdr.cq_data(), src);
+        let n = result.len();
+        self.answer_with(st, slot, hdr.msg_id, None, TxData::Owned(result), n);
+    }
+
+    /// Sends an `RmaResp`: the refusal, or success with the bytes read
+    /// (straight from registered memory) or fetched (`fetched`).
     fn answer(
         &self,
         st: &mut EpState,
@@ -439,21 +631,35 @@ impl SockEp {
         refused: Option<Denied>,
         read: Option<IoVec>,
     ) {
+        let iov = read.unwrap_or_default();
+        let data = TxData::Rma {
+            pre: [0; RMA_PREFIX],
+            pre_len: 0,
+            iov,
+        };
+        self.answer_with(st, slot, id, refused, data, iov.total_len());
+    }
+
+    /// Sends an `RmaResp` with `len` payload bytes in `data`.
+    fn answer_with(
+        &self,
+        st: &mut EpState,
+        slot: usize,
+        id: u64,
+        refused: Option<Denied>,
+        data: TxData,
+        len: usize,
+    ) {
         let mut h = Header::control(Op::RmaResp, id);
         if let Some(d) = refused {
             h.data = d.code() as u64;
             h.tag = refusal_of(d) as u64;
         }
-        let iov = read.unwrap_or_default();
-        h.len = iov.total_len() as u64;
+        h.len = len as u64;
         let item = TxItem {
             hdr: h.encode(),
-            total: HEADER_LEN + iov.total_len(),
-            data: TxData::Rma {
-                pre: [0; RMA_PREFIX],
-                pre_len: 0,
-                iov,
-            },
+            total: HEADER_LEN + len,
+            data,
             off: 0,
             done: None,
         };
