@@ -119,9 +119,9 @@ pub unsafe extern "C" fn domain_scalable_ep(
             ops: &SEP_OPS as *const _ as *mut _,
             cm: &SEP_CM_OPS as *const _ as *mut _,
             msg: &super::msg::EP_MSG_OPS as *const _ as *mut _,
-            rma: &crate::nosys_ep::RMA_OPS as *const _ as *mut _,
+            rma: &super::rma::EP_RMA_OPS as *const _ as *mut _,
             tagged: &super::tagged::EP_TAGGED_OPS as *const _ as *mut _,
-            atomic: &crate::nosys_ep::ATOMIC_OPS as *const _ as *mut _,
+            atomic: &super::atomic::EP_ATOMIC_OPS as *const _ as *mut _,
             collective: &crate::nosys_ep::COLLECTIVE_OPS as *const _ as *mut _,
         };
         let obj = SepObj {
