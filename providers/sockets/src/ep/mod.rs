@@ -31,6 +31,7 @@ mod rdm;
 mod retry;
 mod rndv;
 pub mod sep;
+pub mod srx;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
@@ -108,6 +109,8 @@ struct EpState {
     verifying: usize,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
+    /// The shared receive context bound to it (`srx.rs`).
+    srx: Option<Arc<srx::SharedRx>>,
 }
 
 /// A sockets endpoint.
@@ -215,6 +218,7 @@ impl SockEp {
                 acks: HashMap::new(),
                 tx_queued: 0,
                 next_retry: None,
+                srx: None,
                 next_conn_id: 1,
                 verifying: 0,
                 burst: false,
@@ -664,6 +668,30 @@ impl SockEp {
 
 impl EndpointOps for SockEp {
     fn bind(&self, b: Binding) -> Result<()> {
+        if let Binding::Srx(ops) = b {
+            let Some(srx) = ops
+                .into_any()
+                .and_then(|a| a.downcast::<srx::SharedRx>().ok())
+            else {
+                return Err(Error::Inval);
+            };
+            let mut st = self.lock();
+            if st.core.enabled {
+                return Err(Error::OpBadState);
+            }
+            if st.srx.is_some() {
+                prov_log!(
+                    PROV,
+                    FI_LOG_WARN,
+                    FI_LOG_EP_CTRL,
+                    "fi_ep_bind: a shared receive context is already bound"
+                );
+                return Err(Error::Inval);
+            }
+            srx.attach(self.me.clone());
+            st.srx = Some(srx);
+            return Ok(());
+        }
         self.lock().core.bind(b, self.me.clone())
     }
 
@@ -698,6 +726,9 @@ impl EndpointOps for SockEp {
         }
         st.listener = None;
         st.udp = None;
+        if let Some(srx) = st.srx.take() {
+            srx.detach(&self.me);
+        }
         st.core.unbind_all(self.me.clone());
     }
 
@@ -784,51 +815,7 @@ impl EndpointOps for SockEp {
             return Err(Error::BadFlags);
         }
         let mut guard = self.lock();
-        let st = &mut *guard;
-        if !st.core.enabled && self.ep_type != FI_EP_MSG {
-            return Err(Error::OpBadState);
-        }
-        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
-            self.progress_locked(st);
-            if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
-                return Err(Error::Again);
-            }
-        }
-        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.core.sinks.rx_room(op.flags) {
-            // The application has to read its CQ first.
-            return Err(Error::Again);
-        }
-        if op.flags & FI_PEEK != 0 {
-            // Let whatever has arrived be seen.
-            self.progress_locked(st);
-        }
-        // Without FI_DIRECTED_RECV the source address of a receive is ignored.
-        let directed;
-        let op = if self.info.caps & FI_DIRECTED_RECV == 0 && op.src != FI_ADDR_UNSPEC {
-            directed = RecvOp {
-                src: FI_ADDR_UNSPEC,
-                ..*op
-            };
-            &directed
-        } else {
-            op
-        };
-        prov_log!(
-            PROV,
-            FI_LOG_DEBUG,
-            FI_LOG_EP_DATA,
-            "recv posted: src {:#x} ctx {:#x} len {} tag {:?} flags {:#x}",
-            op.src,
-            op.context,
-            iov_len(op.iov),
-            op.tag,
-            op.flags
-        );
-        for m in st.rxq.post(op, &st.core.sinks) {
-            self.clear_to_send(st, m);
-        }
-        self.resume_paused(st);
-        Ok(())
+        self.recv_locked(&mut guard, op)
     }
 
     fn send(&self, op: &SendOp<'_>) -> Result<()> {
@@ -965,4 +952,55 @@ impl EndpointOps for SockEp {
 /// `FI_ECONNRESET`, the errno kept as `prov_errno`.
 fn reset(e: &std::io::Error) -> Failure {
     Failure::os(FI_ECONNRESET, e)
+}
+
+impl SockEp {
+    /// `fi_recv` with the endpoint's lock held (also called by a shared
+    /// receive context for a receive one of its unexpected messages takes).
+    fn recv_locked(&self, st: &mut EpState, op: &RecvOp<'_>) -> Result<()> {
+        if !st.core.enabled && self.ep_type != FI_EP_MSG {
+            return Err(Error::OpBadState);
+        }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+            self.progress_locked(st);
+            if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.core.sinks.rx_room(op.flags) {
+            // The application has to read its CQ first.
+            return Err(Error::Again);
+        }
+        if op.flags & FI_PEEK != 0 {
+            // Let whatever has arrived be seen.
+            self.progress_locked(st);
+        }
+        // Without FI_DIRECTED_RECV the source address of a receive is ignored.
+        let directed;
+        let op = if self.info.caps & FI_DIRECTED_RECV == 0 && op.src != FI_ADDR_UNSPEC {
+            directed = RecvOp {
+                src: FI_ADDR_UNSPEC,
+                ..*op
+            };
+            &directed
+        } else {
+            op
+        };
+        prov_log!(
+            PROV,
+            FI_LOG_DEBUG,
+            FI_LOG_EP_DATA,
+            "recv posted: src {:#x} ctx {:#x} len {} tag {:?} flags {:#x}",
+            op.src,
+            op.context,
+            iov_len(op.iov),
+            op.tag,
+            op.flags
+        );
+        for m in st.rxq.post(op, &st.core.sinks) {
+            self.clear_to_send(st, m);
+        }
+        self.resume_paused(st);
+        Ok(())
+    }
 }
