@@ -14,6 +14,11 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::RwLock;
 
+/// The most addresses an AV may be opened for (`fi_av_open` refuses more
+/// with `-FI_ENOMEM`): as many as fit the index bits of an `fi_addr_t`
+/// with room for receive-context bits, and far beyond any real job.
+pub const MAX_AV_COUNT: usize = 1 << 32;
+
 /// One entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AvEntry {
@@ -81,6 +86,9 @@ impl AddressVector {
         if !(0..=64).contains(&rx_ctx_bits) {
             return Err(Error::Inval);
         }
+        if count > MAX_AV_COUNT {
+            return Err(Error::NoMem);
+        }
         Ok(AddressVector {
             av_type,
             rx_ctx_bits: rx_ctx_bits as u32,
@@ -106,6 +114,9 @@ impl AddressVector {
         name: &str,
         read_only: bool,
     ) -> Result<AddressVector> {
+        if count > MAX_AV_COUNT {
+            return Err(Error::NoMem);
+        }
         let mut av = AddressVector::new(av_type, rx_ctx_bits, 0, 0)?;
         av.shared = Some(ShmTable::open(name, count, read_only)?);
         Ok(av)

@@ -2,13 +2,16 @@
 //! `fi_ops_ep`: open, bind, control, options, close), and the tables of its
 //! other interfaces: connection management (`cm.rs`), untagged and tagged
 //! messages (`msg.rs`, `tagged.rs`, both written by one macro in
-//! `data.rs`). RMA, atomic and collective slots are `-FI_ENOSYS` tables
-//! (`nosys_ep.rs`) until a provider implements them; their caps are not
-//! advertised.
+//! `data.rs`), RMA (`rma.rs`) and atomics (`atomic.rs`). Collective slots
+//! are an `-FI_ENOSYS` table (`nosys_ep.rs`) until a provider implements
+//! them; their caps are not advertised.
 
+mod atomic;
+pub(crate) use atomic::query_atomic;
 mod cm;
 mod data;
 mod msg;
+mod rma;
 pub mod sep;
 pub mod stx;
 mod tagged;
@@ -37,6 +40,8 @@ pub struct EpObj {
     /// the endpoint's `fi_info`.
     tx_iov_limit: usize,
     rx_iov_limit: usize,
+    /// Most remote pieces an RMA operation may name (`rma_iov_limit`).
+    rma_iov_limit: usize,
     /// The `addr_format` of its `fi_info` (how long a peer address is).
     addr_format: u32,
     /// For an alias (`fi_ep_alias`): the bind on the endpoint it aliases.
@@ -155,9 +160,9 @@ fn new_handle(
         ops: &EP_OPS as *const _ as *mut _,
         cm: &cm::EP_CM_OPS as *const _ as *mut _,
         msg: &msg::EP_MSG_OPS as *const _ as *mut _,
-        rma: &crate::nosys_ep::RMA_OPS as *const _ as *mut _,
+        rma: &rma::EP_RMA_OPS as *const _ as *mut _,
         tagged: &tagged::EP_TAGGED_OPS as *const _ as *mut _,
-        atomic: &crate::nosys_ep::ATOMIC_OPS as *const _ as *mut _,
+        atomic: &atomic::EP_ATOMIC_OPS as *const _ as *mut _,
         collective: &crate::nosys_ep::COLLECTIVE_OPS as *const _ as *mut _,
     };
     let obj = EpObj {
@@ -167,6 +172,7 @@ fn new_handle(
         rx_flags: AtomicU64::new(info.rx.op_flags),
         tx_iov_limit: info.tx.iov_limit.min(IoVec::CAP),
         rx_iov_limit: info.rx.iov_limit.min(IoVec::CAP),
+        rma_iov_limit: info.tx.rma_iov_limit.min(IoVec::CAP),
         addr_format: info.addr_format,
         alias_of,
         stx_bound: Default::default(),
@@ -227,14 +233,20 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
         }
         // SAFETY: as for the lookup above.
         let srx = unsafe { EpHandle::from_fid(bfid, FI_CLASS_SRX_CTX) };
+        // CQs, counters, AVs and shared receive contexts must come from the
+        // endpoint's own domain (fi_endpoint(3)); EQs belong to the fabric.
         // For the four lookups: `bfid` is NULL or a live fid (the crate's
         // pointer contract); each lookup checks class and magic.
         // SAFETY: as said above.
-        let (binding, bind) = if let Some(s) = srx {
+        let (binding, bind, domain) = if let Some(s) = srx {
             if flags != 0 {
                 return -FI_EBADFLAGS;
             }
-            (Binding::Srx(s.inner.ops.clone()), BindRef::new(&s.binds))
+            (
+                Binding::Srx(s.inner.ops.clone()),
+                BindRef::new(&s.binds),
+                Some(&s.inner._domain),
+            )
         // SAFETY: as said above.
         } else if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
             if flags & !CQ_BIND_FLAGS != 0 {
@@ -244,6 +256,7 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             (
                 Binding::Cq(cq.inner.cq.clone(), flags),
                 BindRef::new(&cq.binds),
+                Some(cq.inner.domain_ref()),
             )
         // SAFETY: as for the CQ lookup.
         } else if let Some(c) = unsafe { crate::cntr::cntr_handle(bfid) } {
@@ -257,16 +270,32 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             (
                 Binding::Cntr(c.inner.cntr.clone(), flags),
                 BindRef::new(&c.binds),
+                Some(c.inner.domain_ref()),
             )
         // SAFETY: as for the CQ lookup.
         } else if let Some(eq) = unsafe { crate::eq::eq_handle(bfid) } {
-            (Binding::Eq(eq.inner.eq.clone()), BindRef::new(&eq.binds))
+            (
+                Binding::Eq(eq.inner.eq.clone()),
+                BindRef::new(&eq.binds),
+                None,
+            )
         // SAFETY: as for the CQ lookup.
         } else if let Some(av) = unsafe { crate::av::av_handle(bfid) } {
-            (Binding::Av(av.inner.av.clone()), BindRef::new(&av.binds))
+            (
+                Binding::Av(av.inner.av.clone()),
+                BindRef::new(&av.binds),
+                Some(av.inner.domain_ref()),
+            )
         } else {
             return bad_fid("fi_ep_bind (object to bind)");
         };
+        if domain.is_some_and(|d| !d.same_object(&h.inner._domain)) {
+            core_warn!(
+                FI_LOG_EP_CTRL,
+                "fi_ep_bind: the object belongs to another domain"
+            );
+            return -FI_EINVAL;
+        }
         match h.inner.ops.bind(binding) {
             Ok(()) => {
                 h.inner
@@ -329,6 +358,7 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     }),
                     tx_iov_limit: h.inner.tx_iov_limit,
                     rx_iov_limit: h.inner.rx_iov_limit,
+                    rma_iov_limit: h.inner.rma_iov_limit,
                     addr_format: h.inner.addr_format,
                     alias_of: Some(BindRef::new(&h.binds)),
                     stx_bound: Default::default(),

@@ -29,12 +29,14 @@ mod dgram;
 mod progress;
 mod rdm;
 mod retry;
+mod rma;
 mod rndv;
 pub mod sep;
 pub mod srx;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
+use self::rma::{HeldRma, RmaPart, RmaPending};
 use self::rndv::{Announced, RndvMatch};
 use crate::attrs;
 use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
@@ -46,11 +48,13 @@ use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{
-    internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, SendOp,
+    internal, iov_len, AtomicReq, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, RmaOp,
+    SendOp,
 };
 use oxifabric::prov_log;
 use oxifabric::service::addr_format::decode as sockaddr;
 use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
+use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
     complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, ENTRY_COST,
@@ -107,6 +111,14 @@ struct EpState {
     next_conn_id: u64,
     /// Claim checks under way (connections with `verifies`).
     verifying: usize,
+    /// Accepting pauses after running out of descriptors.
+    accept_backoff: sock::AcceptBackoff,
+    /// RMA operations in flight, by operation id.
+    rma_ops: HashMap<u64, RmaPending>,
+    /// Their pieces waiting for the target's answer, by frame id.
+    rma_parts: HashMap<u64, RmaPart>,
+    /// RMA operations held behind an `FI_FENCE`, in posting order.
+    fenced: std::collections::VecDeque<HeldRma>,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
     /// The shared receive context bound to it (`srx.rs`).
@@ -210,6 +222,9 @@ impl SockEp {
                 stages: Default::default(),
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
+                rma_ops: HashMap::new(),
+                rma_parts: HashMap::new(),
+                fenced: std::collections::VecDeque::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
                 // Not guessable: frames that refer to a message by id are
@@ -221,6 +236,7 @@ impl SockEp {
                 srx: None,
                 next_conn_id: 1,
                 verifying: 0,
+                accept_backoff: Default::default(),
                 burst: false,
                 dirty: Vec::new(),
             }),
@@ -431,6 +447,16 @@ impl SockEp {
                 failed.push(item);
             }
         }
+        // RMA pieces that went to this peer fail (their answers will
+        // never come).
+        self.fail_rma_to(
+            st,
+            |to| match to {
+                Some(sa) => gone.contains(&sa),
+                None => msg_conn,
+            },
+            err,
+        );
         self.fail_items(st, failed, err);
         match st.msg {
             MsgState::Connected(s) if s == slot => {
@@ -631,6 +657,26 @@ impl SockEp {
             + st.peers.values().map(|p| p.pending.owned()).sum::<usize>()
     }
 
+    /// Whether an operation may be posted now: the endpoint is enabled,
+    /// the transmit queue has room (after a round of progress), and so
+    /// has the CQ its completion goes to (else the application has to
+    /// read its CQ first: `-FI_EAGAIN`).
+    fn tx_admit(&self, st: &mut EpState, tx: &TxCtx) -> Result<()> {
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.tx_queued >= attrs::QUEUE_SIZE {
+            self.progress_locked(st);
+            if st.tx_queued >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if !st.core.sinks.tx_room(tx) {
+            return Err(Error::Again);
+        }
+        Ok(())
+    }
+
     fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
         let mut h = Header::control(op, msg_id);
         h.len = payload.len() as u64;
@@ -693,6 +739,11 @@ impl EndpointOps for SockEp {
             return Ok(());
         }
         self.lock().core.bind(b, self.me.clone())
+    }
+
+    fn set_context_dirs(&self, send: bool, recv: bool) {
+        let mut st = self.lock();
+        st.core.dirs = if send { FI_SEND } else { 0 } | if recv { FI_RECV } else { 0 };
     }
 
     fn enable(&self) -> Result<()> {
@@ -850,19 +901,7 @@ impl EndpointOps for SockEp {
         let tx = TxCtx::of(op);
         let mut guard = self.lock();
         let st = &mut *guard;
-        if !st.core.enabled {
-            return Err(Error::OpBadState);
-        }
-        if st.tx_queued >= attrs::QUEUE_SIZE {
-            self.progress_locked(st);
-            if st.tx_queued >= attrs::QUEUE_SIZE {
-                return Err(Error::Again);
-            }
-        }
-        if !st.core.sinks.tx_room(&tx) {
-            // The application has to read its CQ first.
-            return Err(Error::Again);
-        }
+        self.tx_admit(st, &tx)?;
         // Copies of injected sends queued behind peers that do not read
         // are bounded (checked only when something is queued at all).
         let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
@@ -929,6 +968,28 @@ impl EndpointOps for SockEp {
             st.rndv_tx.insert(msg_id, (data, to));
         }
         Ok(())
+    }
+
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        if self.ep_type == FI_EP_DGRAM {
+            return Err(Error::NoSys);
+        }
+        self.post_rma(op)
+    }
+
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        if self.ep_type == FI_EP_DGRAM {
+            return Err(Error::NoSys);
+        }
+        self.post_atomic(op)
+    }
+
+    fn atomic_limit(&self) -> usize {
+        if self.ep_type == FI_EP_DGRAM {
+            0
+        } else {
+            attrs::ATOMIC_LIMIT
+        }
     }
 
     fn rx_size_left(&self) -> Result<usize> {
