@@ -426,6 +426,8 @@ impl EpCore {
                 }
                 self.av = Some(av);
             }
+            // Providers with shared receive contexts bind them themselves.
+            Binding::Srx(_) => return Err(Error::NoSys),
         }
         Ok(())
     }
