@@ -19,7 +19,7 @@ EXPORTS := $(shell sed -n 's/^\t\t\(fi_[a-z_]*\);/\1/p' capi/libfabric.map)
 
 # Debian packages the build and the tests use.
 DEPS := gcc g++ make pkg-config libfabric-dev libfabric-bin python3-clang libclang-dev \
-	valgrind openmpi-bin libopenmpi-dev iproute2 debootstrap
+	valgrind openmpi-bin libopenmpi-dev iproute2 debootstrap strace
 
 .PHONY: all demo check deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
 

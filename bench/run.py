@@ -30,6 +30,9 @@ OXI_BENCH_BEFORE=DIR adds that build as a further contender, "oxifabric
 before sockets", interleaved with the rest in the same run, so a
 before/after comparison shares the machine's conditions;
 OXI_BENCH_OUT=DIR writes its results there instead of bench/results.
+Every run except the smoke one also counts the client's syscalls per
+message under strace (ping-pong and a window of 64, ours with and without
+send coalescing, upstream tcp;ofi_rxm).
 OXI_BENCH_JOBS=a,b runs only the jobs whose names contain one of these
 words (`OXI_BENCH_JOBS=tagged,MPI`); OXI_BENCH_REPEATS=N sets the repeats
 (more of them steady the medians on a busy machine).
@@ -43,6 +46,7 @@ import os
 import signal
 import socket
 import statistics
+import shutil
 import subprocess
 import sys
 import time
@@ -316,6 +320,64 @@ def run_peers(job, cfg, env):
     return {'many peers': timing, 'many peers memory': memory}, {}
 
 
+# Syscalls per message, counted by strace in the client process: the
+# kernel crossings behind each microsecond. Counts of data syscalls do not
+# depend on the machine's load (polls do: they count waiting).
+SYSCALL_RUNS = [
+    ('fi_rdm_tagged_pingpong', '8 B ping-pong, per round trip', ['-S', '8']),
+    ('fi_rdm_tagged_bw', '8 B, 64 in flight, per message', ['-S', '8', '-W', '64']),
+]
+SYSCALL_CFGS = [('oxifabric sockets', 'ours', 'sockets', {}),
+                ('oxifabric sockets, FI_SOCKETS_TX_COALESCE=0', 'ours', 'sockets',
+                 {'FI_SOCKETS_TX_COALESCE': '0'}),
+                ('upstream tcp;ofi_rxm', 'upstream', 'tcp;ofi_rxm', {})]
+SEND_CALLS = ('sendmsg', 'sendto', 'write', 'writev', 'sendmmsg')
+RECV_CALLS = ('recvmsg', 'recvfrom', 'read', 'readv', 'recvmmsg')
+POLL_CALLS = ('epoll_wait', 'epoll_pwait', 'poll', 'ppoll', 'select')
+
+
+def syscall_counts():
+    """{(run label, cfg label): (sends, receives, polls) per message}; empty without strace."""
+    if SMOKE or not shutil.which('strace'):
+        return {}
+    out = {}
+    n = 2000
+    for prog, label, extra in SYSCALL_RUNS:
+        for name, lib, prov, envx in SYSCALL_CFGS:
+            env = env_for(lib)
+            env.update(envx)
+            port = free_port()
+            base = [os.path.join(BIN, prog), '-p', prov, '-I', str(n), '-w', '0', '-T', '30'] + extra
+            trace = os.path.join(OUT, 'strace.%d' % os.getpid())
+            os.makedirs(OUT, exist_ok=True)
+            cli = ['strace', '-f', '-c', '-o', trace] + base + ['-P', str(port), '127.0.0.1']
+            _out, ok, _rss, _err = run_pair(base + ['-B', str(port), '-s', '127.0.0.1'], cli, env, port)
+            if not ok or not os.path.exists(trace):
+                notes.append('syscall count, %s, %s: run failed' % (label, name))
+                continue
+            calls = {}
+            for line in open(trace):
+                f = line.split()
+                if len(f) >= 5 and f[-1] not in ('total', 'syscall') and f[3].isdigit():
+                    calls[f[-1]] = int(f[3])
+            os.unlink(trace)
+            per = lambda names: sum(calls.get(c, 0) for c in names) / n
+            out[(label, name)] = (per(SEND_CALLS), per(RECV_CALLS), per(POLL_CALLS))
+    return out
+
+
+def syscall_section(counts):
+    if not counts:
+        return []
+    L = ['## Syscalls per message (client process, strace -c)', '',
+         'Sends and receives are the data-moving calls (sendmsg/sendto/write, recvfrom/recvmsg/read); '
+         'polls (epoll_wait/poll) count busy-waiting, so they depend on timing.', '',
+         '| run | configuration | sends | receives | polls |', '|---|---|---|---|---|']
+    for (label, name), (snd, rcv, pol) in counts.items():
+        L.append('| %s | %s | %.2f | %.2f | %.1f |' % (label, name, snd, rcv, pol))
+    return L + ['']
+
+
 def fail(job, cfg, out):
     tail = ' / '.join(l.strip() for l in out.strip().splitlines()[-3:])
     notes.append('%s, %s: run failed (%s)' % (job, cfg.label, tail[:300] or 'no output'))
@@ -364,7 +426,8 @@ def main():
         for s, vals in per.items():
             med[key + (s,)] = (statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals))
     os.makedirs(OUT, exist_ok=True)
-    md = report(med, rss, elapsed)
+    counts = syscall_counts()
+    md = report(med, rss, elapsed, counts)
     open(os.path.join(OUT, 'latest.md'), 'w').write(md)
     svg(med, os.path.join(OUT, 'latest.svg'))
     print(md)
@@ -393,7 +456,7 @@ def size_name(s):
     return '%d MiB' % (s // MI) if s >= MI else ('%d KiB' % (s // KI) if s >= KI else '%d B' % s)
 
 
-def report(med, rss, elapsed):
+def report(med, rss, elapsed, counts=None):
     MED_KEYS[:] = sorted(med, key=lambda k: k[2])
     order = ['fi_pingpong MSG', 'fi_msg_pingpong', 'fi_pingpong RDM', 'fi_rdm_tagged_pingpong',
              'fi_rdm_tagged_bw', 'MPI ping-pong', 'MPI bandwidth', 'TCP ping-pong', 'TCP stream']
@@ -432,6 +495,7 @@ def report(med, rss, elapsed):
             L.append('| ' + ' | '.join(row) + ' |')
         L.append('')
     L += rate_section(med)
+    L += syscall_section(counts or {})
     L += peers_section(med)
     L += ['## Peak RSS (KiB, median over runs; each process measured on its own)', '',
           '| job | configuration | server / rank 1 | client / rank 0 |', '|---|---|---|---|']

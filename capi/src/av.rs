@@ -65,18 +65,40 @@ pub(crate) extern "C" fn domain_av_open(
             core_warn!(FI_LOG_AV, "fi_av_open: attr or av is NULL");
             return -FI_EINVAL;
         };
-        if !a.name.is_null() {
-            core_warn!(
-                FI_LOG_AV,
-                "fi_av_open: named (shared) AVs are not supported"
-            );
-            return -FI_ENOSYS;
-        }
-        if a.flags & !(FI_EVENT | FI_SYMMETRIC) != 0 {
+        if a.flags & !(FI_EVENT | FI_SYMMETRIC | FI_READ) != 0 {
             core_warn!(FI_LOG_AV, "fi_av_open: unsupported flags {:#x}", a.flags);
             return -FI_EBADFLAGS;
         }
-        let q = match AddressVector::new(a.r#type, a.rx_ctx_bits, a.count, 0) {
+        // SAFETY: rule 2, name is NULL or a C string.
+        let name = match unsafe { opt_str(a.name) } {
+            Ok(n) => n,
+            Err(_) => {
+                core_warn!(FI_LOG_AV, "fi_av_open: name is not UTF-8");
+                return -FI_EINVAL;
+            }
+        };
+        if name.is_some() && d.inner.info.domain.caps & FI_SHARED_AV == 0 {
+            core_warn!(
+                FI_LOG_AV,
+                "fi_av_open: named (shared) AVs need FI_SHARED_AV, which this domain lacks"
+            );
+            return -FI_ENOSYS;
+        }
+        if name.is_none() && a.flags & FI_READ != 0 {
+            core_warn!(FI_LOG_AV, "fi_av_open: FI_READ needs a named AV");
+            return -FI_EINVAL;
+        }
+        let opened = match name {
+            Some(n) => AddressVector::new_shared(
+                a.r#type,
+                a.rx_ctx_bits,
+                a.count,
+                n,
+                a.flags & FI_READ != 0,
+            ),
+            None => AddressVector::new(a.r#type, a.rx_ctx_bits, a.count, 0),
+        };
+        let q = match opened {
             Ok(mut q) => {
                 q.format = AddrFormat(d.inner.info.addr_format);
                 Arc::new(q)
@@ -84,13 +106,15 @@ pub(crate) extern "C" fn domain_av_open(
             Err(e) => {
                 core_warn!(
                     FI_LOG_AV,
-                    "fi_av_open: invalid type {} or rx_ctx_bits {}",
+                    "fi_av_open: cannot open (type {}, rx_ctx_bits {}, name {:?}): {e:?}",
                     a.r#type,
-                    a.rx_ctx_bits
+                    a.rx_ctx_bits,
+                    name
                 );
                 return e.code();
             }
         };
+        let report_map = q.map_addr().filter(|_| a.map_addr.is_null());
         let c = fid_av {
             fid: fid {
                 fclass: FI_CLASS_AV as usize,
@@ -106,6 +130,14 @@ pub(crate) extern "C" fn domain_av_open(
             events: a.flags & FI_EVENT != 0,
             _domain: BindRef::new(&d.binds),
         };
+        if let Some(at) = report_map {
+            // fi_av(3): a named AV opened with map_addr 0 reports the one
+            // the provider uses (fi_addr_t values are table indices, the
+            // same in every process whatever map_addr each one passes).
+            // SAFETY: rule 3, attr is the application's in/out fi_av_attr
+            // (`a`, the shared borrow of it, is not used after this).
+            unsafe { (*attr).map_addr = at as *mut c_void };
+        }
         // SAFETY: rule 3, av is not NULL (checked above).
         unsafe { *av = AvHandle::boxed(c, FI_CLASS_AV, obj) };
         0
@@ -127,6 +159,7 @@ extern "C" fn av_close(f: *mut fid) -> c_int {
             core_warn!(FI_LOG_AV, "fi_close: AV is still bound to an endpoint");
             return -FI_EBUSY;
         }
+        h.inner.av.close();
         // SAFETY: h is ours (class and magic checked), nothing is bound to
         // it, and by rule 1 the application does not use it after close.
         unsafe { AvHandle::free(h) };
@@ -182,6 +215,10 @@ unsafe fn insert_list(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
+    if h.inner.av.read_only() {
+        core_warn!(FI_LOG_AV, "fi_av_insert: the AV was opened with FI_READ");
+        return -FI_EACCES;
+    }
     let eq = if h.inner.events || flags & FI_EVENT != 0 {
         let guard = h.inner.eq.lock().unwrap_or_else(|p| p.into_inner());
         let Some((eq, _)) = guard.as_ref() else {
@@ -261,6 +298,7 @@ extern "C" fn av_insert(
             core_warn!(FI_LOG_AV, "fi_av_insert: unsupported flags {flags:#x}");
             return -FI_EBADFLAGS;
         }
+
         let mut list = Vec::with_capacity(count);
         // SAFETY (this loop): rule 2, addr holds count addresses of the
         // AV's format back to back, so each p is the start of one.

@@ -9,6 +9,7 @@
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::service::addr_format::AddrFormat;
+use crate::service::shm_av::ShmTable;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::RwLock;
@@ -39,6 +40,9 @@ pub struct AddressVector {
     /// it (`FI_FORMAT_UNSPEC` accepts any bytes).
     pub format: AddrFormat,
     table: RwLock<Table>,
+    /// A named AV's table, shared with the other processes that opened
+    /// that name (`table` then stays empty).
+    shared: Option<ShmTable>,
     /// Bumped by every insert and remove, so that whoever caches a
     /// reverse lookup (a connection's source `fi_addr_t`) knows to redo it.
     generation: std::sync::atomic::AtomicU64,
@@ -86,8 +90,43 @@ impl AddressVector {
                 slots: Vec::with_capacity(count.min(1 << 16)),
                 ..Default::default()
             }),
+            shared: None,
             generation: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// Opens the named AV `name`, shared by every process of this host
+    /// that opens it: created (with room for `count` addresses) unless it
+    /// exists or `read_only` (`FI_READ`) is set; a read-only open of a
+    /// name that does not exist is `NoEnt`.
+    pub fn new_shared(
+        av_type: fi_av_type,
+        rx_ctx_bits: c_int,
+        count: usize,
+        name: &str,
+        read_only: bool,
+    ) -> Result<AddressVector> {
+        let mut av = AddressVector::new(av_type, rx_ctx_bits, 0, 0)?;
+        av.shared = Some(ShmTable::open(name, count, read_only)?);
+        Ok(av)
+    }
+
+    /// Opened with `FI_READ`: inserts and removals are refused.
+    pub fn read_only(&self) -> bool {
+        self.shared.as_ref().is_some_and(ShmTable::read_only)
+    }
+
+    /// `fi_close` of the AV: a named AV's creator removes the name now,
+    /// even if endpoints still hold the table.
+    pub fn close(&self) {
+        if let Some(t) = &self.shared {
+            t.unlink();
+        }
+    }
+
+    /// Where a named AV's table is mapped in this process (`map_addr`).
+    pub fn map_addr(&self) -> Option<usize> {
+        self.shared.as_ref().map(ShmTable::map_addr)
     }
 
     /// Inserts one address; `Inval` when it is not a valid address of the
@@ -105,6 +144,11 @@ impl AddressVector {
             return Err(Error::Inval);
         }
         let sa = self.format.socket_addr(raw);
+        if let Some(t) = &self.shared {
+            let idx = t.insert(raw)?;
+            crate::core_debug!(FI_LOG_AV, "insert {:?} as {idx} (shared)", sa);
+            return Ok(idx as fi_addr_t);
+        }
         let mut t = self.table.write().unwrap_or_else(|p| p.into_inner());
         let idx = match t.free.pop() {
             Some(i) => i,
@@ -126,8 +170,11 @@ impl AddressVector {
 
     /// Removes an entry; `Inval` for an unknown address.
     pub fn remove(&self, addr: fi_addr_t) -> Result<()> {
-        let mut t = self.table.write().unwrap_or_else(|p| p.into_inner());
         let idx = usize::try_from(addr).map_err(|_| Error::Inval)?;
+        if let Some(t) = &self.shared {
+            return t.remove(idx);
+        }
+        let mut t = self.table.write().unwrap_or_else(|p| p.into_inner());
         let Some(e) = t.slots.get_mut(idx).and_then(Option::take) else {
             return Err(Error::Inval);
         };
@@ -147,18 +194,29 @@ impl AddressVector {
 
     /// Changes with every insert and remove (see `reverse`).
     pub fn generation(&self) -> u64 {
-        self.generation.load(std::sync::atomic::Ordering::Acquire)
+        match &self.shared {
+            Some(t) => t.generation(),
+            None => self.generation.load(std::sync::atomic::Ordering::Acquire),
+        }
     }
 
     /// The entry behind an address (receive-context bits ignored).
     pub fn lookup(&self, addr: fi_addr_t) -> Option<AvEntry> {
         let idx = self.base(addr)?;
+        if let Some(t) = &self.shared {
+            let raw = t.get(idx)?;
+            let sa = self.format.socket_addr(&raw);
+            return Some(AvEntry { raw, sa });
+        }
         let t = self.table.read().unwrap_or_else(|p| p.into_inner());
         t.slots.get(idx).and_then(|e| e.clone())
     }
 
     /// The socket address behind an `fi_addr_t`, if any.
     pub fn sockaddr(&self, addr: fi_addr_t) -> Option<SocketAddr> {
+        if self.shared.is_some() {
+            return self.lookup(addr).and_then(|e| e.sa);
+        }
         let idx = self.base(addr)?;
         let t = self.table.read().unwrap_or_else(|p| p.into_inner());
         t.slots.get(idx).and_then(|e| e.as_ref()).and_then(|e| e.sa)
@@ -167,6 +225,11 @@ impl AddressVector {
     /// Reverse lookup for `FI_SOURCE`: `FI_ADDR_NOTAVAIL` when unknown.
     pub fn reverse(&self, sa: &SocketAddr) -> fi_addr_t {
         let k = key(&[], &Some(*sa));
+        if let Some(t) = &self.shared {
+            return t
+                .find(|raw| key(raw, &self.format.socket_addr(raw)) == k)
+                .map_or(FI_ADDR_NOTAVAIL, |i| i as fi_addr_t);
+        }
         let t = self.table.read().unwrap_or_else(|p| p.into_inner());
         t.by_addr.get(&k).copied().unwrap_or(FI_ADDR_NOTAVAIL)
     }
@@ -187,6 +250,9 @@ impl AddressVector {
 
     /// Number of live entries.
     pub fn count(&self) -> usize {
+        if let Some(t) = &self.shared {
+            return t.count();
+        }
         let t = self.table.read().unwrap_or_else(|p| p.into_inner());
         t.slots.iter().filter(|e| e.is_some()).count()
     }

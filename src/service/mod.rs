@@ -15,5 +15,6 @@ pub mod eq;
 pub mod mr;
 pub mod progress;
 pub mod rxq;
+pub mod shm_av;
 pub mod signal;
 pub mod waitset;

@@ -18,13 +18,19 @@ use crate::service::cq::{Completion, CqError};
 use crate::service::ep_core::{Failure, Sinks};
 use std::collections::VecDeque;
 
-/// Default bound on unexpected payload an endpoint holds before its
-/// transport stops reading from peers (they then wait in flow control).
+/// Default bound on the memory an endpoint holds for unexpected messages
+/// (payload plus [`ENTRY_COST`] per message) before its transport stops
+/// reading from peers (they then wait in flow control).
 pub const UNEXPECTED_LIMIT: usize = 256 << 20;
 
-/// What a deferred message counts against the unexpected-memory bound:
-/// its entry, so a peer cannot announce without bound either.
-pub const DEFERRED_COST: usize = 128;
+/// What every held message counts against the bound on top of its
+/// payload: its queue entry, the allocator's overhead for its buffer and
+/// the queue's growth slack. So empty messages and rendezvous
+/// announcements, which carry no payload here, cannot grow memory without
+/// bound either.
+pub const ENTRY_COST: usize = 256;
+
+const _: () = assert!(core::mem::size_of::<Unexpected<[u64; 4]>>() * 2 <= ENTRY_COST);
 
 /// A posted receive.
 #[derive(Debug, Clone, Copy)]
@@ -116,11 +122,7 @@ pub struct Unexpected<T> {
 impl<T> Unexpected<T> {
     /// Bytes it holds here, as counted against the bound.
     pub fn held(&self) -> usize {
-        if self.deferred.is_some() {
-            DEFERRED_COST
-        } else {
-            self.payload.len()
-        }
+        ENTRY_COST + self.payload.capacity()
     }
 
     /// The message's length.
@@ -261,9 +263,13 @@ impl<T: Copy> RxQueues<T> {
         }
     }
 
-    /// Whether more unexpected payload of `len` bytes fits.
+    /// Whether one more unexpected message with `len` bytes of payload
+    /// here (0 for a deferred one) fits.
     pub fn unexpected_room(&self, len: usize) -> bool {
-        self.unexpected_bytes + len <= self.unexpected_limit
+        self.unexpected_bytes
+            .saturating_add(ENTRY_COST)
+            .saturating_add(len)
+            <= self.unexpected_limit
     }
 
     /// Queues an unexpected message.
@@ -424,7 +430,7 @@ impl<T: Copy> RxQueues<T> {
         let before = self.unexpected.len();
         self.unexpected
             .retain(|u| u.deferred.as_ref().is_none_or(|d| !gone(&d.token)));
-        self.unexpected_bytes -= (before - self.unexpected.len()) * DEFERRED_COST;
+        self.unexpected_bytes -= (before - self.unexpected.len()) * ENTRY_COST;
     }
 
     /// `fi_cancel`: removes the receive posted with `ctx` and reports it

@@ -13,11 +13,14 @@
  * 3. Replayed handshake, peer not yet connected: an attacker claims P2's
  *    address at T2 before P2 and T2 ever talked; T2's messages to P2 must
  *    reach P2 and none the attacker.
+ * 4. Known message id, another connection: the attacker is a peer P3
+ *    talks to, so it learns P3's message ids (its own 1 MiB message's
+ *    announcement) and the next one, meant for T3. Its clear-to-send for
+ *    that id on its own connection, and on a second connection whose
+ *    Hello claims T3's address, gets no data; T3 still receives intact.
  *
  * The frame layout is the one documented in providers/sockets/src/wire.rs.
- * Every wait is bounded. Today all three fail (issue 13); tests/c gets a
- * t-hijack.sh that runs this once the provider binds peer identity to the
- * connection.
+ * Every wait is bounded. Run by t-hijack.sh.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -41,6 +44,8 @@
 
 #define OP_HELLO 1
 #define OP_MSG 2
+#define OP_HELLO_ACK 8
+#define OP_RTS 10
 #define OP_CTS 11
 #define OP_DATA 12
 #define BIG (1u << 20)
@@ -294,11 +299,125 @@ static void replayed_hello(struct node *victim, struct node *target, int connect
 	close(a.s);
 }
 
+/* Reads one frame header from a raw socket while driving the nodes (the
+ * payload, if any, is read and dropped). Returns 0, or -1 on timeout/EOF. */
+static int read_frame(int s, uint8_t h[40], struct node **nodes, int nn)
+{
+	size_t got = 0;
+	uint64_t len = 0;
+	double end = now() + 5;
+	while (now() < end) {
+		for (int i = 0; i < nn; i++)
+			poll_node(nodes[i]);
+		if (got < 40) {
+			ssize_t n = recv(s, h + got, 40 - got, MSG_DONTWAIT);
+			if (n == 0)
+				return -1;
+			if (n > 0)
+				got += (size_t) n;
+			/* An announcement's length is the message's; it has no payload. */
+			if (got == 40 && h[1] != OP_RTS)
+				for (int b = 7; b >= 0; b--)
+					len = len << 8 | h[8 + b];
+		} else if (len) {
+			uint8_t skip[4096];
+			ssize_t n = recv(s, skip, len < sizeof(skip) ? len : sizeof(skip), MSG_DONTWAIT);
+			if (n == 0)
+				return -1;
+			if (n > 0)
+				len -= (uint64_t) n;
+		}
+		if (got == 40 && !len)
+			return 0;
+	}
+	return -1;
+}
+
+static void known_id_cts(struct node *p, struct node *t)
+{
+	static char out[BIG], in[BIG];
+	struct node *nodes[] = { p, t };
+	struct sockaddr_in x = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t xl = sizeof(x);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *) &x, sizeof(x)) || listen(l, 4) ||
+	    getsockname(l, (struct sockaddr *) &x, &xl)) {
+		printf("FAIL: attacker listen\n");
+		exit(1);
+	}
+	for (size_t i = 0; i < BIG; i++)
+		out[i] = (char) (i * 5 + 1);
+	memset(in, 0, sizeof(in));
+	fi_addr_t to_x, to_t = insert(p, t);
+	insert(t, p);
+	if (fi_av_insert(p->av, &x, 1, &to_x, 0, NULL) != 1) {
+		printf("FAIL: fi_av_insert\n");
+		exit(1);
+	}
+	/* P announces a 1 MiB message to the attacker, who answers the
+	 * handshake and reads the announcement's message id. */
+	EXPECT(fi_tsend(p->ep, out, BIG, NULL, to_x, 3, NULL) == 0, "fi_tsend to the attacker");
+	int s = -1;
+	double end = now() + 5;
+	while (s < 0 && now() < end) {
+		poll_node(p);
+		s = accept(l, NULL, NULL);
+	}
+	uint8_t h[40];
+	uint64_t id = 0;
+	int ok = s >= 0 && read_frame(s, h, nodes, 2) == 0 && h[1] == OP_HELLO;
+	if (ok) {
+		frame(h, OP_HELLO_ACK, 0, 0);
+		ok = send(s, h, 40, MSG_NOSIGNAL) == 40 && read_frame(s, h, nodes, 2) == 0 && h[1] == OP_RTS;
+		for (int b = 7; ok && b >= 0; b--)
+			id = id << 8 | h[32 + b];
+	}
+	EXPECT(ok, "known id: the attacker did not get P's announcement (socket %d, last op %d)", s, h[1]);
+	/* The next message, to T, has the next id. */
+	EXPECT(fi_tsend(p->ep, out, BIG, NULL, to_t, 7, NULL) == 0, "fi_tsend to T");
+	DRIVE_UNTIL(0.1, 0, nodes, 2, (struct raw **) NULL, 0);
+	struct raw a;
+	struct raw *raws[] = { &a };
+	raw_open(&a, &p->addr, &t->addr);
+	DRIVE_UNTIL(0.1, 0, nodes, 2, raws, 1);
+	for (uint64_t k = id + 1; k <= id + 4; k++) {
+		frame(h, OP_CTS, 0, k);
+		(void) !send(a.s, h, 40, MSG_NOSIGNAL);
+	}
+	DRIVE_UNTIL(0.1, 0, nodes, 2, raws, 1);
+	EXPECT(a.frames[OP_DATA] == 0 && a.bytes < 65536,
+	       "known id, claimed address: the attacker received %llu data frames, %llu bytes",
+	       (unsigned long long) a.frames[OP_DATA], (unsigned long long) a.bytes);
+	close(a.s);
+	/* The same ids on the attacker's own connection with P. */
+	struct raw own = { .s = s };
+	struct raw *owns[] = { &own };
+	for (uint64_t k = id + 1; k <= id + 4; k++) {
+		frame(h, OP_CTS, 0, k);
+		(void) !send(s, h, 40, MSG_NOSIGNAL);
+	}
+	DRIVE_UNTIL(0.2, 0, nodes, 2, owns, 1);
+	EXPECT(own.frames[OP_DATA] == 0 && own.bytes < 65536,
+	       "known id, own connection: the attacker received %llu data frames, %llu bytes",
+	       (unsigned long long) own.frames[OP_DATA], (unsigned long long) own.bytes);
+	close(s);
+	close(l);
+	/* P's send to the attacker fails (its connection was closed for the
+	 * forged frame); the one to T completes, and T gets it intact. */
+	EXPECT(fi_trecv(t->ep, in, BIG, NULL, FI_ADDR_UNSPEC, 7, 0, NULL) == 0, "fi_trecv 1 MiB");
+	DRIVE_UNTIL(10, t->recvs + t->errors >= 1 && p->sends + p->errors >= 2, nodes, 2, raws, 0);
+	EXPECT(t->recvs == 1 && t->errors == 0, "known id: T received %llu, errors %llu (last %d)",
+	       (unsigned long long) t->recvs, (unsigned long long) t->errors, t->last_err);
+	EXPECT(p->sends == 1 && p->errors == 1, "known id: P's sends completed %llu, errors %llu (want 1 and 1)",
+	       (unsigned long long) p->sends, (unsigned long long) p->errors);
+	EXPECT(memcmp(in, out, BIG) == 0, "known id: T's data differs from what P sent");
+}
+
 int main(void)
 {
 	struct fi_info *hints = fi_allocinfo();
 	struct fid_fabric *fabric;
-	struct node p, t, p2, t2;
+	struct node p, t, p2, t2, p3, t3;
 	hints->fabric_attr->prov_name = strdup(getenv("HIJACK_PROV") ? getenv("HIJACK_PROV") : "sockets");
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED;
@@ -315,6 +434,9 @@ int main(void)
 	open_node(&p2);
 	open_node(&t2);
 	replayed_hello(&p2, &t2, 0, "replayed hello, peer not yet connected");
+	open_node(&p3);
+	open_node(&t3);
+	known_id_cts(&p3, &t3);
 	printf("hijack: %s\n", failures ? "FAILED" : "no traffic taken, legitimate peers undisturbed");
 	return failures ? 1 : 0;
 }

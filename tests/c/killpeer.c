@@ -45,12 +45,7 @@ static struct fid_eq *eq;
 static struct fid_cq *cq;
 static struct fid_av *av;
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "peers.h"
 
 static struct fi_info *get_info(const char *port, int manual, uint64_t flags, const char *node)
 {
@@ -88,42 +83,6 @@ static struct fid_ep *rdm_ep(void)
 	CHECK(fi_ep_bind(ep, &av->fid, 0));
 	CHECK(fi_enable(ep));
 	return ep;
-}
-
-static fi_addr_t insert(const char *port)
-{
-	struct sockaddr_in sin;
-	fi_addr_t a;
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t) atoi(port));
-	sin.sin_addr.s_addr = htonl(0x7f000001);
-	if (fi_av_insert(av, &sin, 1, &a, 0, NULL) != 1)
-		die("fi_av_insert", -FI_EINVAL);
-	return a;
-}
-
-/* Waits (bounded) for one completion; returns 0 or the error number. */
-static int wait_comp(double seconds, struct fi_cq_err_entry *err_out)
-{
-	struct fi_cq_data_entry e;
-	double end = now() + seconds;
-	while (now() < end) {
-		ssize_t n = fi_cq_sread(cq, &e, 1, NULL, 100);
-		if (n == 1)
-			return 0;
-		if (n == -FI_EAVAIL) {
-			struct fi_cq_err_entry err;
-			memset(&err, 0, sizeof(err));
-			fi_cq_readerr(cq, &err, 0);
-			if (err_out)
-				*err_out = err;
-			return err.err ? err.err : FI_EOTHER;
-		}
-		if (n != -FI_EAGAIN)
-			die("fi_cq_sread", n);
-	}
-	return -1;
 }
 
 /* MSG: connect to a passive endpoint at `port`, bounded. */

@@ -8,15 +8,7 @@ set -u
 exe=$OXI_WORK/conntimeout
 gcc -std=c99 -Wall -Wextra -Werror -I"$OXI_ROOT/include" -o "$exe" "$OXI_ROOT/tests/c/conntimeout.c" -L"$OXI_LIB" -lfabric || exit 1
 export LD_LIBRARY_PATH=$OXI_LIB
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-# Waits (bounded) until file $1 contains line $2.
-wait_line() {
-	for _ in $(seq 1 400); do
-		grep -q "^$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	echo "timeout waiting for '$2' in $1"; cat "$1"; return 1
-}
+. "$OXI_ROOT/tests/c/procs-lib.sh"
 fail=0
 log=$OXI_WORK/conntimeout-$$
 trap 'rm -f "$log".*' EXIT

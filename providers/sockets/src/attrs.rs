@@ -26,10 +26,17 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_SOURCE
     | FI_MULTI_RECV
     | FI_LOCAL_COMM
-    | FI_REMOTE_COMM;
+    | FI_REMOTE_COMM
+    | FI_SHARED_AV;
 /// Capabilities of datagram endpoints.
-pub const DGRAM_CAPS: u64 =
-    FI_MSG | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+pub const DGRAM_CAPS: u64 = FI_MSG
+    | FI_SEND
+    | FI_RECV
+    | FI_DIRECTED_RECV
+    | FI_SOURCE
+    | FI_LOCAL_COMM
+    | FI_REMOTE_COMM
+    | FI_SHARED_AV;
 const TX_CAPS: u64 =
     FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_FENCE;
 const RX_CAPS: u64 = FI_MSG
@@ -99,6 +106,73 @@ pub const MAX_MSG: usize = isize::MAX as usize;
 pub const CM_DATA_SIZE: usize = 256;
 /// Generic tag format: every other bit, as upstream's providers advertise.
 pub const TAG_FORMAT: u64 = 0xaaaa_aaaa_aaaa_aaaa;
+
+/// Memory bounds of an endpoint, from the provider's parameters (read
+/// once per process).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// `FI_SOCKETS_MAX_UNEXP_SZ`: bytes held for messages that arrived
+    /// before their receive, each counted with `rxq::ENTRY_COST` on top
+    /// of its payload (rendezvous announcements too). Peers beyond it
+    /// wait in TCP flow control.
+    pub unexp: usize,
+    /// `FI_SOCKETS_MAX_INJECT_QUEUE_SZ`: bytes of our own copies (injected
+    /// sends, control frames, each with `rxq::ENTRY_COST`) queued for
+    /// peers that do not read. Injects beyond it get `-FI_EAGAIN`; a
+    /// connection with this much queued is not read until it drains.
+    pub inject_queue: usize,
+}
+
+/// Default of [`Limits::unexp`].
+pub const DEF_UNEXP: usize = oxifabric::service::rxq::UNEXPECTED_LIMIT;
+/// Default of [`Limits::inject_queue`].
+pub const DEF_INJECT_QUEUE: usize = 4 << 20;
+
+/// The provider's parameters as `fi_info -e` lists them.
+pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
+    (
+        "iface",
+        FI_PARAM_STRING,
+        "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
+    ),
+    (
+        "tx_coalesce",
+        FI_PARAM_BOOL,
+        "Hold sends posted back to back (no progress call in between) and write them \
+         together at the next progress call, within about 1 ms (default: true)",
+    ),
+    (
+        "conn_timeout",
+        FI_PARAM_INT,
+        "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 5000)",
+    ),
+    (
+        "max_unexp_sz",
+        FI_PARAM_SIZE_T,
+        "Bytes an endpoint holds for messages that arrived before their receive, counting 256 per message on top of its payload; senders beyond wait (default: 268435456)",
+    ),
+    (
+        "max_inject_queue_sz",
+        FI_PARAM_SIZE_T,
+        "Bytes an endpoint holds in copies of injected sends and control frames queued for peers that do not read, counting 256 per frame on top of its payload; injects beyond get -FI_EAGAIN (default: 4194304)",
+    ),
+];
+
+/// The endpoint memory bounds (parameters, else the defaults; a value of
+/// 0 is taken as the default).
+pub fn limits() -> Limits {
+    static L: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+    *L.get_or_init(|| {
+        let size = |name: &str, def: usize| match oxifabric::param::get("sockets", name) {
+            Ok(oxifabric::param::Value::Size(v)) if v > 0 => v,
+            _ => def,
+        };
+        Limits {
+            unexp: size("max_unexp_sz", DEF_UNEXP),
+            inject_queue: size("max_inject_queue_sz", DEF_INJECT_QUEUE),
+        }
+    })
+}
 
 /// The provider's version as `fi_info` shows it (117.0).
 pub const PROV_VERSION: u32 = 117 << 16;
@@ -189,7 +263,9 @@ pub fn entry(
             max_ep_srx_ctx: 0,
             cntr_cnt: 256,
             mr_iov_limit: MR_IOV_LIMIT,
-            caps: FI_LOCAL_COMM | FI_REMOTE_COMM,
+            // Named AVs (the engine's shm_av) are shared between the
+            // processes of a host.
+            caps: FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
             mode: 0,
             auth_key_size: 0,
             auth_key: None,

@@ -6,7 +6,7 @@ use oxifabric::abi::*;
 use oxifabric::ops::IoVec;
 use oxifabric::service::ep_core::TxCtx;
 use oxifabric::service::mr::{Denied, MemRegion};
-use oxifabric::service::rxq::{Posted, Region};
+use oxifabric::service::rxq::{Posted, Region, ENTRY_COST};
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
@@ -194,6 +194,84 @@ impl TxItem {
     }
 }
 
+impl TxItem {
+    /// What it counts against the endpoint's bound on queued copies
+    /// (`attrs::Limits::inject_queue`): our own bytes and the entry; the
+    /// application's buffers cost nothing here.
+    pub fn charge(&self) -> usize {
+        match &self.data {
+            TxData::Owned(v) => ENTRY_COST + v.capacity(),
+            // RMA: the target prefix is in the entry, the rest is the
+            // application's (or registered) memory.
+            TxData::Inline { .. } | TxData::Rma { .. } => ENTRY_COST,
+            TxData::User(_) => 0,
+        }
+    }
+}
+
+/// Queued sends (a connection's, or an RDM peer's waiting for its
+/// handshake) with the memory their own copies take.
+#[derive(Default)]
+pub struct TxQueue {
+    items: VecDeque<TxItem>,
+    owned: usize,
+}
+
+impl TxQueue {
+    pub fn push_back(&mut self, item: TxItem) {
+        self.owned += item.charge();
+        self.items.push_back(item);
+    }
+
+    pub fn pop_front(&mut self) -> Option<TxItem> {
+        let item = self.items.pop_front()?;
+        self.owned -= item.charge();
+        Some(item)
+    }
+
+    /// Empties the queue.
+    pub fn take_all(&mut self) -> VecDeque<TxItem> {
+        self.owned = 0;
+        std::mem::take(&mut self.items)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn front(&self) -> Option<&TxItem> {
+        self.items.front()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &TxItem> {
+        self.items.iter()
+    }
+
+    /// The items, to advance their write offsets (what they charge does
+    /// not change with the offset).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut TxItem> {
+        self.items.iter_mut()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Memory of our own copies queued here.
+    pub fn owned(&self) -> usize {
+        self.owned
+    }
+}
+
+/// An address claimed by a `Hello`, not confirmed yet.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim {
+    pub addr: SocketAddr,
+    pub nonce: u64,
+    /// The check is under way (else it waits for a free check).
+    pub checking: bool,
+}
+
 /// A TCP connection of an endpoint.
 pub struct Conn {
     pub stream: TcpStream,
@@ -206,14 +284,26 @@ pub struct Conn {
     /// The AV generation `fi_addr` was looked up in.
     pub fi_addr_gen: u64,
     pub rx: RxState,
-    pub txq: VecDeque<TxItem>,
+    pub txq: TxQueue,
     /// Whether output readiness is being watched.
     pub watching_out: bool,
+    /// Whether input readiness is being watched.
+    pub watching_in: bool,
     /// Sends are held in `txq` for the endpoint's next progress call
     /// (send coalescing); the slot is on the endpoint's dirty list.
     pub deferred: bool,
     /// We opened it (as opposed to accepting it).
     pub outgoing: bool,
+    /// Unique within the endpoint (slots are reused; ids are not).
+    pub id: u64,
+    /// RDM, accepted: the address its `Hello` claims while the claim is
+    /// being checked (`peer` stays empty until it is confirmed).
+    pub claim: Option<Claim>,
+    /// A connection we made to check a claim: the claiming connection
+    /// (slot and id) and the nonce it sent.
+    pub verifies: Option<(usize, u64, u64)>,
+    /// Short-lived by design (a claim check): its end is not an error.
+    pub transient: bool,
     /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
     /// A connection holds a stage buffer only while it has such bytes
     /// (or is reading); an idle one gives it back to its endpoint's
@@ -271,10 +361,15 @@ impl Conn {
                 buf: [0; HEADER_LEN],
                 got: 0,
             },
-            txq: VecDeque::new(),
+            txq: TxQueue::default(),
             watching_out: false,
+            watching_in: false,
             deferred: false,
             outgoing: state == ConnState::Connecting,
+            id: 0,
+            claim: None,
+            verifies: None,
+            transient: false,
             stage: None,
             lo: 0,
             hi: 0,

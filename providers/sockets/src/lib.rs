@@ -39,24 +39,7 @@ impl Provider for Sockets {
     }
 
     fn params(&self) -> &'static [(&'static str, oxifabric::abi::fi_param_type, &'static str)] {
-        &[
-            (
-                "iface",
-                oxifabric::abi::FI_PARAM_STRING,
-                "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
-            ),
-            (
-                "tx_coalesce",
-                oxifabric::abi::FI_PARAM_BOOL,
-                "Hold sends posted back to back (no progress call in between) and write them \
-                 together at the next progress call, within about 1 ms (default: true)",
-            ),
-            (
-                "conn_timeout",
-                oxifabric::abi::FI_PARAM_INT,
-                "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 10000)",
-            ),
-        ]
+        attrs::PARAMS
     }
 
     fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {

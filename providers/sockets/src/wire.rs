@@ -35,11 +35,20 @@
 //! payload holds the fetched values (fetch and compare kinds).
 //!
 //! RDM connections start with a handshake: the connecting side sends
-//! `Hello` (its listening address) and holds its messages until the peer
-//! answers `HelloAck`. When both sides connect at once, the connection
-//! opened by the smaller address wins: the other one is answered with
-//! `HelloNack` and closed, so each pair of endpoints ends up with one
-//! connection and messages never race across two.
+//! `Hello` (its listening address, and a random nonce as the message id)
+//! and holds its messages until the peer answers `HelloAck`. When both
+//! sides connect at once, the connection opened by the smaller address
+//! wins: the other one is answered with `HelloNack` and closed, so each
+//! pair of endpoints ends up with one connection and messages never race
+//! across two.
+//!
+//! A `Hello` only claims an address. The accepting side checks the claim
+//! before it sends that peer's traffic on the connection or names the peer
+//! in completions: it connects to the claimed address itself and sends
+//! `Verify` (its own listening address, the nonce); the endpoint listening
+//! there answers `VerifyAck` only if it sent that nonce in a `Hello` to
+//! that address, else `VerifyNack`. A claim that fails (or carries no
+//! nonce) leaves the connection usable but anonymous.
 
 use oxifabric::abi::{fi_datatype, fi_op, FI_ATOMIC_READ};
 use oxifabric::service::atomic::{valid, AtomicKind};
@@ -69,7 +78,8 @@ const KNOWN_FLAGS: u16 = MSG_FLAGS | FLAG_DISCARD;
 #[repr(u8)]
 pub enum Op {
     /// First frame on a new RDM connection: payload is the sender's
-    /// listening address (so the receiver can map it to an AV entry).
+    /// listening address (so the receiver can map it to an AV entry),
+    /// `msg_id` a random nonce the receiver verifies the claim with.
     Hello = 1,
     /// A message (tagged or not), payload is the user data.
     Msg = 2,
@@ -96,18 +106,25 @@ pub enum Op {
     Cts = 11,
     /// The payload of the message `msg_id` announced by `Rts`.
     Data = 12,
+    /// First and only frame of a connection made to check a `Hello`:
+    /// payload is the checker's listening address, `msg_id` the nonce.
+    Verify = 13,
+    /// Answer to `Verify`: this endpoint sent that nonce to the checker.
+    VerifyAck = 14,
+    /// Answer to `Verify`: it did not.
+    VerifyNack = 15,
     /// RMA write of one remote piece: the target prefix, then the data.
-    Write = 13,
+    Write = 16,
     /// RMA read of one remote piece: the target prefix; `tag` is the
     /// length to read.
-    ReadReq = 14,
+    ReadReq = 17,
     /// The target's answer to `Write`, `ReadReq` or `Atomic` `msg_id`:
     /// `data` is the status, the payload the bytes read (or fetched).
-    RmaResp = 15,
+    RmaResp = 18,
     /// An atomic operation on one remote piece: the target prefix, the
     /// operands, then (compare operations) the compare values; `tag`
     /// says what ([`AtomicTag`]).
-    Atomic = 16,
+    Atomic = 19,
 }
 
 /// What an `Atomic` frame asks for, packed in its `tag`: the `fi_op` in
@@ -224,10 +241,13 @@ impl Op {
             10 => Op::Rts,
             11 => Op::Cts,
             12 => Op::Data,
-            13 => Op::Write,
-            14 => Op::ReadReq,
-            15 => Op::RmaResp,
-            16 => Op::Atomic,
+            13 => Op::Verify,
+            14 => Op::VerifyAck,
+            15 => Op::VerifyNack,
+            16 => Op::Write,
+            17 => Op::ReadReq,
+            18 => Op::RmaResp,
+            19 => Op::Atomic,
             _ => return None,
         })
     }
@@ -360,7 +380,13 @@ impl Header {
         }
         if matches!(
             op,
-            Op::Ack | Op::Shutdown | Op::HelloAck | Op::HelloNack | Op::Cts
+            Op::Ack
+                | Op::Shutdown
+                | Op::HelloAck
+                | Op::HelloNack
+                | Op::Cts
+                | Op::VerifyAck
+                | Op::VerifyNack
         ) && len != 0
         {
             return Err(WireError::UnexpectedPayload);
@@ -455,6 +481,25 @@ mod tests {
             Err(WireError::Flags(_))
         ));
     }
+
+    #[test]
+    fn claim_check_frames() {
+        let mut v = Header::control(Op::Verify, 0x1234_5678_9abc_def0);
+        v.len = 16;
+        assert_eq!(Header::decode(&v.encode(), MAX_TEST), Ok(v));
+        for op in [Op::VerifyAck, Op::VerifyNack] {
+            let a = Header::control(op, 7);
+            assert_eq!(Header::decode(&a.encode(), 0), Ok(a));
+            let mut b = a;
+            b.len = 1;
+            assert_eq!(
+                Header::decode(&b.encode(), 100),
+                Err(WireError::UnexpectedPayload)
+            );
+        }
+    }
+
+    const MAX_TEST: u64 = 1024;
 
     #[test]
     fn rma_frames_are_checked() {

@@ -130,10 +130,10 @@ impl SockEp {
             let mut item = item;
             let _ = c.write_item(&mut item);
         }
-        if let Some(c) = st.conns[slot].take() {
+        if let Some(mut c) = st.conns[slot].take() {
             self.epoll.remove(c.stream.as_raw_fd());
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
-            for item in c.txq {
+            for item in c.txq.take_all() {
                 if let Some(d) = item.done {
                     st.core.sinks.tx_err(&d.tx, canceled);
                 }

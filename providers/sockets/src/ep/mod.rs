@@ -55,7 +55,7 @@ use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
 use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, DEFERRED_COST,
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, ENTRY_COST,
 };
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -111,6 +111,10 @@ struct EpState {
     rma_parts: HashMap<u64, RmaPart>,
     /// RMA operations held behind an `FI_FENCE`, in posting order.
     fenced: std::collections::VecDeque<HeldRma>,
+    /// The id the next connection gets (`Conn::id`).
+    next_conn_id: u64,
+    /// Claim checks under way (connections with `verifies`).
+    verifying: usize,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
 }
@@ -198,7 +202,10 @@ impl SockEp {
             conn_timeout: retry::conn_timeout(),
             st: Mutex::new(EpState {
                 core: EpCore::new(info, PROV),
-                rxq: RxQueues::default(),
+                rxq: RxQueues {
+                    unexpected_limit: attrs::limits().unexp,
+                    ..RxQueues::default()
+                },
                 local: None,
                 listener: None,
                 udp: None,
@@ -212,12 +219,16 @@ impl SockEp {
                 fenced: std::collections::VecDeque::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
-                next_msg_id: 1,
+                // Not guessable: frames that refer to a message by id are
+                // also checked against the connection it went out on.
+                next_msg_id: sock::random_u64(),
                 acks: HashMap::new(),
                 tx_queued: 0,
+                next_retry: None,
+                next_conn_id: 1,
+                verifying: 0,
                 burst: false,
                 dirty: Vec::new(),
-                next_retry: None,
             }),
             coalesce: coalesce_enabled(),
             deferred_pending: std::sync::atomic::AtomicBool::new(false),
@@ -234,28 +245,28 @@ impl SockEp {
     /// endpoints bind when they connect or accept.
     fn open_socket(&self, st: &mut EpState, want: SocketAddr) -> Result<()> {
         let at = match self.ep_type {
-            FI_EP_RDM => {
-                if let Some(old) = st.listener.take() {
-                    self.epoll.remove(old.as_raw_fd());
-                }
-                let (l, at) =
-                    sock::serve::<TcpListener>(want, &self.epoll, TOKEN_LISTENER, "fi_endpoint")?;
-                st.listener = Some(l);
-                at
-            }
-            FI_EP_DGRAM => {
-                if let Some(old) = st.udp.take() {
-                    self.epoll.remove(old.as_raw_fd());
-                }
-                let (u, at) =
-                    sock::serve::<UdpSocket>(want, &self.epoll, TOKEN_UDP, "fi_endpoint")?;
-                st.udp = Some(u);
-                at
-            }
+            FI_EP_RDM => self.rebind(&mut st.listener, want, TOKEN_LISTENER)?,
+            FI_EP_DGRAM => self.rebind(&mut st.udp, want, TOKEN_UDP)?,
             _ => return Ok(()),
         };
         st.local = Some(attrs::advertised(at, self.info.domain.name.as_deref()));
         Ok(())
+    }
+
+    /// Closes the socket in `slot` (if any) and binds a new one at `want`,
+    /// watched under `token`; returns the address it got.
+    fn rebind<S: sock::Served>(
+        &self,
+        slot: &mut Option<S>,
+        want: SocketAddr,
+        token: u64,
+    ) -> Result<SocketAddr> {
+        if let Some(old) = slot.take() {
+            self.epoll.remove(old.as_raw_fd());
+        }
+        let (s, at) = sock::serve::<S>(want, &self.epoll, token, "fi_endpoint")?;
+        *slot = Some(s);
+        Ok(at)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, EpState> {
@@ -279,7 +290,9 @@ impl SockEp {
         }
     }
 
-    fn add_conn(&self, st: &mut EpState, conn: Conn, out: bool) -> usize {
+    fn add_conn(&self, st: &mut EpState, mut conn: Conn, out: bool) -> usize {
+        conn.id = st.next_conn_id;
+        st.next_conn_id += 1;
         let slot = match st.conns.iter().position(Option::is_none) {
             Some(i) => i,
             None => {
@@ -292,19 +305,35 @@ impl SockEp {
         if self.epoll.add(fd, TOKEN_CONN + slot as u64, out).is_ok() {
             if let Some(c) = st.conns[slot].as_mut() {
                 c.watching_out = out;
+                c.watching_in = true;
             }
         }
         slot
     }
 
-    fn watch_out(&self, st: &mut EpState, slot: usize) {
-        if let Some(c) = st.conns[slot].as_mut() {
-            let want = !c.txq.is_empty() || c.state == ConnState::Connecting;
-            if want != c.watching_out {
-                let _ = self
-                    .epoll
-                    .modify(c.stream.as_raw_fd(), TOKEN_CONN + slot as u64, want);
-                c.watching_out = want;
+    /// Whether a connection is read: not while a message waits for
+    /// unexpected-message room (`Paused`), nor while our replies to its
+    /// peer pile up unread (more than the inject-queue bound).
+    fn reading(c: &Conn) -> bool {
+        !matches!(c.rx, RxState::Paused { .. }) && c.txq.owned() <= attrs::limits().inject_queue
+    }
+
+    /// Sets what epoll reports for a connection: input only while it is
+    /// read (level-triggered readiness of a socket we will not read would
+    /// wake every wait at once), output while sends are queued.
+    fn watch(&self, st: &mut EpState, slot: usize) {
+        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+            let want_out = !c.txq.is_empty() || c.state == ConnState::Connecting;
+            let want_in = Self::reading(c);
+            if want_out != c.watching_out || want_in != c.watching_in {
+                let _ = self.epoll.set(
+                    c.stream.as_raw_fd(),
+                    TOKEN_CONN + slot as u64,
+                    want_in,
+                    want_out,
+                );
+                c.watching_out = want_out;
+                c.watching_in = want_in;
             }
         }
     }
@@ -330,14 +359,19 @@ impl SockEp {
         };
         prov_log!(
             PROV,
-            FI_LOG_WARN,
+            if c.transient {
+                FI_LOG_DEBUG
+            } else {
+                FI_LOG_WARN
+            },
             FI_LOG_EP_DATA,
             "connection closed: {}",
             err.describe()
         );
         self.epoll.remove(c.stream.as_raw_fd());
         let _ = c.stream.shutdown(std::net::Shutdown::Both);
-        for item in c.txq.drain(..) {
+
+        for item in c.txq.take_all() {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             if let Some(d) = item.done {
                 st.core.sinks.tx_err(&d.tx, err);
@@ -383,7 +417,7 @@ impl SockEp {
             if p.conn == Some(slot) {
                 p.conn = None;
                 p.ready = false;
-                failed.extend(p.pending.drain(..));
+                failed.extend(p.pending.take_all());
                 gone.push(*sa);
             }
         }
@@ -429,6 +463,17 @@ impl SockEp {
                 st.core.cm_error(err, Vec::new());
             }
             _ => {}
+        }
+        // Last, as they may open a connection (into this very slot): a
+        // claim check that ends without an answer fails the claim; a
+        // claiming connection that ends stops holding its address.
+        if let Some((claimer, id, _)) = c.verifies {
+            st.verifying = st.verifying.saturating_sub(1);
+            self.claim_checked(st, claimer, id, false);
+            self.start_checks(st);
+        }
+        if let Some(cl) = c.claim {
+            self.claim_dropped(st, cl.addr, slot);
         }
     }
 
@@ -512,7 +557,7 @@ impl SockEp {
         if held && !more {
             self.flush(st, slot);
         } else {
-            self.watch_out(st, slot);
+            self.watch(st, slot);
         }
         Ok(())
     }
@@ -575,7 +620,18 @@ impl SockEp {
             st.tx_queued = st.tx_queued.saturating_sub(1);
             self.item_sent(st, slot, item);
         }
-        self.watch_out(st, slot);
+        self.watch(st, slot);
+    }
+
+    /// Memory of our own copies queued on every connection and for every
+    /// peer still in its handshake.
+    fn owned_total(st: &EpState) -> usize {
+        st.conns
+            .iter()
+            .flatten()
+            .map(|c| c.txq.owned())
+            .sum::<usize>()
+            + st.peers.values().map(|p| p.pending.owned()).sum::<usize>()
     }
 
     /// Whether an operation may be posted now: the endpoint is enabled,
@@ -594,6 +650,26 @@ impl SockEp {
         }
         if !st.core.sinks.tx_room(tx) {
             return Err(Error::Again);
+        }
+        Ok(())
+    }
+
+    /// Copies (of injected sends, injected RMA writes, atomic operands)
+    /// queued behind peers that do not read are bounded: whether `len`
+    /// more bytes may be copied now (checked only when something is queued
+    /// at all; `-FI_EAGAIN` over `attrs::Limits::inject_queue` after a round
+    /// of progress).
+    fn copies_admit(&self, st: &mut EpState, len: usize) -> Result<()> {
+        if st.tx_queued == 0 {
+            return Ok(());
+        }
+        let limit = attrs::limits().inject_queue;
+        let over = |st: &EpState| Self::owned_total(st) + len + ENTRY_COST > limit;
+        if over(st) {
+            self.progress_locked(st);
+            if over(st) {
+                return Err(Error::Again);
+            }
         }
         Ok(())
     }
@@ -835,9 +911,14 @@ impl EndpointOps for SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
+        let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
+            || tx.internal & internal::NO_COMPLETION != 0;
+        if copied && self.ep_type != FI_EP_DGRAM {
+            self.copies_admit(st, len)?;
+        }
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;
-        st.next_msg_id += 1;
+        st.next_msg_id = st.next_msg_id.wrapping_add(1);
         let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
         if self.ep_type == FI_EP_DGRAM {
             return self.send_dgram(st, op, &tx, &hdr);

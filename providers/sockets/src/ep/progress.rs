@@ -38,7 +38,7 @@ impl SockEp {
                     }
                 }
             }
-            Op::Hello | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
+            Op::Hello | Op::Verify | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
                 if hdr.len > MAX_CONTROL {
                     self.close_conn(st, slot, Failure::code(FI_EIO), "oversized control frame");
                     return None;
@@ -57,9 +57,17 @@ impl SockEp {
                 self.on_hello_nack(st, slot);
                 None
             }
+            Op::VerifyAck | Op::VerifyNack => {
+                self.on_verified(st, slot, hdr.msg_id, hdr.op == Op::VerifyAck);
+                None
+            }
             Op::Ack => {
-                if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
-                    st.core.sinks.tx_done(&d.tx);
+                // Only the connection the message went out on may
+                // acknowledge it.
+                if st.acks.get(&hdr.msg_id).is_some_and(|(s, _)| *s == slot) {
+                    if let Some((_, d)) = st.acks.remove(&hdr.msg_id) {
+                        st.core.sinks.tx_done(&d.tx);
+                    }
                 }
                 None
             }
@@ -131,7 +139,8 @@ impl SockEp {
             (Op::ReadReq, Dest::Prefix { b, .. }) => self.on_read_req(st, slot, hdr, &b),
             (Op::Atomic, Dest::Buffer(v)) => self.on_atomic(st, slot, hdr, &v),
             (Op::RmaResp, Dest::Rma { .. }) => self.on_read_done(st, hdr),
-            (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, &b),
+            (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, hdr.msg_id, &b),
+            (Op::Verify, Dest::Buffer(b)) => self.on_verify(st, slot, hdr.msg_id, &b),
             (Op::ConnAccept, Dest::Buffer(data)) => self.on_conn_accept(st, slot, data),
             (Op::ConnReject, Dest::Buffer(data)) => self.on_conn_reject(st, slot, data),
             _ => self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected frame"),
@@ -158,6 +167,7 @@ impl SockEp {
         if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
             c.release_stage(&mut st.stages);
         }
+        self.watch(st, slot);
     }
 
     /// [`Self::read_conn`]'s loop: frames until the socket is empty, the
@@ -197,7 +207,7 @@ impl SockEp {
                 }
                 RxState::Header { mut buf, mut got } => {
                     if c.staged().is_empty() {
-                        if drained {
+                        if drained || !Self::reading(c) {
                             c.rx = RxState::Header { buf, got };
                             return;
                         }
@@ -383,13 +393,25 @@ impl SockEp {
                             as u32
                         != 0
                     {
-                        let connecting = st
-                            .conns
-                            .get(slot)
-                            .and_then(Option::as_ref)
-                            .is_some_and(|c| c.state == ConnState::Connecting);
-                        if connecting {
+                        let Some(c) = st.conns.get(slot).and_then(Option::as_ref) else {
+                            continue;
+                        };
+                        if c.state == ConnState::Connecting {
                             self.on_writable(st, slot);
+                        } else if !c.watching_in {
+                            // Not read for now. An error or hang-up (epoll
+                            // reports those regardless) means it is dead,
+                            // and would be reported again and again.
+                            if bits & (libc::EPOLLERR | libc::EPOLLHUP) as u32 == 0 {
+                                continue;
+                            }
+                            self.close_conn(
+                                st,
+                                slot,
+                                Failure::code(FI_ECONNRESET),
+                                "connection reset while paused",
+                            );
+                            continue;
                         }
                         self.read_conn(st, slot);
                     }

@@ -14,8 +14,10 @@ use super::*;
 use std::time::{Duration, Instant};
 
 /// How long connection setup to a peer is retried unless
-/// `FI_SOCKETS_CONN_TIMEOUT` says otherwise.
-pub const DEFAULT_CONN_TIMEOUT: Duration = Duration::from_secs(10);
+/// `FI_SOCKETS_CONN_TIMEOUT` says otherwise: long enough for the ranks of
+/// a job to open their endpoints, short enough that a send to a dead peer
+/// fails well within the 10 s that fabtests-style programs allow.
+pub const DEFAULT_CONN_TIMEOUT: Duration = Duration::from_secs(5);
 /// The first pause between attempts; each failure doubles it up to
 /// [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
@@ -162,7 +164,7 @@ impl SockEp {
                 if let Some(at) = p.retry.next(limit) {
                     st.next_retry = Some(st.next_retry.map_or(at, |n| n.min(at)));
                 } else {
-                    let items: Vec<TxItem> = p.pending.drain(..).collect();
+                    let items: Vec<TxItem> = p.pending.take_all().into();
                     self.fail_items(st, items, f);
                     self.fail_rma_to(st, |to| to == Some(sa), f);
                 }

@@ -70,7 +70,7 @@ impl SockEp {
                 self.clear_to_send(st, m);
             }
             Placement::Unexpected => {
-                if !st.rxq.unexpected_room(DEFERRED_COST) {
+                if !st.rxq.unexpected_room(0) {
                     // Wait in TCP flow control, as eager messages do.
                     return Some(RxState::Paused { hdr });
                 }
@@ -91,8 +91,20 @@ impl SockEp {
 
     /// `Cts`: the receiver has a buffer; send the held `Data` frame (or,
     /// when it discarded the message, complete the send now).
+    ///
+    /// Only the peer the message was announced to may clear it: the
+    /// connection must be the MSG endpoint's own, or one whose peer
+    /// identity is that peer's (a connection we opened to it, or an
+    /// incoming one whose handshake was verified, see `rdm.rs`).
     pub(super) fn on_cts(&self, st: &mut EpState, slot: usize, hdr: Header) {
-        let Some((item, _)) = st.rndv_tx.remove(&hdr.msg_id) else {
+        let from_receiver = st.rndv_tx.get(&hdr.msg_id).is_some_and(|(_, to)| match to {
+            Some(sa) => st.conns[slot].as_ref().and_then(|c| c.peer) == Some(*sa),
+            None => st.msg == MsgState::Connected(slot),
+        });
+        let item = from_receiver
+            .then(|| st.rndv_tx.remove(&hdr.msg_id))
+            .flatten();
+        let Some((item, _)) = item else {
             self.close_conn(
                 st,
                 slot,
