@@ -114,6 +114,12 @@ impl BindRef {
     pub fn again(&self) -> BindRef {
         BindRef::new(&self.0)
     }
+
+    /// Whether `other` binds the same object (e.g. two objects opened on
+    /// one domain).
+    pub fn same_object(&self, other: &BindRef) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl Drop for BindRef {

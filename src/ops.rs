@@ -366,6 +366,15 @@ pub trait FabricOps: Send + Sync {
 pub trait DomainOps: Send + Sync {
     /// Opens an active endpoint.
     fn endpoint(&self, info: &Info) -> Result<Arc<dyn EndpointOps>>;
+    /// Opens the endpoints behind a scalable endpoint (`fi_scalable_ep`),
+    /// one per context pair (as many as the larger of `info.ep.tx_ctx_cnt`
+    /// and `rx_ctx_cnt`): endpoint `k` serves transmit context `k` and
+    /// receive context `k`, and a peer reaches receive context `k` through
+    /// the fi_addr_t that `fi_rx_addr` makes of the scalable endpoint's
+    /// address, endpoint 0's. `NoSys` where unsupported.
+    fn scalable_ep(&self, _info: &Info) -> Result<Vec<Arc<dyn EndpointOps>>> {
+        Err(Error::NoSys)
+    }
     /// The domain-wide progress engine (drives every endpoint), if any.
     fn progress(&self) -> Option<Arc<dyn Progress>> {
         None

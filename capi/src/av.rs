@@ -24,6 +24,14 @@ pub struct AvObj {
     _domain: BindRef,
 }
 
+impl AvObj {
+    /// The bind on the domain it was opened on (endpoints check that
+    /// what they bind comes from their own domain).
+    pub(crate) fn domain_ref(&self) -> &BindRef {
+        &self._domain
+    }
+}
+
 pub type AvHandle = Handle<fid_av, AvObj>;
 
 static AV_FI_OPS: fi_ops = fi_ops {
@@ -106,9 +114,10 @@ pub(crate) extern "C" fn domain_av_open(
             Err(e) => {
                 core_warn!(
                     FI_LOG_AV,
-                    "fi_av_open: cannot open (type {}, rx_ctx_bits {}, name {:?}): {e:?}",
+                    "fi_av_open: cannot open (type {}, rx_ctx_bits {}, count {}, name {:?}): {e:?}",
                     a.r#type,
                     a.rx_ctx_bits,
+                    a.count,
                     name
                 );
                 return e.code();

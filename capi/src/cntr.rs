@@ -17,6 +17,14 @@ pub struct CntrObj {
     _domain: BindRef,
 }
 
+impl CntrObj {
+    /// The bind on the domain it was opened on (endpoints check that
+    /// what they bind comes from their own domain).
+    pub(crate) fn domain_ref(&self) -> &BindRef {
+        &self._domain
+    }
+}
+
 pub type CntrHandle = Handle<fid_cntr, CntrObj>;
 
 static CNTR_FI_OPS: fi_ops = fi_ops {

@@ -25,6 +25,14 @@ pub struct CqObj {
     _domain: BindRef,
 }
 
+impl CqObj {
+    /// The bind on the domain it was opened on (endpoints check that
+    /// what they bind comes from their own domain).
+    pub(crate) fn domain_ref(&self) -> &BindRef {
+        &self._domain
+    }
+}
+
 pub type CqHandle = Handle<fid_cq, CqObj>;
 
 static CQ_FI_OPS: fi_ops = fi_ops {
@@ -75,7 +83,8 @@ pub(crate) extern "C" fn domain_cq_open(
             Err(e) => {
                 core_warn!(
                     FI_LOG_CQ,
-                    "fi_cq_open: unsupported attributes (format {}, wait_obj {}, wait_cond {})",
+                    "fi_cq_open: unsupported attributes (size {}, format {}, wait_obj {}, wait_cond {})",
+                    a.size,
                     a.format,
                     a.wait_obj,
                     a.wait_cond

@@ -102,6 +102,20 @@ extern "C" fn eq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int
     })
 }
 
+/// The bytes an event needs in the application's buffer: a buffer smaller
+/// than that gets `-FI_ETOOSMALL` and the event stays queued. A connection
+/// event needs its fixed entry only: connection data beyond the buffer is
+/// dropped, as Debian's libfabric does, since programs commonly read
+/// `FI_CONNREQ` into a bare `struct fi_eq_cm_entry` and would otherwise
+/// never get past it.
+fn event_size(ev: &Event) -> usize {
+    match &ev.data {
+        EventData::Entry { .. } => core::mem::size_of::<fi_eq_entry>(),
+        EventData::Cm { .. } => core::mem::size_of::<fi_eq_cm_entry>(),
+        EventData::Raw(bytes) => bytes.len(),
+    }
+}
+
 /// Copies an event's payload into the application's buffer; the number of
 /// bytes, or `-FI_ETOOSMALL`.
 ///
@@ -187,8 +201,9 @@ unsafe fn read_common(
         return -FI_EBADFLAGS as isize;
     }
     let peek = flags & FI_PEEK != 0;
+    let fits = |ev: &Event| (len >= event_size(ev)) && (!buf.is_null() || event_size(ev) == 0);
     let r = match timeout {
-        None => h.inner.eq.read(peek),
+        None => h.inner.eq.read_fitting(peek, fits),
         Some(t) => {
             if h.inner.eq.wait_obj == FI_WAIT_NONE {
                 core_warn!(
@@ -197,7 +212,7 @@ unsafe fn read_common(
                 );
                 return -FI_EINVAL as isize;
             }
-            h.inner.eq.sread(peek, t)
+            h.inner.eq.sread_fitting(peek, t, fits)
         }
     };
     match r {

@@ -47,6 +47,11 @@ enum Entry {
     Err(Box<CqError>),
 }
 
+/// The most entries a completion queue may be opened with (`fi_cq_open`
+/// refuses more with `-FI_EINVAL`): far beyond any real use, and small
+/// enough that the queue's memory, filled, can be addressed.
+pub const MAX_CQ_SIZE: usize = 1 << 30;
+
 /// A completion queue.
 pub struct CompletionQueue {
     pub format: fi_cq_format,
@@ -71,8 +76,8 @@ pub struct CqAttr {
 }
 
 impl CompletionQueue {
-    /// Opens a queue. Unknown formats or wait objects are `Inval`;
-    /// `FI_WAIT_SET` is `NoSys`.
+    /// Opens a queue. Unknown formats, wait objects or conditions, and a
+    /// size above [`MAX_CQ_SIZE`], are `Inval`; `FI_WAIT_SET` is `NoSys`.
     pub fn new(attr: CqAttr) -> Result<CompletionQueue> {
         let format = match attr.format {
             FI_CQ_FORMAT_UNSPEC => FI_CQ_FORMAT_CONTEXT,
@@ -86,6 +91,9 @@ impl CompletionQueue {
             _ => return Err(Error::Inval),
         }
         if attr.wait_cond != FI_CQ_COND_NONE && attr.wait_cond != FI_CQ_COND_THRESHOLD {
+            return Err(Error::Inval);
+        }
+        if attr.size > MAX_CQ_SIZE {
             return Err(Error::Inval);
         }
         let size = if attr.size == 0 { 1024 } else { attr.size };

@@ -123,11 +123,18 @@ impl EventQueue {
     /// Reads (or with `peek`, looks at) the first event. `Again` when
     /// empty, `Avail` when an error is first.
     pub fn read(&self, peek: bool) -> Result<Event> {
+        self.read_fitting(peek, |_| true)
+    }
+
+    /// [`Self::read`] for a caller whose buffer takes only events `fits`
+    /// accepts: one that does not fit stays queued (`TooSmall`).
+    pub fn read_fitting(&self, peek: bool, fits: impl Fn(&Event) -> bool) -> Result<Event> {
         self.sources.progress();
         let mut q = self.lock();
         let r = match q.front() {
             None => Err(Error::Again),
             Some(Item::Err(_)) => Err(Error::Avail),
+            Some(Item::Ev(e)) if !fits(e) => Err(Error::TooSmall),
             Some(Item::Ev(e)) if peek => Ok(e.clone()),
             Some(Item::Ev(_)) => match q.pop_front() {
                 Some(Item::Ev(e)) => Ok(e),
@@ -160,10 +167,22 @@ impl EventQueue {
 
     /// Blocking read with a timeout in ms (negative = forever).
     pub fn sread(&self, peek: bool, timeout_ms: i32) -> Result<Event> {
+        self.sread_fitting(peek, timeout_ms, |_| true)
+    }
+
+    /// [`Self::sread`] with [`Self::read_fitting`]'s size check.
+    pub fn sread_fitting(
+        &self,
+        peek: bool,
+        timeout_ms: i32,
+        fits: impl Fn(&Event) -> bool,
+    ) -> Result<Event> {
         self.signal
-            .wait_for(deadline(timeout_ms), || match self.read(peek) {
-                Err(Error::Again) => ControlFlow::Continue(self.sources.wait_fds()),
-                other => ControlFlow::Break(other),
+            .wait_for(deadline(timeout_ms), || {
+                match self.read_fitting(peek, &fits) {
+                    Err(Error::Again) => ControlFlow::Continue(self.sources.wait_fds()),
+                    other => ControlFlow::Break(other),
+                }
             })
             .unwrap_or(Err(Error::Again))
     }

@@ -528,7 +528,9 @@ pub fn complete_into(
             comp,
             olen: truncated,
             err: FI_ETRUNC,
-            prov_errno: 0,
+            // What `fi_cq_strerror` explains: the message was longer than
+            // the buffer ("Message too long"), not "Success".
+            prov_errno: FI_EMSGSIZE as c_int,
             err_data: Vec::new(),
         });
     } else {

@@ -12,6 +12,8 @@ mod cm;
 mod data;
 mod msg;
 mod rma;
+pub mod sep;
+pub mod stx;
 mod tagged;
 
 use crate::boundary::with_handle;
@@ -45,6 +47,8 @@ pub struct EpObj {
     /// For an alias (`fi_ep_alias`): the bind on the endpoint it aliases.
     /// Closing an alias leaves the endpoint alone.
     alias_of: Option<BindRef>,
+    /// A shared transmit context is bound (at most one, `stx.rs`).
+    stx_bound: std::sync::atomic::AtomicBool,
     _domain: BindRef,
 }
 
@@ -132,9 +136,24 @@ pub fn new_ep(
     domain: BindRef,
     context: *mut c_void,
 ) -> *mut fid_ep {
+    new_handle(ops, info, domain, context, FI_CLASS_EP, None)
+}
+
+/// [`new_ep`] of class `class`: `FI_CLASS_EP`, or a scalable endpoint's
+/// `FI_CLASS_TX_CTX`/`FI_CLASS_RX_CTX` (`sep.rs`), whose `alias_of` holds
+/// the scalable endpoint (closing the context leaves the provider
+/// endpoint to it).
+fn new_handle(
+    ops: Arc<dyn EndpointOps>,
+    info: &oxifabric::info::Info,
+    domain: BindRef,
+    context: *mut c_void,
+    class: c_int,
+    alias_of: Option<BindRef>,
+) -> *mut fid_ep {
     let c = fid_ep {
         fid: fid {
-            fclass: FI_CLASS_EP as usize,
+            fclass: class as usize,
             context,
             ops: &EP_FI_OPS as *const _ as *mut _,
         },
@@ -155,12 +174,15 @@ pub fn new_ep(
         rx_iov_limit: info.rx.iov_limit.min(IoVec::CAP),
         rma_iov_limit: info.tx.rma_iov_limit.min(IoVec::CAP),
         addr_format: info.addr_format,
-        alias_of: None,
+        alias_of,
+        stx_bound: Default::default(),
         _domain: domain,
     };
     let ops = obj.ops.clone();
-    let p = EpHandle::boxed(c, FI_CLASS_EP, obj);
-    ops.set_fid(p as usize);
+    let p = EpHandle::boxed(c, class, obj);
+    if class == FI_CLASS_EP {
+        ops.set_fid(p as usize);
+    }
     p
 }
 
@@ -170,8 +192,11 @@ pub fn new_ep(
 /// `f` is NULL or points to a live `struct fid` (the crate's pointer
 /// contract); class and magic are checked before anything else is read.
 pub unsafe fn ep_handle<'a>(f: *const fid) -> Option<&'a EpHandle> {
-    // SAFETY: forwarded under the same contract.
-    unsafe { EpHandle::from_fid(f, FI_CLASS_EP) }
+    // Endpoints and the contexts of scalable endpoints are one Rust type.
+    [FI_CLASS_EP, FI_CLASS_TX_CTX, FI_CLASS_RX_CTX]
+        .into_iter()
+        // SAFETY: forwarded under the same contract.
+        .find_map(|class| unsafe { EpHandle::from_fid(f, class) })
 }
 
 unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
@@ -195,10 +220,17 @@ const CNTR_BIND_FLAGS: u64 =
 
 unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
     with_handle!(ep_handle, f, "fi_ep_bind", |h| {
+        // SAFETY: `bfid` is NULL or a live fid (the crate's pointer
+        // contract); the lookup checks class and magic.
+        if let Some(s) = unsafe { stx::stx_handle(bfid) } {
+            return stx::bind(h, s, flags);
+        }
+        // CQs, counters and AVs must come from the endpoint's own domain
+        // (fi_endpoint(3)); EQs belong to the fabric.
         // For the four lookups: `bfid` is NULL or a live fid (the crate's
         // pointer contract); each lookup checks class and magic.
         // SAFETY: as said above.
-        let (binding, bind) = if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
+        let (binding, bind, domain) = if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
             if flags & !CQ_BIND_FLAGS != 0 {
                 core_warn!(FI_LOG_EP_CTRL, "fi_ep_bind: invalid CQ flags {flags:#x}");
                 return -FI_EBADFLAGS;
@@ -206,6 +238,7 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             (
                 Binding::Cq(cq.inner.cq.clone(), flags),
                 BindRef::new(&cq.binds),
+                Some(cq.inner.domain_ref()),
             )
         // SAFETY: as for the CQ lookup.
         } else if let Some(c) = unsafe { crate::cntr::cntr_handle(bfid) } {
@@ -219,16 +252,32 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             (
                 Binding::Cntr(c.inner.cntr.clone(), flags),
                 BindRef::new(&c.binds),
+                Some(c.inner.domain_ref()),
             )
         // SAFETY: as for the CQ lookup.
         } else if let Some(eq) = unsafe { crate::eq::eq_handle(bfid) } {
-            (Binding::Eq(eq.inner.eq.clone()), BindRef::new(&eq.binds))
+            (
+                Binding::Eq(eq.inner.eq.clone()),
+                BindRef::new(&eq.binds),
+                None,
+            )
         // SAFETY: as for the CQ lookup.
         } else if let Some(av) = unsafe { crate::av::av_handle(bfid) } {
-            (Binding::Av(av.inner.av.clone()), BindRef::new(&av.binds))
+            (
+                Binding::Av(av.inner.av.clone()),
+                BindRef::new(&av.binds),
+                Some(av.inner.domain_ref()),
+            )
         } else {
             return bad_fid("fi_ep_bind (object to bind)");
         };
+        if domain.is_some_and(|d| !d.same_object(&h.inner._domain)) {
+            core_warn!(
+                FI_LOG_EP_CTRL,
+                "fi_ep_bind: the object belongs to another domain"
+            );
+            return -FI_EINVAL;
+        }
         match h.inner.ops.bind(binding) {
             Ok(()) => {
                 h.inner
@@ -294,6 +343,7 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     rma_iov_limit: h.inner.rma_iov_limit,
                     addr_format: h.inner.addr_format,
                     alias_of: Some(BindRef::new(&h.binds)),
+                    stx_bound: Default::default(),
                     _domain: h.inner._domain.again(),
                 };
                 // SAFETY: `a.fid` is not NULL and points to the caller's

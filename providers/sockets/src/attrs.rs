@@ -27,7 +27,8 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_MULTI_RECV
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM
-    | FI_SHARED_AV;
+    | FI_SHARED_AV
+    | FI_NAMED_RX_CTX;
 /// Capabilities of datagram endpoints.
 pub const DGRAM_CAPS: u64 = FI_MSG
     | FI_SEND
@@ -36,7 +37,12 @@ pub const DGRAM_CAPS: u64 = FI_MSG
     | FI_SOURCE
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM
-    | FI_SHARED_AV;
+    | FI_SHARED_AV
+    | FI_NAMED_RX_CTX;
+/// Most endpoints sharing one shared transmit context.
+pub const MAX_EP_STX: usize = 128;
+/// Most transmit (receive) contexts of a scalable endpoint (`ep/sep.rs`).
+pub const MAX_EP_CTX: usize = 16;
 const TX_CAPS: u64 =
     FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_FENCE;
 const RX_CAPS: u64 = FI_MSG
@@ -184,10 +190,11 @@ pub fn entry(
     src: SocketAddr,
     dest: Option<SocketAddr>,
 ) -> Info {
-    let (caps, max_msg, order) = if ep_type == FI_EP_DGRAM {
-        (DGRAM_CAPS, DGRAM_MAX_MSG, FI_ORDER_SAS)
-    } else {
-        (RELIABLE_CAPS, MAX_MSG, RELIABLE_ORDER)
+    let (caps, max_msg, order) = match ep_type {
+        FI_EP_DGRAM => (DGRAM_CAPS, DGRAM_MAX_MSG, FI_ORDER_SAS),
+        // Scalable endpoints are connectionless only.
+        FI_EP_MSG => (RELIABLE_CAPS & !FI_NAMED_RX_CTX, MAX_MSG, RELIABLE_ORDER),
+        _ => (RELIABLE_CAPS, MAX_MSG, RELIABLE_ORDER),
     };
     let rma = ep_type != FI_EP_DGRAM;
     Info {
@@ -237,8 +244,9 @@ pub fn entry(
             } else {
                 TAG_FORMAT
             },
-            tx_ctx_cnt: 1,
-            rx_ctx_cnt: 1,
+            // The most a scalable endpoint may have (hints ask for fewer).
+            tx_ctx_cnt: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
+            rx_ctx_cnt: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
             auth_key_size: 0,
             auth_key: None,
         },
@@ -257,9 +265,12 @@ pub fn entry(
             ep_cnt: 1024,
             tx_ctx_cnt: 1024,
             rx_ctx_cnt: 1024,
-            max_ep_tx_ctx: 1,
-            max_ep_rx_ctx: 1,
-            max_ep_stx_ctx: 0,
+            // Scalable endpoints (RDM, DGRAM; `ep/sep.rs`).
+            max_ep_tx_ctx: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
+            max_ep_rx_ctx: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
+            // Shared transmit contexts (the C boundary's `ep/stx.rs`):
+            // how many endpoints may share one.
+            max_ep_stx_ctx: MAX_EP_STX,
             max_ep_srx_ctx: 0,
             cntr_cnt: 256,
             mr_iov_limit: MR_IOV_LIMIT,

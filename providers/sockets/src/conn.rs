@@ -201,10 +201,10 @@ impl TxItem {
     pub fn charge(&self) -> usize {
         match &self.data {
             TxData::Owned(v) => ENTRY_COST + v.capacity(),
-            // RMA: the target prefix is in the entry, the rest is the
-            // application's (or registered) memory.
-            TxData::Inline { .. } | TxData::Rma { .. } => ENTRY_COST,
-            TxData::User(_) => 0,
+            TxData::Inline { .. } => ENTRY_COST,
+            // An RMA frame's payload is the initiator's buffers or the
+            // target's registered memory, never a copy of ours.
+            TxData::User(_) | TxData::Rma { .. } => 0,
         }
     }
 }

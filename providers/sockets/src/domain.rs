@@ -51,6 +51,11 @@ impl DomainOps for SockDomain {
         Ok(ep)
     }
 
+    fn scalable_ep(&self, info: &Info) -> Result<Vec<Arc<dyn EndpointOps>>> {
+        let me = self.me.upgrade().ok_or(oxifabric::error::Error::Inval)?;
+        crate::ep::sep::open(&me, info)
+    }
+
     fn mr_table(&self) -> Option<Arc<MrTable>> {
         Some(self.mr.clone())
     }

@@ -48,6 +48,8 @@ struct PepState {
     local: Option<SocketAddr>,
     incoming: Vec<Option<Incoming>>,
     backlog: i32,
+    /// Accepting pauses after running out of descriptors.
+    accept_backoff: crate::sock::AcceptBackoff,
 }
 
 /// A sockets passive endpoint.
@@ -75,6 +77,7 @@ impl SockPep {
                 local,
                 incoming: Vec::new(),
                 backlog: 128,
+                accept_backoff: Default::default(),
             }),
         }))
     }
@@ -106,7 +109,18 @@ impl SockPep {
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(_) => return,
+                Err(e) => {
+                    let fd = l.as_raw_fd();
+                    if st.accept_backoff.failed(&self.epoll, fd, 0, &e) {
+                        prov_log!(
+                            "sockets",
+                            FI_LOG_WARN,
+                            FI_LOG_EP_CTRL,
+                            "accept failed: {e}; accepting pauses"
+                        );
+                    }
+                    return;
+                }
             }
         }
     }
@@ -188,6 +202,10 @@ impl Progress for SockPep {
         let Ok(mut st) = self.st.try_lock() else {
             return;
         };
+        if let Some(l) = &st.listener {
+            let fd = l.as_raw_fd();
+            st.accept_backoff.resume_due(&self.epoll, fd, 0);
+        }
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 16];
         let n = self.epoll.wait(&mut evs, 0);
         for ev in &evs[..n] {

@@ -266,6 +266,43 @@ impl Epoll {
     }
 }
 
+/// Pauses accepting after an error that leaves the listener readable:
+/// without descriptors or memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`)
+/// the pending connection stays in the backlog, so a level-triggered
+/// listener would wake every wait at once, forever. The listener leaves
+/// readiness for [`ACCEPT_PAUSE`]; progress after that puts it back.
+#[derive(Default)]
+pub struct AcceptBackoff {
+    until: Option<std::time::Instant>,
+}
+
+/// How long accepting pauses after a resource error.
+pub const ACCEPT_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl AcceptBackoff {
+    /// After `accept` failed with `e` on `fd` (watched as `token`): true
+    /// when it is a resource error and accepting now pauses.
+    pub fn failed(&mut self, epoll: &Epoll, fd: RawFd, token: u64, e: &io::Error) -> bool {
+        let resource = matches!(
+            e.raw_os_error(),
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+        );
+        if resource {
+            let _ = epoll.set(fd, token, false, false);
+            self.until = Some(std::time::Instant::now() + ACCEPT_PAUSE);
+        }
+        resource
+    }
+
+    /// Watches the listener again once the pause is over.
+    pub fn resume_due(&mut self, epoll: &Epoll, fd: RawFd, token: u64) {
+        if self.until.is_some_and(|t| std::time::Instant::now() >= t) {
+            self.until = None;
+            let _ = epoll.set(fd, token, true, false);
+        }
+    }
+}
+
 /// A socket an endpoint serves on: a TCP listener (RDM endpoints, passive
 /// endpoints) or a UDP socket (DGRAM endpoints).
 pub trait Served: AsRawFd + Sized {

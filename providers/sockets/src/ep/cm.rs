@@ -55,6 +55,15 @@ impl SockEp {
         }
     }
 
+    /// Enables the endpoint unless it is enabled (`fi_enable`'s checks
+    /// apply: a CQ and an EQ must be bound).
+    fn enable_implicitly(&self) -> Result<()> {
+        if self.lock().core.enabled {
+            return Ok(());
+        }
+        self.enable()
+    }
+
     /// `fi_connect`.
     pub(super) fn cm_connect(&self, a: &[u8], data: &[u8]) -> Result<()> {
         if self.ep_type != FI_EP_MSG {
@@ -64,10 +73,9 @@ impl SockEp {
             return Err(Error::Inval);
         }
         let sa = sockaddr(a).ok_or(Error::Inval)?;
+        // fi_cm(3): connecting enables an endpoint not enabled yet.
+        self.enable_implicitly()?;
         let mut st = self.lock();
-        if !st.core.enabled {
-            return Err(Error::OpBadState);
-        }
         if st.msg != MsgState::Idle {
             return Err(Error::IsConn);
         }
@@ -98,12 +106,14 @@ impl SockEp {
         if data.len() > attrs::CM_DATA_SIZE {
             return Err(Error::Inval);
         }
+        if self.lock().core.eq.is_none() {
+            return Err(Error::NoEq);
+        }
+        // As for fi_connect: accepting enables the endpoint.
+        self.enable_implicitly()?;
         let mut st = self.lock();
         if st.msg != MsgState::Idle {
             return Err(Error::IsConn);
-        }
-        if st.core.eq.is_none() {
-            return Err(Error::NoEq);
         }
         let Some(pending) = crate::pep::take_pending(self.info.handle) else {
             prov_log!(

@@ -31,6 +31,7 @@ mod rdm;
 mod retry;
 mod rma;
 mod rndv;
+pub mod sep;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
@@ -105,16 +106,18 @@ struct EpState {
     /// Receives matched to an announced message, waiting for its `Data`,
     /// by (connection, sender's message id).
     rndv_rx: HashMap<(usize, u64), RndvMatch>,
+    /// The id the next connection gets (`Conn::id`).
+    next_conn_id: u64,
+    /// Claim checks under way (connections with `verifies`).
+    verifying: usize,
+    /// Accepting pauses after running out of descriptors.
+    accept_backoff: sock::AcceptBackoff,
     /// RMA operations in flight, by operation id.
     rma_ops: HashMap<u64, RmaPending>,
     /// Their pieces waiting for the target's answer, by frame id.
     rma_parts: HashMap<u64, RmaPart>,
     /// RMA operations held behind an `FI_FENCE`, in posting order.
     fenced: std::collections::VecDeque<HeldRma>,
-    /// The id the next connection gets (`Conn::id`).
-    next_conn_id: u64,
-    /// Claim checks under way (connections with `verifies`).
-    verifying: usize,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
 }
@@ -162,6 +165,8 @@ pub fn now_ms() -> u64 {
 }
 
 const PROV: &str = "sockets";
+/// Why an MSG connection ended when the peer sent `Shutdown`.
+const PEER_SHUTDOWN: &str = "peer shut down";
 
 impl SockEp {
     /// Creates an endpoint for an entry of this provider.
@@ -227,6 +232,7 @@ impl SockEp {
                 next_retry: None,
                 next_conn_id: 1,
                 verifying: 0,
+                accept_backoff: Default::default(),
                 burst: false,
                 dirty: Vec::new(),
             }),
@@ -452,11 +458,18 @@ impl SockEp {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
                 st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
-                let f = Failure {
-                    err: FI_ECONNRESET,
-                    ..err
-                };
-                st.rxq.fail_all(f, &st.core.sinks);
+                // A peer that shut down in order sent everything before its
+                // `Shutdown`: receives still posted stay posted (the
+                // application cancels them or closes the endpoint), as
+                // with upstream's providers. A connection that broke fails
+                // them, so nobody waits for data that cannot come.
+                if err.cause != PEER_SHUTDOWN {
+                    let f = Failure {
+                        err: FI_ECONNRESET,
+                        ..err
+                    };
+                    st.rxq.fail_all(f, &st.core.sinks);
+                }
             }
             MsgState::Connecting(s) if s == slot => {
                 st.msg = MsgState::Down;
@@ -603,6 +616,12 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return;
         };
+        // Nothing goes out before the connect completes (`on_writable`
+        // flushes then): a write would consume the connect's error
+        // (`SO_ERROR`) and report a refused connection as a reset one.
+        if c.state == ConnState::Connecting {
+            return;
+        }
         if let Err(e) = c.write_queued() {
             self.close_conn(st, slot, reset(&e), "write failed");
             return;

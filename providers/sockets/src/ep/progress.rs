@@ -72,7 +72,7 @@ impl SockEp {
                 None
             }
             Op::Shutdown => {
-                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), "peer shut down");
+                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), PEER_SHUTDOWN);
                 None
             }
             Op::Rts => self.on_rts(st, slot, hdr),
@@ -363,7 +363,17 @@ impl SockEp {
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) => {
-                    prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_CTRL, "accept failed: {e}");
+                    let fd = l.as_raw_fd();
+                    let paused = st
+                        .accept_backoff
+                        .failed(&self.epoll, fd, TOKEN_LISTENER, &e);
+                    prov_log!(
+                        PROV,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_CTRL,
+                        "accept failed: {e}{}",
+                        if paused { "; accepting pauses" } else { "" }
+                    );
                     return;
                 }
             }
@@ -372,6 +382,10 @@ impl SockEp {
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
         self.flush_deferred(st);
+        if let Some(l) = &st.listener {
+            st.accept_backoff
+                .resume_due(&self.epoll, l.as_raw_fd(), TOKEN_LISTENER);
+        }
         // Readiness comes from epoll even for a single connection: a recv
         // that finds nothing still takes the socket's lock, and a thread
         // spinning on it delays the kernel's delivery of the very data it
