@@ -437,14 +437,26 @@ impl EpCore {
         Ok(true)
     }
 
-    /// The checks of `fi_enable`: a transmit (receive) CQ or counter when
-    /// the endpoint sends (receives), `FI_ENOCQ`; an AV for connectionless
-    /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
+    /// The checks of `fi_enable`: a transmit CQ or counter when the
+    /// endpoint initiates operations, a receive CQ or counter when it
+    /// receives messages, `FI_ENOCQ`; an AV for connectionless endpoints,
+    /// `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`. An endpoint whose
+    /// only remote role is to be the target of RMA and atomics (no
+    /// `FI_MSG`/`FI_TAGGED`: nothing arrives that completes) needs no
+    /// receive CQ, as Open MPI's btl ofi relies on for its receive
+    /// contexts; an initiator of RMA may count on `FI_READ`/`FI_WRITE`
+    /// counters instead of a CQ.
     pub fn check_enable(&self) -> Result<()> {
         let s = &self.sinks;
-        let missing = if s.tx_cq.is_none() && s.send_cntr.is_none() && self.caps & FI_SEND != 0 {
+        let tx_sink = s.tx_cq.is_some()
+            || s.send_cntr.is_some()
+            || s.read_cntr.is_some()
+            || s.write_cntr.is_some();
+        let messages = self.caps & (FI_MSG | FI_TAGGED) != 0;
+        let missing = if !tx_sink && self.caps & FI_SEND != 0 {
             Some((Error::NoCq, "no transmit CQ or counter bound"))
-        } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && self.caps & FI_RECV != 0 {
+        } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && self.caps & FI_RECV != 0 && messages
+        {
             Some((Error::NoCq, "no receive CQ or counter bound"))
         } else if self.ep_type != FI_EP_MSG && self.av.is_none() {
             Some((Error::NoAv, "connectionless endpoint without an AV"))
