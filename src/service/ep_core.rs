@@ -340,6 +340,10 @@ pub struct EpCore {
     pub fid: usize,
     ep_type: fi_ep_type,
     caps: u64,
+    /// The directions (`FI_SEND`, `FI_RECV`) `fi_enable` asks a CQ or
+    /// counter for: both, unless the endpoint serves a scalable endpoint's
+    /// context pair of which only one context is open.
+    pub dirs: u64,
     prov: &'static str,
 }
 
@@ -355,6 +359,7 @@ impl EpCore {
             fid: 0,
             ep_type: info.ep.ep_type,
             caps: info.caps,
+            dirs: FI_SEND | FI_RECV,
             prov,
         }
     }
@@ -437,26 +442,22 @@ impl EpCore {
         Ok(true)
     }
 
-    /// The checks of `fi_enable`: a transmit CQ or counter when the
-    /// endpoint initiates operations, a receive CQ or counter when it
-    /// receives messages, `FI_ENOCQ`; an AV for connectionless endpoints,
-    /// `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`. An endpoint whose
-    /// only remote role is to be the target of RMA and atomics (no
-    /// `FI_MSG`/`FI_TAGGED`: nothing arrives that completes) needs no
-    /// receive CQ, as Open MPI's btl ofi relies on for its receive
-    /// contexts; an initiator of RMA may count on `FI_READ`/`FI_WRITE`
-    /// counters instead of a CQ.
+    /// The checks of `fi_enable`: a transmit (receive) CQ or counter when
+    /// the endpoint sends (receives), `FI_ENOCQ` (for transmits an
+    /// `FI_READ`/`FI_WRITE` counter serves too: an RMA initiator may count
+    /// instead of reading completions); an AV for connectionless
+    /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
     pub fn check_enable(&self) -> Result<()> {
         let s = &self.sinks;
+        let dir = |d: u64| self.caps & self.dirs & d != 0;
+        // An RMA initiator may count on its FI_READ/FI_WRITE counters.
         let tx_sink = s.tx_cq.is_some()
             || s.send_cntr.is_some()
             || s.read_cntr.is_some()
             || s.write_cntr.is_some();
-        let messages = self.caps & (FI_MSG | FI_TAGGED) != 0;
-        let missing = if !tx_sink && self.caps & FI_SEND != 0 {
+        let missing = if !tx_sink && dir(FI_SEND) {
             Some((Error::NoCq, "no transmit CQ or counter bound"))
-        } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && self.caps & FI_RECV != 0 && messages
-        {
+        } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && dir(FI_RECV) {
             Some((Error::NoCq, "no receive CQ or counter bound"))
         } else if self.ep_type != FI_EP_MSG && self.av.is_none() {
             Some((Error::NoAv, "connectionless endpoint without an AV"))
