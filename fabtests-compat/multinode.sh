@@ -53,7 +53,27 @@ for a in "$@"; do
 done
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/multinode.XXXXXX")
-trap 'rm -rf "$logs"' EXIT
+holder=
+trap 'rm -rf "$logs"; [ -z "$holder" ] || kill "$holder" 2>/dev/null' EXIT
+# The left-out rank's ports stay bound (not listening) while the others
+# run: their connects are refused as from a peer that never starts, and no
+# other test running meanwhile can listen there and receive their retries.
+if [ "$missing" -ge 0 ]; then
+	python3 - "$((base + missing))" "$logs/held" <<'PY' &
+import signal, socket, sys
+port, flag = int(sys.argv[1]), sys.argv[2]
+held = []
+for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", port))
+    held.append(s)
+open(flag, "w").close()
+signal.pause()
+PY
+	holder=$!
+	for _ in $(seq 1 200); do [ -e "$logs/held" ] && break; sleep 0.01; done
+	[ -e "$logs/held" ] || { echo "multinode.sh: could not hold port $((base + missing))"; exit 2; }
+fi
 pids=()
 for r in $(seq 0 $((n - 1))); do
 	if [ "$r" = "$missing" ]; then
