@@ -677,6 +677,26 @@ impl SockEp {
         Ok(())
     }
 
+    /// Copies (of injected sends, injected RMA writes, atomic operands)
+    /// queued behind peers that do not read are bounded: whether `len`
+    /// more bytes may be copied now (checked only when something is queued
+    /// at all; `-FI_EAGAIN` over `attrs::Limits::inject_queue` after a round
+    /// of progress).
+    fn copies_admit(&self, st: &mut EpState, len: usize) -> Result<()> {
+        if st.tx_queued == 0 {
+            return Ok(());
+        }
+        let limit = attrs::limits().inject_queue;
+        let over = |st: &EpState| Self::owned_total(st) + len + ENTRY_COST > limit;
+        if over(st) {
+            self.progress_locked(st);
+            if over(st) {
+                return Err(Error::Again);
+            }
+        }
+        Ok(())
+    }
+
     fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
         let mut h = Header::control(op, msg_id);
         h.len = payload.len() as u64;
@@ -902,19 +922,10 @@ impl EndpointOps for SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
-        // Copies of injected sends queued behind peers that do not read
-        // are bounded (checked only when something is queued at all).
         let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
             || tx.internal & internal::NO_COMPLETION != 0;
-        if copied && st.tx_queued > 0 && self.ep_type != FI_EP_DGRAM {
-            let limit = attrs::limits().inject_queue;
-            let over = |st: &EpState| Self::owned_total(st) + len + ENTRY_COST > limit;
-            if over(st) {
-                self.progress_locked(st);
-                if over(st) {
-                    return Err(Error::Again);
-                }
-            }
+        if copied && self.ep_type != FI_EP_DGRAM {
+            self.copies_admit(st, len)?;
         }
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;
