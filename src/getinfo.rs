@@ -400,6 +400,16 @@ pub fn alter(prov: &Info, hints: Option<&Info>, version: u32) -> Info {
         // defaults the application asked for.
         out.tx.op_flags = h.tx.op_flags;
         out.rx.op_flags = h.rx.op_flags;
+        // Context counts asked for (up to the domain's maximum, checked
+        // above) are what the endpoint gets: a scalable endpoint's.
+        for (out, hint) in [
+            (&mut out.ep.tx_ctx_cnt, h.ep.tx_ctx_cnt),
+            (&mut out.ep.rx_ctx_cnt, h.ep.rx_ctx_cnt),
+        ] {
+            if hint != 0 {
+                *out = hint;
+            }
+        }
         if h.domain.threading != FI_THREAD_UNSPEC {
             out.domain.threading = h.domain.threading;
         }

@@ -9,6 +9,7 @@ use crate::service::av::AddressVector;
 use crate::service::cntr::Counter;
 use crate::service::cq::CompletionQueue;
 use crate::service::eq::EventQueue;
+use crate::service::mr::MrTable;
 use crate::service::progress::Progress;
 use std::sync::Arc;
 
@@ -177,6 +178,21 @@ impl IoVec {
         out
     }
 
+    /// The `len` bytes from byte `off` on (clamped to what there is): one
+    /// remote piece's share of an RMA operation's local buffers.
+    pub fn window(&self, off: usize, mut len: usize) -> IoVec {
+        let mut out = IoVec::default();
+        for b in self.skip(off).iter() {
+            if len == 0 {
+                break;
+            }
+            let n = b.len().min(len);
+            let _ = out.push(b.slice(0, n));
+            len -= n;
+        }
+        out
+    }
+
     /// Copies `data` into the list starting at byte `off`; returns bytes
     /// copied (what does not fit is dropped: truncation).
     pub fn scatter(&self, mut off: usize, data: &[u8]) -> usize {
@@ -260,6 +276,68 @@ pub struct RecvOp<'a> {
     pub tag: Option<(u64, u64)>,
 }
 
+/// One entry of an RMA operation's remote side (`struct fi_rma_iov`):
+/// where in the peer's registered memory, and under which key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RmaIov {
+    /// Target address (virtual address or offset, per the peer's mr_mode).
+    pub addr: u64,
+    /// Bytes.
+    pub len: usize,
+    /// The peer's memory key.
+    pub key: u64,
+}
+
+/// An RMA read or write as posted by the application (`fi_read*`,
+/// `fi_write*`, `fi_inject_write*`, `fi_writedata`). The local `iov` and the
+/// remote `rma` list describe the same bytes in order; the boundary checks
+/// that their lengths agree.
+#[derive(Debug, Clone, Copy)]
+pub struct RmaOp<'a> {
+    /// A write (local to remote) or a read (remote to local).
+    pub write: bool,
+    pub iov: &'a [IoBuf],
+    /// One descriptor per `iov` entry, or empty when none was given.
+    pub desc: &'a [MemDesc],
+    pub dest: fi_addr_t,
+    pub rma: &'a [RmaIov],
+    pub context: usize,
+    /// Operation flags, already merged with the endpoint's defaults.
+    pub flags: u64,
+    /// The engine's own flags ([`internal`]).
+    pub internal: u64,
+    /// Remote CQ data (writes with `FI_REMOTE_CQ_DATA`).
+    pub data: Option<u64>,
+}
+
+/// An atomic operation as posted by the application (`fi_atomic*`,
+/// `fi_fetch_atomic*`, `fi_compare_atomic*`, `fi_inject_atomic`): the
+/// boundary has checked the combination ([`crate::service::atomic::valid`])
+/// and turned element counts into byte lengths. `operand`, `compare` and
+/// `result` describe the same elements in order as `rma` (whose `len` is
+/// in bytes); `compare` and `result` are empty where the kind has none,
+/// `operand` for `FI_ATOMIC_READ`.
+#[derive(Debug, Clone, Copy)]
+pub struct AtomicReq<'a> {
+    pub kind: crate::service::atomic::AtomicKind,
+    pub op: fi_op,
+    pub datatype: fi_datatype,
+    /// Bytes of one element.
+    pub size: usize,
+    pub operand: &'a [IoBuf],
+    pub compare: &'a [IoBuf],
+    pub result: &'a [IoBuf],
+    pub dest: fi_addr_t,
+    pub rma: &'a [RmaIov],
+    pub context: usize,
+    /// Operation flags, already merged with the endpoint's defaults.
+    pub flags: u64,
+    /// The engine's own flags ([`internal`]).
+    pub internal: u64,
+    /// Remote CQ data (`FI_REMOTE_CQ_DATA`).
+    pub data: Option<u64>,
+}
+
 /// What an endpoint is bound to.
 #[derive(Clone)]
 pub enum Binding {
@@ -288,9 +366,30 @@ pub trait FabricOps: Send + Sync {
 pub trait DomainOps: Send + Sync {
     /// Opens an active endpoint.
     fn endpoint(&self, info: &Info) -> Result<Arc<dyn EndpointOps>>;
+    /// Opens the endpoints behind a scalable endpoint (`fi_scalable_ep`),
+    /// one per context pair (as many as the larger of `info.ep.tx_ctx_cnt`
+    /// and `rx_ctx_cnt`): endpoint `k` serves transmit context `k` and
+    /// receive context `k`, and a peer reaches receive context `k` through
+    /// the fi_addr_t that `fi_rx_addr` makes of the scalable endpoint's
+    /// address, endpoint 0's. `NoSys` where unsupported.
+    fn scalable_ep(&self, _info: &Info) -> Result<Vec<Arc<dyn EndpointOps>>> {
+        Err(Error::NoSys)
+    }
     /// The domain-wide progress engine (drives every endpoint), if any.
     fn progress(&self) -> Option<Arc<dyn Progress>> {
         None
+    }
+    /// The domain's memory-registration table, for providers that support
+    /// registration (`fi_mr_reg` is `-FI_ENOSYS` without one). The
+    /// provider's endpoints check remote accesses against the same table.
+    fn mr_table(&self) -> Option<Arc<MrTable>> {
+        None
+    }
+    /// The most bytes one atomic operation may carry per remote piece
+    /// (`fi_query_atomic`'s count is this over the element size); 0 when
+    /// the provider has no atomics.
+    fn atomic_limit(&self) -> usize {
+        0
     }
 }
 
@@ -386,6 +485,20 @@ pub trait EndpointOps: Send + Sync {
     fn recv(&self, op: &RecvOp<'_>) -> Result<()>;
     /// Posts a send (`fi_send*`, `fi_inject*`, `fi_tsend*`, ...).
     fn send(&self, op: &SendOp<'_>) -> Result<()>;
+    /// Posts an RMA read or write (`fi_read*`, `fi_write*`).
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        let _ = op;
+        Err(Error::NoSys)
+    }
+    /// Posts an atomic operation.
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        let _ = op;
+        Err(Error::NoSys)
+    }
+    /// As [`DomainOps::atomic_limit`], for the `fi_*atomicvalid` calls.
+    fn atomic_limit(&self) -> usize {
+        0
+    }
     /// Free receive slots.
     fn rx_size_left(&self) -> Result<usize> {
         Err(Error::NoSys)

@@ -38,21 +38,21 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
     av_open: Some(crate::av::domain_av_open),
     cq_open: Some(crate::cq::domain_cq_open),
     endpoint: Some(crate::ep::domain_endpoint),
-    scalable_ep: Some(crate::nosys::scalable_ep),
+    scalable_ep: Some(crate::ep::sep::domain_scalable_ep),
     cntr_open: Some(crate::cntr::domain_cntr_open),
     poll_open: Some(crate::poll::domain_poll_open),
-    stx_ctx: Some(crate::nosys::stx_ctx),
+    stx_ctx: Some(crate::ep::stx::domain_stx_ctx),
     srx_ctx: Some(crate::nosys::srx_ctx),
-    query_atomic: Some(crate::nosys::query_atomic),
+    query_atomic: Some(crate::ep::query_atomic),
     query_collective: Some(crate::nosys::query_collective),
     endpoint2: Some(crate::ep::domain_endpoint2),
 };
 
 static DOMAIN_MR_OPS: fi_ops_mr = fi_ops_mr {
     size: core::mem::size_of::<fi_ops_mr>(),
-    reg: Some(crate::nosys::mr_reg),
-    regv: Some(crate::nosys::mr_regv),
-    regattr: Some(crate::nosys::mr_regattr),
+    reg: Some(crate::mr::mr_reg),
+    regv: Some(crate::mr::mr_regv),
+    regattr: Some(crate::mr::mr_regattr),
 };
 
 /// `fi_domain`.

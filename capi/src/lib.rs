@@ -74,6 +74,7 @@ pub mod eq;
 pub mod err_text;
 pub mod fabric;
 pub mod handles;
+pub mod mr;
 pub mod nosys;
 pub mod nosys_ep;
 pub mod pep;

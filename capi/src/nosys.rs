@@ -50,20 +50,8 @@ crate::nosys::nosys! {
     pub fn stx_ctx(*mut fid_domain, *mut fi_tx_attr, *mut *mut fid_stx, Buf) -> c_int = "fi_stx_context", FI_LOG_DOMAIN;
     /// Shared receive contexts.
     pub fn srx_ctx(*mut fid_domain, *mut fi_rx_attr, *mut Ep, Buf) -> c_int = "fi_srx_context", FI_LOG_DOMAIN;
-    /// Atomics are not offered.
-    pub fn query_atomic(*mut fid_domain, fi_datatype, fi_op, *mut fi_atomic_attr, u64) -> c_int = "fi_query_atomic", FI_LOG_DOMAIN;
     /// Collectives are not offered.
     pub fn query_collective(*mut fid_domain, fi_collective_op, *mut fi_collective_attr, u64) -> c_int = "fi_query_collective", FI_LOG_DOMAIN;
-
-    // `fi_ops_mr`.
-    /// Memory registration.
-    #[allow(clippy::too_many_arguments)]
-    pub fn mr_reg(*mut fid, CBuf, usize, u64, u64, u64, u64, *mut *mut fid_mr, Buf) -> c_int = "fi_mr_reg", FI_LOG_MR;
-    /// Memory registration of an iovec.
-    #[allow(clippy::too_many_arguments)]
-    pub fn mr_regv(*mut fid, *const iovec, usize, u64, u64, u64, u64, *mut *mut fid_mr, Buf) -> c_int = "fi_mr_regv", FI_LOG_MR;
-    /// Memory registration from attributes.
-    pub fn mr_regattr(*mut fid, *const fi_mr_attr, u64, *mut *mut fid_mr) -> c_int = "fi_mr_regattr", FI_LOG_MR;
 
     // `fi_ops_av`.
     /// AV sets (collectives).

@@ -1,10 +1,10 @@
 //! `-FI_ENOSYS` vtables for the endpoint interfaces no provider implements
-//! yet (RMA, atomics, collectives). An endpoint must still point at real
+//! yet (collectives). An endpoint must still point at real
 //! tables: the inline wrappers call through them unconditionally. The
 //! stubs come from the shared `nosys!` macro, so each call is logged at
 //! trace level.
 
-use core::ffi::{c_int, c_void};
+use core::ffi::c_void;
 use oxifabric::abi::*;
 
 type Ep = *mut fid_ep;
@@ -13,30 +13,6 @@ type CBuf = *const c_void;
 type Desc = *mut *mut c_void;
 
 crate::nosys::nosys! {
-    fn rma_read(Ep, Buf, usize, Buf, fi_addr_t, u64, u64, Buf) -> isize = "fi_read", FI_LOG_EP_DATA;
-    fn rma_readv(Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf) -> isize = "fi_readv", FI_LOG_EP_DATA;
-    fn rma_readmsg(Ep, *const fi_msg_rma, u64) -> isize = "fi_readmsg", FI_LOG_EP_DATA;
-    fn rma_write(Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, Buf) -> isize = "fi_write", FI_LOG_EP_DATA;
-    fn rma_writev(Ep, *const iovec, Desc, usize, fi_addr_t, u64, u64, Buf) -> isize = "fi_writev", FI_LOG_EP_DATA;
-    fn rma_writemsg(Ep, *const fi_msg_rma, u64) -> isize = "fi_writemsg", FI_LOG_EP_DATA;
-    fn rma_inject(Ep, CBuf, usize, fi_addr_t, u64, u64) -> isize = "fi_inject_write", FI_LOG_EP_DATA;
-    fn rma_writedata(Ep, CBuf, usize, Buf, u64, fi_addr_t, u64, u64, Buf) -> isize = "fi_writedata", FI_LOG_EP_DATA;
-    fn rma_injectdata(Ep, CBuf, usize, u64, fi_addr_t, u64, u64) -> isize = "fi_inject_writedata", FI_LOG_EP_DATA;
-
-    fn at_write(Ep, CBuf, usize, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_atomic", FI_LOG_EP_DATA;
-    fn at_writev(Ep, *const fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_atomicv", FI_LOG_EP_DATA;
-    fn at_writemsg(Ep, *const fi_msg_atomic, u64) -> isize = "fi_atomicmsg", FI_LOG_EP_DATA;
-    fn at_inject(Ep, CBuf, usize, fi_addr_t, u64, u64, fi_datatype, fi_op) -> isize = "fi_inject_atomic", FI_LOG_EP_DATA;
-    fn at_readwrite(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_fetch_atomic", FI_LOG_EP_DATA;
-    fn at_readwritev(Ep, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_fetch_atomicv", FI_LOG_EP_DATA;
-    fn at_readwritemsg(Ep, *const fi_msg_atomic, *mut fi_ioc, Desc, usize, u64) -> isize = "fi_fetch_atomicmsg", FI_LOG_EP_DATA;
-    fn at_compwrite(Ep, CBuf, usize, Buf, CBuf, Buf, Buf, Buf, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_compare_atomic", FI_LOG_EP_DATA;
-    fn at_compwritev(Ep, *const fi_ioc, Desc, usize, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, fi_addr_t, u64, u64, fi_datatype, fi_op, Buf) -> isize = "fi_compare_atomicv", FI_LOG_EP_DATA;
-    fn at_compwritemsg(Ep, *const fi_msg_atomic, *const fi_ioc, Desc, usize, *mut fi_ioc, Desc, usize, u64) -> isize = "fi_compare_atomicmsg", FI_LOG_EP_DATA;
-    fn at_writevalid(Ep, fi_datatype, fi_op, *mut usize) -> c_int = "fi_atomicvalid", FI_LOG_EP_DATA;
-    fn at_readwritevalid(Ep, fi_datatype, fi_op, *mut usize) -> c_int = "fi_fetch_atomicvalid", FI_LOG_EP_DATA;
-    fn at_compwritevalid(Ep, fi_datatype, fi_op, *mut usize) -> c_int = "fi_compare_atomicvalid", FI_LOG_EP_DATA;
-
     fn co_barrier(Ep, fi_addr_t, Buf) -> isize = "fi_barrier", FI_LOG_EP_DATA;
     fn co_broadcast(Ep, Buf, usize, Buf, fi_addr_t, fi_addr_t, fi_datatype, u64, Buf) -> isize = "fi_broadcast", FI_LOG_EP_DATA;
     fn co_alltoall(Ep, CBuf, usize, Buf, Buf, Buf, fi_addr_t, fi_datatype, u64, Buf) -> isize = "fi_alltoall", FI_LOG_EP_DATA;
@@ -49,38 +25,6 @@ crate::nosys::nosys! {
     fn co_msg(Ep, *const fi_msg_collective, *mut fi_ioc, Desc, usize, u64) -> isize = "fi_ops_collective.msg", FI_LOG_EP_DATA;
     fn co_barrier2(Ep, fi_addr_t, u64, Buf) -> isize = "fi_barrier2", FI_LOG_EP_DATA;
 }
-
-/// RMA: not implemented.
-pub static RMA_OPS: fi_ops_rma = fi_ops_rma {
-    size: core::mem::size_of::<fi_ops_rma>(),
-    read: Some(rma_read),
-    readv: Some(rma_readv),
-    readmsg: Some(rma_readmsg),
-    write: Some(rma_write),
-    writev: Some(rma_writev),
-    writemsg: Some(rma_writemsg),
-    inject: Some(rma_inject),
-    writedata: Some(rma_writedata),
-    injectdata: Some(rma_injectdata),
-};
-
-/// Atomics: not implemented.
-pub static ATOMIC_OPS: fi_ops_atomic = fi_ops_atomic {
-    size: core::mem::size_of::<fi_ops_atomic>(),
-    write: Some(at_write),
-    writev: Some(at_writev),
-    writemsg: Some(at_writemsg),
-    inject: Some(at_inject),
-    readwrite: Some(at_readwrite),
-    readwritev: Some(at_readwritev),
-    readwritemsg: Some(at_readwritemsg),
-    compwrite: Some(at_compwrite),
-    compwritev: Some(at_compwritev),
-    compwritemsg: Some(at_compwritemsg),
-    writevalid: Some(at_writevalid),
-    readwritevalid: Some(at_readwritevalid),
-    compwritevalid: Some(at_compwritevalid),
-};
 
 /// Collectives: not implemented.
 pub static COLLECTIVE_OPS: fi_ops_collective = fi_ops_collective {

@@ -166,6 +166,7 @@ static void one_case(enum op op, size_t size, unsigned idx)
 				"fi_read");
 			wait_op(&reg, FI_RMA | FI_READ, what);
 			local_check(off, size, seed, what);
+			os_sync(); /* the target restored its range (see below) */
 		} else {
 			xf_fill_at(reg.buf + off, size, seed);
 			if (op == OP_WRITE)
@@ -188,6 +189,9 @@ static void one_case(enum op op, size_t size, unsigned idx)
 			os_sync(); /* the read completed */
 			FT_CHECK(xf_verify_at(reg.buf + off, size, seed) < 0, "%s: the read changed target memory", what);
 			memset(reg.buf + off, FILL_T, size);
+			/* restored before the initiator's next write can land
+			 * (without this sync, that write races this memset) */
+			os_sync();
 		} else {
 			if (op == OP_WRITEDATA)
 				wait_data(data, what);
@@ -311,8 +315,7 @@ static void iov_case(enum iov_kind k, size_t seed)
 				local_check(LOFF(i), llen(i, nl), seed + lstart(i, nl), what);
 			else
 				memset(iov[i].iov_base, FILL_I, iov[i].iov_len);
-		if (!is_read)
-			os_sync();
+		os_sync();
 		os_sync();
 	} else {
 		if (is_read) {
@@ -322,6 +325,8 @@ static void iov_case(enum iov_kind k, size_t seed)
 			os_sync();
 			for (size_t i = 0; i < nr; i++)
 				memset(reg.buf + ROFF(i), FILL_T, rlen(i, nr));
+			/* restored before the initiator's next write can land */
+			os_sync();
 		} else {
 			if (k == WRITEMSG_DATA)
 				wait_data(data, what);

@@ -234,7 +234,29 @@ impl AddressVector {
     }
 
     /// Reverse lookup for `FI_SOURCE`: `FI_ADDR_NOTAVAIL` when unknown.
+    /// In an AV with receive-context bits, a sender that is context `k` of
+    /// a scalable endpoint (the sockets provider puts context `k` at the
+    /// scalable endpoint's port + `k`) is named by the scalable endpoint's
+    /// entry.
     pub fn reverse(&self, sa: &SocketAddr) -> fi_addr_t {
+        let found = self.reverse_exact(sa);
+        if found != FI_ADDR_NOTAVAIL || self.rx_ctx_bits == 0 {
+            return found;
+        }
+        let contexts = 1u32 << self.rx_ctx_bits.min(8);
+        for k in 1..contexts {
+            let Some(port) = sa.port().checked_sub(k as u16) else {
+                break;
+            };
+            let base = self.reverse_exact(&SocketAddr::new(sa.ip(), port));
+            if base != FI_ADDR_NOTAVAIL {
+                return base;
+            }
+        }
+        FI_ADDR_NOTAVAIL
+    }
+
+    fn reverse_exact(&self, sa: &SocketAddr) -> fi_addr_t {
         let k = key(&[], &Some(*sa));
         if let Some(t) = &self.shared {
             return t
@@ -243,6 +265,15 @@ impl AddressVector {
         }
         let t = self.table.read().unwrap_or_else(|p| p.into_inner());
         t.by_addr.get(&k).copied().unwrap_or(FI_ADDR_NOTAVAIL)
+    }
+
+    /// The receive context an address selects (its `fi_rx_addr` bits; 0
+    /// when the AV has none).
+    pub fn rx_ctx(&self, addr: fi_addr_t) -> usize {
+        if self.rx_ctx_bits == 0 || addr == FI_ADDR_NOTAVAIL {
+            return 0;
+        }
+        (addr >> (64 - self.rx_ctx_bits)) as usize
     }
 
     /// The table index an address selects, without receive-context bits.
@@ -312,6 +343,28 @@ mod tests {
         let a = av.insert(&sa("127.0.0.1:10")).unwrap();
         assert!(av.lookup(a | (3u64 << 60)).is_some());
         assert!(AddressVector::new(FI_AV_MAP, 65, 0, 0).is_err());
+    }
+
+    #[test]
+    fn contexts_of_a_scalable_peer_resolve_to_its_entry() {
+        let av = AddressVector::new(FI_AV_TABLE, 2, 0, 0).unwrap();
+        let a = av.insert(&sa("127.0.0.1:5000")).unwrap();
+        assert_eq!(av.rx_ctx(a | (3u64 << 62)), 3);
+        assert_eq!(av.rx_ctx(a), 0);
+        // Contexts 1..3 sit at the ports after the scalable endpoint's.
+        assert_eq!(av.reverse(&"127.0.0.1:5003".parse().unwrap()), a);
+        assert_eq!(
+            av.reverse(&"127.0.0.1:5004".parse().unwrap()),
+            FI_ADDR_NOTAVAIL,
+            "beyond 2^rx_ctx_bits contexts"
+        );
+        let plain = AddressVector::new(FI_AV_TABLE, 0, 0, 0).unwrap();
+        plain.insert(&sa("127.0.0.1:5000")).unwrap();
+        assert_eq!(
+            plain.reverse(&"127.0.0.1:5001".parse().unwrap()),
+            FI_ADDR_NOTAVAIL,
+            "no context bits: exact matches only"
+        );
     }
 
     #[test]

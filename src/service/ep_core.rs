@@ -8,7 +8,7 @@
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::info::Info;
-use crate::ops::{internal, Binding, SendOp};
+use crate::ops::{internal, AtomicReq, Binding, RmaOp, SendOp};
 use crate::prov_log;
 use crate::service::av::AddressVector;
 use crate::service::cntr::Counter;
@@ -28,8 +28,9 @@ pub struct TxCtx {
     pub flags: u64,
     /// The engine's own flags ([`internal`]).
     pub internal: u64,
-    /// A tagged send (`FI_TAGGED` in its completion).
-    pub tagged: bool,
+    /// The flags its completion carries (`FI_SEND | FI_MSG`,
+    /// `FI_RMA | FI_WRITE`, ...); they also pick the counter it counts on.
+    pub comp: u64,
 }
 
 impl TxCtx {
@@ -39,7 +40,30 @@ impl TxCtx {
             ctx: op.context,
             flags: op.flags,
             internal: op.internal,
-            tagged: op.tag.is_some(),
+            comp: tx_flags(op.tag.is_some()),
+        }
+    }
+
+    /// The completion context of a posted atomic operation: `FI_ATOMIC`
+    /// with `FI_WRITE` (base) or `FI_READ` (fetch and compare: a value
+    /// comes back), which also picks the counter.
+    pub fn of_atomic(op: &AtomicReq<'_>) -> TxCtx {
+        let fetch = op.kind != crate::service::atomic::AtomicKind::Base;
+        TxCtx {
+            ctx: op.context,
+            flags: op.flags,
+            internal: op.internal,
+            comp: FI_ATOMIC | if fetch { FI_READ } else { FI_WRITE },
+        }
+    }
+
+    /// The completion context of a posted RMA operation.
+    pub fn of_rma(op: &RmaOp<'_>) -> TxCtx {
+        TxCtx {
+            ctx: op.context,
+            flags: op.flags,
+            internal: op.internal,
+            comp: FI_RMA | if op.write { FI_WRITE } else { FI_READ },
         }
     }
 }
@@ -148,6 +172,13 @@ pub struct Sinks {
     pub rx_selective: bool,
     pub send_cntr: Option<Arc<Counter>>,
     pub recv_cntr: Option<Arc<Counter>>,
+    /// Counters of RMA (and atomic) operations this endpoint starts.
+    pub read_cntr: Option<Arc<Counter>>,
+    pub write_cntr: Option<Arc<Counter>>,
+    /// Counters of RMA operations peers perform into this endpoint's
+    /// memory (`FI_REMOTE_READ`, `FI_REMOTE_WRITE`).
+    pub remote_read_cntr: Option<Arc<Counter>>,
+    pub remote_write_cntr: Option<Arc<Counter>>,
 }
 
 /// Completion flags of a send.
@@ -176,19 +207,56 @@ impl Sinks {
         !self.wants_rx(op_flags) || self.rx_cq.as_ref().is_none_or(|cq| !cq.is_full())
     }
 
-    /// A send finished.
+    /// The counter an operation with these completion flags counts on.
+    fn tx_cntr(&self, t: &TxCtx) -> &Option<Arc<Counter>> {
+        if t.comp & FI_READ != 0 {
+            &self.read_cntr
+        } else if t.comp & FI_WRITE != 0 {
+            &self.write_cntr
+        } else {
+            &self.send_cntr
+        }
+    }
+
+    /// A send (or RMA operation) finished.
     pub fn tx_done(&self, t: &TxCtx) {
         if self.wants_tx(t) {
             if let Some(cq) = &self.tx_cq {
                 cq.push(Completion {
                     op_context: t.ctx,
-                    flags: tx_flags(t.tagged),
+                    flags: t.comp,
                     src: FI_ADDR_NOTAVAIL,
                     ..Default::default()
                 });
             }
         }
-        if let Some(c) = &self.send_cntr {
+        if let Some(c) = self.tx_cntr(t) {
+            c.inc();
+        }
+    }
+
+    /// A peer's RMA access into this endpoint's memory completed: the
+    /// remote counter counts it, and a write with remote CQ data reports
+    /// it on the receive CQ (`FI_RMA | FI_REMOTE_WRITE |
+    /// FI_REMOTE_CQ_DATA`, `len` bytes, the data). No posted receive is
+    /// consumed (the provider does not ask for `FI_RX_CQ_DATA`).
+    pub fn remote_done(&self, write: bool, len: usize, data: Option<u64>, src: fi_addr_t) {
+        if let (Some(d), Some(cq)) = (data, &self.rx_cq) {
+            cq.push(Completion {
+                op_context: 0,
+                flags: FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+                len,
+                data: d,
+                src,
+                ..Default::default()
+            });
+        }
+        let c = if write {
+            &self.remote_write_cntr
+        } else {
+            &self.remote_read_cntr
+        };
+        if let Some(c) = c {
             c.inc();
         }
     }
@@ -200,7 +268,7 @@ impl Sinks {
             cq.push_err(CqError {
                 comp: Completion {
                     op_context: t.ctx,
-                    flags: tx_flags(t.tagged),
+                    flags: t.comp,
                     src: FI_ADDR_NOTAVAIL,
                     ..Default::default()
                 },
@@ -210,7 +278,7 @@ impl Sinks {
                 ..Default::default()
             });
         }
-        if let Some(c) = &self.send_cntr {
+        if let Some(c) = self.tx_cntr(t) {
             c.inc_err();
         }
     }
@@ -321,14 +389,25 @@ impl EpCore {
                 if flags & FI_RECV != 0 {
                     self.sinks.recv_cntr = Some(c.clone());
                 }
-                if flags & !(FI_SEND | FI_RECV) != 0 {
+                let rma = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+                if flags & rma != 0 && self.caps & (FI_RMA | FI_ATOMIC) == 0 {
                     prov_log!(
                         self.prov,
                         FI_LOG_WARN,
                         FI_LOG_EP_CTRL,
-                        "counter events {:#x} never occur: no RMA",
-                        flags
+                        "counter events {:#x} never occur: the endpoint has no FI_RMA",
+                        flags & rma
                     );
+                }
+                for (bit, slot) in [
+                    (FI_READ, &mut self.sinks.read_cntr),
+                    (FI_WRITE, &mut self.sinks.write_cntr),
+                    (FI_REMOTE_READ, &mut self.sinks.remote_read_cntr),
+                    (FI_REMOTE_WRITE, &mut self.sinks.remote_write_cntr),
+                ] {
+                    if flags & bit != 0 {
+                        *slot = Some(c.clone());
+                    }
                 }
                 c.add_source(me);
             }
@@ -391,7 +470,17 @@ impl EpCore {
         for cq in [&s.tx_cq, &s.rx_cq].into_iter().flatten() {
             cq.remove_source(me);
         }
-        for c in [&s.send_cntr, &s.recv_cntr].into_iter().flatten() {
+        for c in [
+            &s.send_cntr,
+            &s.recv_cntr,
+            &s.read_cntr,
+            &s.write_cntr,
+            &s.remote_read_cntr,
+            &s.remote_write_cntr,
+        ]
+        .into_iter()
+        .flatten()
+        {
             c.remove_source(me);
         }
         if let Some(eq) = &self.eq {

@@ -1,6 +1,7 @@
 //! Engine services every provider reuses instead of writing its own:
 //! completion queues, event queues, counters, address vectors, wake-up
-//! signals, the progress hook, address formats, and the endpoint core (`ep_core`: bindings
+//! signals, the progress hook, address formats, the memory-registration
+//! table (`mr`), and the endpoint core (`ep_core`: bindings
 //! and completion routing; `rxq`: receive matching).
 
 pub mod addr_format;
@@ -11,6 +12,7 @@ pub mod connreq;
 pub mod cq;
 pub mod ep_core;
 pub mod eq;
+pub mod mr;
 pub mod progress;
 pub mod rxq;
 pub mod shm_av;

@@ -32,16 +32,10 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include "check.h"
+#include "rawpeer.h"
 
-static struct fid_cq *cq;
 static struct fid_ep *ep;
 static struct sockaddr_in me;
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
 
 static void header(uint8_t h[40], uint8_t version, uint8_t op, uint16_t flags, uint64_t len)
 {
@@ -61,31 +55,6 @@ static int raw_connect(void)
 	if (connect(s, (struct sockaddr *) &me, sizeof(me)))
 		return -1;
 	return s;
-}
-
-/* Drives the endpoint for a while (manual progress) by reading the CQ. */
-static void drive(int ms)
-{
-	struct fi_cq_data_entry e;
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		(void) fi_cq_read(cq, &e, 0);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
-}
-
-/* True when the endpoint closed the raw connection (read gives EOF). */
-static int closed_by_peer(int s)
-{
-	char c;
-	for (int i = 0; i < 50; i++) {
-		drive(20);
-		ssize_t n = recv(s, &c, 1, MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno == ECONNRESET))
-			return 1;
-	}
-	return 0;
 }
 
 int main(void)

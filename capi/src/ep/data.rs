@@ -21,14 +21,14 @@ pub(super) enum CBufs {
 }
 
 /// Buffers and descriptors converted at the boundary.
-struct Bufs {
-    iov: IoVec,
+pub(super) struct Bufs {
+    pub(super) iov: IoVec,
     desc: [MemDesc; IoVec::CAP],
     ndesc: usize,
 }
 
 impl Bufs {
-    fn desc(&self) -> &[MemDesc] {
+    pub(super) fn desc(&self) -> &[MemDesc] {
         &self.desc[..self.ndesc]
     }
 }
@@ -40,7 +40,7 @@ impl Bufs {
 /// For `One`, the pointer is NULL or valid for `len` bytes until the
 /// operation completes. For `Many`, `iov` is NULL or points to `count`
 /// iovecs, and `desc` is NULL or points to `count` descriptors.
-unsafe fn convert(src: CBufs, limit: usize) -> Result<Bufs, c_int> {
+pub(super) unsafe fn convert(src: CBufs, limit: usize) -> Result<Bufs, c_int> {
     let mut out = Bufs {
         iov: IoVec::default(),
         desc: [0; IoVec::CAP],
@@ -112,7 +112,12 @@ const RECV_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV | FI_MORE | FI_PEEK | FI_C
 /// The flags an operation runs with: the application's (checked against
 /// `allowed`), or the endpoint's defaults for calls without a flags
 /// argument.
-fn op_flags(given: Option<u64>, defaults: u64, allowed: u64, what: &str) -> Result<u64, c_int> {
+pub(super) fn op_flags(
+    given: Option<u64>,
+    defaults: u64,
+    allowed: u64,
+    what: &str,
+) -> Result<u64, c_int> {
     match given {
         Some(f) if f & !allowed != 0 => {
             core_warn!(
@@ -140,6 +145,25 @@ pub(super) enum SendFlags {
     Inject(u64),
 }
 
+impl SendFlags {
+    /// The operation's flags (checked against `allowed`, or the endpoint's
+    /// `defaults` plus what the call adds) and the engine's own flags.
+    pub(super) fn resolve(
+        self,
+        defaults: u64,
+        allowed: u64,
+        what: &str,
+    ) -> Result<(u64, u64), c_int> {
+        let (given, extra, internal) = match self {
+            SendFlags::Default => (None, 0, 0),
+            SendFlags::DefaultPlus(f) => (None, f, 0),
+            SendFlags::Given(f) => (Some(f), 0, 0),
+            SendFlags::Inject(f) => (Some(f), 0, internal::NO_COMPLETION),
+        };
+        Ok((op_flags(given, defaults, allowed, what)? | extra, internal))
+    }
+}
+
 /// Posts a send.
 ///
 /// # Safety
@@ -164,14 +188,8 @@ pub(super) unsafe fn send(
         Err(e) => return e as isize,
     };
     let defaults = h.inner.tx_flags.load(Ordering::Relaxed);
-    let (given, extra, internal) = match how {
-        SendFlags::Default => (None, 0, 0),
-        SendFlags::DefaultPlus(f) => (None, f, 0),
-        SendFlags::Given(f) => (Some(f), 0, 0),
-        SendFlags::Inject(f) => (Some(f), 0, internal::NO_COMPLETION),
-    };
-    let flags = match op_flags(given, defaults, SEND_FLAGS, "send") {
-        Ok(f) => f | extra,
+    let (flags, internal) = match how.resolve(defaults, SEND_FLAGS, "send") {
+        Ok(x) => x,
         Err(e) => return e as isize,
     };
     let op = SendOp {

@@ -2,13 +2,18 @@
 //! `fi_ops_ep`: open, bind, control, options, close), and the tables of its
 //! other interfaces: connection management (`cm.rs`), untagged and tagged
 //! messages (`msg.rs`, `tagged.rs`, both written by one macro in
-//! `data.rs`). RMA, atomic and collective slots are `-FI_ENOSYS` tables
-//! (`nosys_ep.rs`) until a provider implements them; their caps are not
-//! advertised.
+//! `data.rs`), RMA (`rma.rs`) and atomics (`atomic.rs`). Collective slots
+//! are an `-FI_ENOSYS` table (`nosys_ep.rs`) until a provider implements
+//! them; their caps are not advertised.
 
+mod atomic;
+pub(crate) use atomic::query_atomic;
 mod cm;
 mod data;
 mod msg;
+mod rma;
+pub mod sep;
+pub mod stx;
 mod tagged;
 
 use crate::boundary::with_handle;
@@ -35,11 +40,15 @@ pub struct EpObj {
     /// the endpoint's `fi_info`.
     tx_iov_limit: usize,
     rx_iov_limit: usize,
+    /// Most remote pieces an RMA operation may name (`rma_iov_limit`).
+    rma_iov_limit: usize,
     /// The `addr_format` of its `fi_info` (how long a peer address is).
     addr_format: u32,
     /// For an alias (`fi_ep_alias`): the bind on the endpoint it aliases.
     /// Closing an alias leaves the endpoint alone.
     alias_of: Option<BindRef>,
+    /// A shared transmit context is bound (at most one, `stx.rs`).
+    stx_bound: std::sync::atomic::AtomicBool,
     _domain: BindRef,
 }
 
@@ -127,18 +136,33 @@ pub fn new_ep(
     domain: BindRef,
     context: *mut c_void,
 ) -> *mut fid_ep {
+    new_handle(ops, info, domain, context, FI_CLASS_EP, None)
+}
+
+/// [`new_ep`] of class `class`: `FI_CLASS_EP`, or a scalable endpoint's
+/// `FI_CLASS_TX_CTX`/`FI_CLASS_RX_CTX` (`sep.rs`), whose `alias_of` holds
+/// the scalable endpoint (closing the context leaves the provider
+/// endpoint to it).
+fn new_handle(
+    ops: Arc<dyn EndpointOps>,
+    info: &oxifabric::info::Info,
+    domain: BindRef,
+    context: *mut c_void,
+    class: c_int,
+    alias_of: Option<BindRef>,
+) -> *mut fid_ep {
     let c = fid_ep {
         fid: fid {
-            fclass: FI_CLASS_EP as usize,
+            fclass: class as usize,
             context,
             ops: &EP_FI_OPS as *const _ as *mut _,
         },
         ops: &EP_OPS as *const _ as *mut _,
         cm: &cm::EP_CM_OPS as *const _ as *mut _,
         msg: &msg::EP_MSG_OPS as *const _ as *mut _,
-        rma: &crate::nosys_ep::RMA_OPS as *const _ as *mut _,
+        rma: &rma::EP_RMA_OPS as *const _ as *mut _,
         tagged: &tagged::EP_TAGGED_OPS as *const _ as *mut _,
-        atomic: &crate::nosys_ep::ATOMIC_OPS as *const _ as *mut _,
+        atomic: &atomic::EP_ATOMIC_OPS as *const _ as *mut _,
         collective: &crate::nosys_ep::COLLECTIVE_OPS as *const _ as *mut _,
     };
     let obj = EpObj {
@@ -148,13 +172,17 @@ pub fn new_ep(
         rx_flags: AtomicU64::new(info.rx.op_flags),
         tx_iov_limit: info.tx.iov_limit.min(IoVec::CAP),
         rx_iov_limit: info.rx.iov_limit.min(IoVec::CAP),
+        rma_iov_limit: info.tx.rma_iov_limit.min(IoVec::CAP),
         addr_format: info.addr_format,
-        alias_of: None,
+        alias_of,
+        stx_bound: Default::default(),
         _domain: domain,
     };
     let ops = obj.ops.clone();
-    let p = EpHandle::boxed(c, FI_CLASS_EP, obj);
-    ops.set_fid(p as usize);
+    let p = EpHandle::boxed(c, class, obj);
+    if class == FI_CLASS_EP {
+        ops.set_fid(p as usize);
+    }
     p
 }
 
@@ -164,8 +192,11 @@ pub fn new_ep(
 /// `f` is NULL or points to a live `struct fid` (the crate's pointer
 /// contract); class and magic are checked before anything else is read.
 pub unsafe fn ep_handle<'a>(f: *const fid) -> Option<&'a EpHandle> {
-    // SAFETY: forwarded under the same contract.
-    unsafe { EpHandle::from_fid(f, FI_CLASS_EP) }
+    // Endpoints and the contexts of scalable endpoints are one Rust type.
+    [FI_CLASS_EP, FI_CLASS_TX_CTX, FI_CLASS_RX_CTX]
+        .into_iter()
+        // SAFETY: forwarded under the same contract.
+        .find_map(|class| unsafe { EpHandle::from_fid(f, class) })
 }
 
 unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
@@ -189,6 +220,11 @@ const CNTR_BIND_FLAGS: u64 =
 
 unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
     with_handle!(ep_handle, f, "fi_ep_bind", |h| {
+        // SAFETY: `bfid` is NULL or a live fid (the crate's pointer
+        // contract); the lookup checks class and magic.
+        if let Some(s) = unsafe { stx::stx_handle(bfid) } {
+            return stx::bind(h, s, flags);
+        }
         // CQs, counters and AVs must come from the endpoint's own domain
         // (fi_endpoint(3)); EQs belong to the fabric.
         // For the four lookups: `bfid` is NULL or a live fid (the crate's
@@ -304,8 +340,10 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     }),
                     tx_iov_limit: h.inner.tx_iov_limit,
                     rx_iov_limit: h.inner.rx_iov_limit,
+                    rma_iov_limit: h.inner.rma_iov_limit,
                     addr_format: h.inner.addr_format,
                     alias_of: Some(BindRef::new(&h.binds)),
+                    stx_bound: Default::default(),
                     _domain: h.inner._domain.again(),
                 };
                 // SAFETY: `a.fid` is not NULL and points to the caller's

@@ -12,6 +12,14 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 /// Capabilities of reliable endpoints (MSG, RDM).
 pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_TAGGED
+    | FI_RMA
+    | FI_ATOMIC
+    | FI_READ
+    | FI_WRITE
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
+    | FI_RMA_EVENT
+    | FI_FENCE
     | FI_SEND
     | FI_RECV
     | FI_DIRECTED_RECV
@@ -19,7 +27,8 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_MULTI_RECV
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM
-    | FI_SHARED_AV;
+    | FI_SHARED_AV
+    | FI_NAMED_RX_CTX;
 /// Capabilities of datagram endpoints.
 pub const DGRAM_CAPS: u64 = FI_MSG
     | FI_SEND
@@ -28,13 +37,45 @@ pub const DGRAM_CAPS: u64 = FI_MSG
     | FI_SOURCE
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM
-    | FI_SHARED_AV;
-const TX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_SEND;
-const RX_CAPS: u64 = FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV;
+    | FI_SHARED_AV
+    | FI_NAMED_RX_CTX;
+/// Most endpoints sharing one shared transmit context.
+pub const MAX_EP_STX: usize = 128;
+/// Most transmit (receive) contexts of a scalable endpoint (`ep/sep.rs`).
+pub const MAX_EP_CTX: usize = 16;
+const TX_CAPS: u64 =
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_FENCE;
+const RX_CAPS: u64 = FI_MSG
+    | FI_TAGGED
+    | FI_RECV
+    | FI_DIRECTED_RECV
+    | FI_SOURCE
+    | FI_MULTI_RECV
+    | FI_RMA
+    | FI_ATOMIC
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
+    | FI_RMA_EVENT;
+/// The message orders kept on reliable endpoints: every frame of a
+/// connection is handled in order at the target, except that a read's
+/// answer leaves from registered memory after the request was handled, so
+/// a later write (or a send into that memory) may overtake it: no
+/// write-after-read or send-after-read.
+pub const RELIABLE_ORDER: u64 = FI_ORDER_SAS
+    | FI_ORDER_RAR
+    | FI_ORDER_RAW
+    | FI_ORDER_RAS
+    | FI_ORDER_WAW
+    | FI_ORDER_WAS
+    | FI_ORDER_SAW;
 /// Operation flags supported on sends (the entry's default is what the
 /// hints ask for, see `getinfo::alter`).
-const TX_OP_FLAGS: u64 =
-    FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+const TX_OP_FLAGS: u64 = FI_COMPLETION
+    | FI_INJECT
+    | FI_INJECT_COMPLETE
+    | FI_TRANSMIT_COMPLETE
+    | FI_DELIVERY_COMPLETE
+    | FI_FENCE;
 /// Operation flags supported on receives.
 const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
 
@@ -48,6 +89,21 @@ pub const RNDV_THRESHOLD: usize = 256 << 10;
 /// iovec entries per operation: as many as the engine's `IoVec` holds
 /// (writev takes them all in one call).
 pub const IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
+/// Bytes of operands one atomic operation may carry per remote piece
+/// (`fi_query_atomic`'s count is this over the element size).
+pub const ATOMIC_LIMIT: usize = 4096;
+/// Remote pieces (`fi_rma_iov` entries) per RMA operation.
+pub const RMA_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
+/// iovec entries per memory registration (each remote piece of an RMA
+/// operation then covers at most this many pieces of memory).
+pub const MR_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
+/// The `mr_mode` bits the provider answers when the application offers
+/// them: virtual addresses and provider keys cost nothing here, so an
+/// application that prefers them gets them; one that offers nothing gets
+/// 0-based offsets and its own keys. None is required (`FI_MR_LOCAL` is
+/// never needed: local buffers are reached directly).
+pub const MR_MODE_HONOURED: c_int = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+
 /// Largest datagram payload (UDP payload limit minus our header).
 pub const DGRAM_MAX_MSG: usize = 65507 - crate::wire::HEADER_LEN;
 /// Largest message on reliable endpoints.
@@ -134,11 +190,13 @@ pub fn entry(
     src: SocketAddr,
     dest: Option<SocketAddr>,
 ) -> Info {
-    let (caps, max_msg) = if ep_type == FI_EP_DGRAM {
-        (DGRAM_CAPS, DGRAM_MAX_MSG)
-    } else {
-        (RELIABLE_CAPS, MAX_MSG)
+    let (caps, max_msg, order) = match ep_type {
+        FI_EP_DGRAM => (DGRAM_CAPS, DGRAM_MAX_MSG, FI_ORDER_SAS),
+        // Scalable endpoints are connectionless only.
+        FI_EP_MSG => (RELIABLE_CAPS & !FI_NAMED_RX_CTX, MAX_MSG, RELIABLE_ORDER),
+        _ => (RELIABLE_CAPS, MAX_MSG, RELIABLE_ORDER),
     };
+    let rma = ep_type != FI_EP_DGRAM;
     Info {
         caps,
         mode: 0,
@@ -154,19 +212,19 @@ pub fn entry(
             caps: caps & TX_CAPS,
             mode: 0,
             op_flags: TX_OP_FLAGS,
-            msg_order: FI_ORDER_SAS,
+            msg_order: order,
             comp_order: FI_ORDER_NONE,
             inject_size: INJECT_SIZE.min(max_msg),
             size: QUEUE_SIZE,
             iov_limit: IOV_LIMIT,
-            rma_iov_limit: 0,
+            rma_iov_limit: if rma { RMA_IOV_LIMIT } else { 0 },
             tclass: 0,
         },
         rx: RxAttr {
             caps: caps & RX_CAPS,
             mode: 0,
             op_flags: RX_OP_FLAGS,
-            msg_order: FI_ORDER_SAS,
+            msg_order: order,
             comp_order: FI_ORDER_NONE,
             total_buffered_recv: 0,
             size: QUEUE_SIZE,
@@ -178,16 +236,17 @@ pub fn entry(
             protocol_version: crate::wire::VERSION as u32,
             max_msg_size: max_msg,
             msg_prefix_size: 0,
-            max_order_raw_size: 0,
+            max_order_raw_size: if rma { max_msg } else { 0 },
             max_order_war_size: 0,
-            max_order_waw_size: 0,
+            max_order_waw_size: if rma { max_msg } else { 0 },
             mem_tag_format: if ep_type == FI_EP_DGRAM {
                 0
             } else {
                 TAG_FORMAT
             },
-            tx_ctx_cnt: 1,
-            rx_ctx_cnt: 1,
+            // The most a scalable endpoint may have (hints ask for fewer).
+            tx_ctx_cnt: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
+            rx_ctx_cnt: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
             auth_key_size: 0,
             auth_key: None,
         },
@@ -200,18 +259,21 @@ pub fn entry(
             resource_mgmt: FI_RM_ENABLED,
             av_type: FI_AV_UNSPEC,
             mr_mode: 0,
-            mr_key_size: 0,
+            mr_key_size: 8,
             cq_data_size: 8,
             cq_cnt: 256,
             ep_cnt: 1024,
             tx_ctx_cnt: 1024,
             rx_ctx_cnt: 1024,
-            max_ep_tx_ctx: 1,
-            max_ep_rx_ctx: 1,
-            max_ep_stx_ctx: 0,
+            // Scalable endpoints (RDM, DGRAM; `ep/sep.rs`).
+            max_ep_tx_ctx: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
+            max_ep_rx_ctx: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
+            // Shared transmit contexts (the C boundary's `ep/stx.rs`):
+            // how many endpoints may share one.
+            max_ep_stx_ctx: MAX_EP_STX,
             max_ep_srx_ctx: 0,
             cntr_cnt: 256,
-            mr_iov_limit: 1,
+            mr_iov_limit: MR_IOV_LIMIT,
             // Named AVs (the engine's shm_av) are shared between the
             // processes of a host.
             caps: FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
@@ -219,7 +281,7 @@ pub fn entry(
             auth_key_size: 0,
             auth_key: None,
             max_err_data: CM_DATA_SIZE,
-            mr_cnt: 0,
+            mr_cnt: 1 << 16,
             tclass: 0,
             // No authorization keys and no group ids; counters are 64-bit.
             max_ep_auth_key: 0,
@@ -355,10 +417,24 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
         for (i, src, dest) in &places {
             let mut e = entry(ep_type, i, *src, *dest);
             oxifabric::getinfo::tailor(&mut e, hints);
+            if let Some(h) = hints {
+                e.domain.mr_mode = mr_mode_for(h.domain.mr_mode);
+            }
             out.push(e);
         }
     }
     Ok(out)
+}
+
+/// The `mr_mode` answered to an application offering `offered`: the old
+/// `FI_MR_BASIC` is kept as it is (fi_getinfo(3): it must not be cleared),
+/// otherwise the offered bits among [`MR_MODE_HONOURED`].
+fn mr_mode_for(offered: c_int) -> c_int {
+    if offered & FI_MR_BASIC != 0 {
+        FI_MR_BASIC
+    } else {
+        offered & MR_MODE_HONOURED
+    }
 }
 
 /// The address an endpoint bound to `bound` gives peers: a wildcard bind

@@ -1,14 +1,16 @@
 //! One TCP connection: its receive state machine and its queue of sends.
 //! The endpoint drives it; this file only moves bytes and validates frames.
 
-use crate::wire::{Header, HEADER_LEN};
+use crate::wire::{Header, HEADER_LEN, RMA_PREFIX};
 use oxifabric::abi::*;
 use oxifabric::ops::IoVec;
 use oxifabric::service::ep_core::TxCtx;
+use oxifabric::service::mr::{Denied, MemRegion};
 use oxifabric::service::rxq::{Posted, Region, ENTRY_COST};
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 
 /// Lifecycle of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +32,39 @@ pub enum Dest {
     },
     /// Into a buffer (unexpected message or control payload).
     Buffer(Vec<u8>),
+    /// The target prefix of an RMA frame (address, key); `rest` payload
+    /// bytes follow it.
+    Prefix { b: [u8; RMA_PREFIX], rest: u64 },
+    /// RMA data straight into memory: a registered region at the target
+    /// of a write (`mr` held while the bytes land), or an initiator's read
+    /// buffers. An empty `region` drops the bytes (a refused write).
+    Rma {
+        region: IoVec,
+        mr: Option<Arc<MemRegion>>,
+        /// Why the target refused the write whose bytes are dropped.
+        refused: Option<Denied>,
+    },
+}
+
+impl Dest {
+    /// Where payload bytes go in memory, when they go to application
+    /// memory rather than to one of our buffers.
+    pub fn region(&self) -> Option<&IoVec> {
+        match self {
+            Dest::Posted { region, .. } | Dest::Rma { region, .. } => Some(region),
+            _ => None,
+        }
+    }
+
+    /// Our own buffer the payload fills, when it does not go to
+    /// application memory.
+    pub fn buffer(&mut self) -> Option<&mut [u8]> {
+        match self {
+            Dest::Buffer(v) => Some(v),
+            Dest::Prefix { b, .. } => Some(b),
+            _ => None,
+        }
+    }
 }
 
 /// Receive progress of a connection.
@@ -50,6 +85,15 @@ pub enum TxData {
     User(IoVec),
     /// Our own copy (inject, control frames).
     Owned(Vec<u8>),
+    /// RMA: a target prefix (`pre_len` bytes of `pre`) followed by memory
+    /// the operation names: the initiator's buffers of a write, or the
+    /// target's registered memory a read returns. Never copied when
+    /// queued (injected writes are built as `Owned`).
+    Rma {
+        pre: [u8; RMA_PREFIX],
+        pre_len: usize,
+        iov: IoVec,
+    },
     /// Our own copy of a small payload, kept in the item itself so that a
     /// queued small inject allocates nothing.
     Inline { buf: [u8; INLINE_LEN], len: usize },
@@ -80,8 +124,8 @@ pub struct TxItem {
 
 impl TxItem {
     /// The not-yet-written pieces, header first.
-    fn pieces(&self) -> ([&[u8]; 1 + IoVec::CAP], usize) {
-        let mut out: [&[u8]; 1 + IoVec::CAP] = [&[]; 1 + IoVec::CAP];
+    fn pieces(&self) -> ([&[u8]; 2 + IoVec::CAP], usize) {
+        let mut out: [&[u8]; 2 + IoVec::CAP] = [&[]; 2 + IoVec::CAP];
         let mut k = 0;
         let mut skip = self.off;
         if skip < HEADER_LEN {
@@ -91,30 +135,29 @@ impl TxItem {
         } else {
             skip -= HEADER_LEN;
         }
-        match &self.data {
-            TxData::User(iov) => {
-                for b in iov.iter() {
-                    let s = b.as_slice();
-                    if skip >= s.len() {
-                        skip -= s.len();
-                        continue;
-                    }
-                    out[k] = &s[skip..];
-                    k += 1;
-                    skip = 0;
+        let (pre, iov): (&[u8], Option<&IoVec>) = match &self.data {
+            TxData::User(iov) => (&[], Some(iov)),
+            TxData::Rma { pre, pre_len, iov } => (&pre[..*pre_len], Some(iov)),
+            TxData::Owned(v) => (v, None),
+            TxData::Inline { buf, len } => (&buf[..*len], None),
+        };
+        if skip < pre.len() {
+            out[k] = &pre[skip..];
+            k += 1;
+            skip = 0;
+        } else {
+            skip -= pre.len();
+        }
+        if let Some(iov) = iov {
+            for b in iov.iter() {
+                let s = b.as_slice();
+                if skip >= s.len() {
+                    skip -= s.len();
+                    continue;
                 }
-            }
-            TxData::Owned(v) => {
-                if skip < v.len() {
-                    out[k] = &v[skip..];
-                    k += 1;
-                }
-            }
-            TxData::Inline { buf, len } => {
-                if skip < *len {
-                    out[k] = &buf[skip..*len];
-                    k += 1;
-                }
+                out[k] = &s[skip..];
+                k += 1;
+                skip = 0;
             }
         }
         (out, k)
@@ -159,7 +202,9 @@ impl TxItem {
         match &self.data {
             TxData::Owned(v) => ENTRY_COST + v.capacity(),
             TxData::Inline { .. } => ENTRY_COST,
-            TxData::User(_) => 0,
+            // An RMA frame's payload is the initiator's buffers or the
+            // target's registered memory, never a copy of ours.
+            TxData::User(_) | TxData::Rma { .. } => 0,
         }
     }
 }

@@ -1,12 +1,14 @@
 //! Domains: the unit that owns the auto-progress thread (the engine's
 //! `AutoProgress`, started with the first enabled endpoint when the domain
-//! uses `FI_PROGRESS_AUTO`).
+//! uses `FI_PROGRESS_AUTO`) and the memory-registration table (the
+//! engine's `MrTable`) that its endpoints check peers' RMA against.
 
 use crate::ep::SockEp;
 use oxifabric::abi::*;
 use oxifabric::error::Result;
 use oxifabric::info::Info;
 use oxifabric::ops::{DomainOps, EndpointOps};
+use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::{AutoProgress, Progress};
 use std::sync::{Arc, Weak};
 
@@ -14,6 +16,8 @@ use std::sync::{Arc, Weak};
 pub struct SockDomain {
     me: Weak<SockDomain>,
     auto: Option<AutoProgress>,
+    /// Registered memory: peers' RMA into this domain is checked here.
+    pub mr: Arc<MrTable>,
 }
 
 impl SockDomain {
@@ -23,6 +27,10 @@ impl SockDomain {
         Arc::new_cyclic(|me| SockDomain {
             me: me.clone(),
             auto,
+            mr: Arc::new(MrTable::new(
+                info.domain.mr_mode,
+                info.domain.mr_iov_limit.min(crate::attrs::MR_IOV_LIMIT),
+            )),
         })
     }
 
@@ -41,5 +49,18 @@ impl DomainOps for SockDomain {
         let me = self.me.upgrade().ok_or(oxifabric::error::Error::Inval)?;
         let ep: Arc<dyn EndpointOps> = SockEp::new(me, info)?;
         Ok(ep)
+    }
+
+    fn scalable_ep(&self, info: &Info) -> Result<Vec<Arc<dyn EndpointOps>>> {
+        let me = self.me.upgrade().ok_or(oxifabric::error::Error::Inval)?;
+        crate::ep::sep::open(&me, info)
+    }
+
+    fn mr_table(&self) -> Option<Arc<MrTable>> {
+        Some(self.mr.clone())
+    }
+
+    fn atomic_limit(&self) -> usize {
+        crate::attrs::ATOMIC_LIMIT
     }
 }

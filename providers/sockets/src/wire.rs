@@ -19,6 +19,21 @@
 //! reserved bytes and the length against the receiver's limit. A frame that
 //! fails is a protocol error and its connection is closed.
 //!
+//! RMA: `Write` carries a 16-byte prefix (target address, then key) and
+//! the data; `ReadReq` carries only the prefix, with the length to read in
+//! `tag`; the target answers each with `RmaResp` echoing `msg_id`: status
+//! 0 in `data` and, for a read, the bytes as payload; or a positive
+//! `FI_E*` status, no payload, and the refusal's cause in `tag`
+//! ([`RmaRefusal`]). An RMA operation with several remote pieces travels
+//! as one frame per piece; only the last write frame of a `fi_writedata`
+//! carries `FLAG_CQ_DATA`. The target checks key, range and access before
+//! it touches memory (`MrTable::access`).
+//!
+//! `Atomic` carries the target prefix, the operands and (compare
+//! operations) the compare values; `tag` packs operation, datatype, kind
+//! and element count ([`AtomicTag`]); the answer is an `RmaResp` whose
+//! payload holds the fetched values (fetch and compare kinds).
+//!
 //! RDM connections start with a handshake: the connecting side sends
 //! `Hello` (its listening address, and a random nonce as the message id)
 //! and holds its messages until the peer answers `HelloAck`. When both
@@ -35,6 +50,9 @@
 //! that address, else `VerifyNack`. A claim that fails (or carries no
 //! nonce) leaves the connection usable but anonymous.
 
+use oxifabric::abi::{fi_datatype, fi_op, FI_ATOMIC_READ};
+use oxifabric::service::atomic::{valid, AtomicKind};
+
 /// Version of this wire format.
 pub const VERSION: u8 = 1;
 /// Size of the fixed header.
@@ -49,6 +67,8 @@ pub const FLAG_ACK_REQ: u16 = 1 << 2;
 /// On [`Op::Cts`]: the receiver discarded the message (`FI_DISCARD`); the
 /// sender completes its send without sending the data.
 pub const FLAG_DISCARD: u16 = 1 << 3;
+/// Bytes of the target prefix of `Write` and `ReadReq` (address, key).
+pub const RMA_PREFIX: usize = 16;
 /// Flags a message header ([`Op::Msg`], [`Op::Rts`], [`Op::Data`]) may carry.
 const MSG_FLAGS: u16 = FLAG_CQ_DATA | FLAG_TAGGED | FLAG_ACK_REQ;
 const KNOWN_FLAGS: u16 = MSG_FLAGS | FLAG_DISCARD;
@@ -93,6 +113,117 @@ pub enum Op {
     VerifyAck = 14,
     /// Answer to `Verify`: it did not.
     VerifyNack = 15,
+    /// RMA write of one remote piece: the target prefix, then the data.
+    Write = 16,
+    /// RMA read of one remote piece: the target prefix; `tag` is the
+    /// length to read.
+    ReadReq = 17,
+    /// The target's answer to `Write`, `ReadReq` or `Atomic` `msg_id`:
+    /// `data` is the status, the payload the bytes read (or fetched).
+    RmaResp = 18,
+    /// An atomic operation on one remote piece: the target prefix, the
+    /// operands, then (compare operations) the compare values; `tag`
+    /// says what ([`AtomicTag`]).
+    Atomic = 19,
+}
+
+/// What an `Atomic` frame asks for, packed in its `tag`: the `fi_op` in
+/// bits 0..8, the `fi_datatype` in 8..16, the kind (0 base, 1 fetch, 2
+/// compare) in 16..24, the element count in 32..64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AtomicTag {
+    pub kind: AtomicKind,
+    pub op: fi_op,
+    pub datatype: fi_datatype,
+    pub count: u64,
+}
+
+impl AtomicTag {
+    /// Packs it into a header's `tag`.
+    pub fn encode(&self) -> u64 {
+        let kind = match self.kind {
+            AtomicKind::Base => 0u64,
+            AtomicKind::Fetch => 1,
+            AtomicKind::Compare => 2,
+        };
+        (self.op as u64 & 0xff) | (self.datatype as u64 & 0xff) << 8 | kind << 16 | self.count << 32
+    }
+
+    /// Unpacks a `tag`; None for unknown bits or a combination
+    /// fi_atomic(3) does not define (`service::atomic::valid`).
+    pub fn decode(tag: u64) -> Option<AtomicTag> {
+        if tag & 0xff00_0000 != 0 {
+            return None;
+        }
+        let kind = match (tag >> 16) & 0xff {
+            0 => AtomicKind::Base,
+            1 => AtomicKind::Fetch,
+            2 => AtomicKind::Compare,
+            _ => return None,
+        };
+        let t = AtomicTag {
+            kind,
+            op: (tag & 0xff) as fi_op,
+            datatype: ((tag >> 8) & 0xff) as fi_datatype,
+            count: tag >> 32,
+        };
+        t.size()?;
+        Some(t)
+    }
+
+    /// Bytes of one element.
+    pub fn size(&self) -> Option<usize> {
+        valid(self.kind, self.op, self.datatype)
+    }
+
+    /// Payload bytes after the target prefix: operands (none for
+    /// `FI_ATOMIC_READ`) and compare values, `count` elements each.
+    pub fn payload(&self) -> Option<u64> {
+        let one = self.count.checked_mul(self.size()? as u64)?;
+        let n = u64::from(self.op != FI_ATOMIC_READ) + u64::from(self.kind == AtomicKind::Compare);
+        one.checked_mul(n)
+    }
+}
+
+/// Why a target refused an RMA piece, as `RmaResp` carries it in `tag`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub enum RmaRefusal {
+    /// No enabled region has the key.
+    Key = 1,
+    /// The range lies (partly) outside the region or wraps around.
+    Range = 2,
+    /// The region does not permit the access.
+    Access = 3,
+}
+
+impl RmaRefusal {
+    /// The cause of a refusal in `tag` (None for an unknown value).
+    pub fn from_u64(v: u64) -> Option<RmaRefusal> {
+        Some(match v {
+            1 => RmaRefusal::Key,
+            2 => RmaRefusal::Range,
+            3 => RmaRefusal::Access,
+            _ => return None,
+        })
+    }
+}
+
+/// Encodes the target prefix of `Write` and `ReadReq`.
+pub fn rma_prefix(addr: u64, key: u64) -> [u8; RMA_PREFIX] {
+    let mut b = [0u8; RMA_PREFIX];
+    b[..8].copy_from_slice(&addr.to_le_bytes());
+    b[8..].copy_from_slice(&key.to_le_bytes());
+    b
+}
+
+/// Decodes the target prefix: (address, key).
+pub fn parse_rma_prefix(b: &[u8; RMA_PREFIX]) -> (u64, u64) {
+    let mut a = [0u8; 8];
+    let mut k = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    k.copy_from_slice(&b[8..]);
+    (u64::from_le_bytes(a), u64::from_le_bytes(k))
 }
 
 impl Op {
@@ -113,6 +244,10 @@ impl Op {
             13 => Op::Verify,
             14 => Op::VerifyAck,
             15 => Op::VerifyNack,
+            16 => Op::Write,
+            17 => Op::ReadReq,
+            18 => Op::RmaResp,
+            19 => Op::Atomic,
             _ => return None,
         })
     }
@@ -146,6 +281,8 @@ pub enum WireError {
     TooLong(u64),
     /// A control frame (ack, shutdown) carries a payload it must not have.
     UnexpectedPayload,
+    /// An RMA frame whose lengths or status do not fit together.
+    BadRma,
 }
 
 impl core::fmt::Display for WireError {
@@ -158,6 +295,7 @@ impl core::fmt::Display for WireError {
             WireError::Reserved => write!(f, "reserved header bytes are not zero"),
             WireError::TooLong(n) => write!(f, "payload of {n} bytes exceeds the limit"),
             WireError::UnexpectedPayload => write!(f, "control frame with a payload"),
+            WireError::BadRma => write!(f, "inconsistent RMA frame"),
         }
     }
 }
@@ -256,19 +394,38 @@ impl Header {
         let allowed = match op {
             Op::Msg | Op::Rts | Op::Data => MSG_FLAGS,
             Op::Cts => FLAG_DISCARD,
+            Op::Write | Op::Atomic => FLAG_CQ_DATA,
             _ => 0,
         };
         if flags & !allowed != 0 {
             return Err(WireError::Flags(flags));
         }
-        Ok(Header {
+        let h = Header {
             op,
             flags,
             len,
             tag: u64_at(16),
             data: u64_at(24),
             msg_id: u64_at(32),
-        })
+        };
+        let rma_ok = match op {
+            Op::Write => len >= RMA_PREFIX as u64,
+            Op::ReadReq => len == RMA_PREFIX as u64 && h.tag <= max_len,
+            Op::Atomic => AtomicTag::decode(h.tag)
+                .and_then(|t| t.payload())
+                .is_some_and(|p| Some(len) == p.checked_add(RMA_PREFIX as u64)),
+            // A refusal names its cause and carries nothing; a success
+            // names none.
+            Op::RmaResp => match h.data {
+                0 => h.tag == 0,
+                s => s <= i32::MAX as u64 && len == 0 && RmaRefusal::from_u64(h.tag).is_some(),
+            },
+            _ => true,
+        };
+        if !rma_ok {
+            return Err(WireError::BadRma);
+        }
+        Ok(h)
     }
 
     /// The tag, for tagged messages.
@@ -343,6 +500,70 @@ mod tests {
     }
 
     const MAX_TEST: u64 = 1024;
+
+    #[test]
+    fn rma_frames_are_checked() {
+        let mut w = Header::control(Op::Write, 3);
+        w.len = 16 + 100;
+        w.flags = FLAG_CQ_DATA;
+        assert_eq!(Header::decode(&w.encode(), 1 << 20), Ok(w));
+        w.len = 15;
+        assert_eq!(Header::decode(&w.encode(), 1 << 20), Err(WireError::BadRma));
+        w.len = 16;
+        w.flags = FLAG_TAGGED;
+        assert!(matches!(
+            Header::decode(&w.encode(), 1 << 20),
+            Err(WireError::Flags(_))
+        ));
+        let mut r = Header::control(Op::ReadReq, 4);
+        r.len = 16;
+        r.tag = 1 << 20;
+        assert_eq!(Header::decode(&r.encode(), 1 << 20), Ok(r));
+        r.tag = (1 << 20) + 1;
+        assert_eq!(Header::decode(&r.encode(), 1 << 20), Err(WireError::BadRma));
+        r.tag = 5;
+        r.len = 17;
+        assert_eq!(Header::decode(&r.encode(), 1 << 20), Err(WireError::BadRma));
+        let mut a = Header::control(Op::RmaResp, 4);
+        a.len = 9;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Ok(a));
+        a.data = 13;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
+        a.len = 0;
+        a.tag = RmaRefusal::Range as u64;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Ok(a));
+        a.tag = 9;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
+        a.tag = 0;
+        a.data = 0;
+        a.tag = 1;
+        assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
+        assert_eq!(parse_rma_prefix(&rma_prefix(7, 9)), (7, 9));
+        let t = AtomicTag {
+            kind: AtomicKind::Compare,
+            op: oxifabric::abi::FI_CSWAP,
+            datatype: oxifabric::abi::FI_UINT64,
+            count: 3,
+        };
+        assert_eq!(AtomicTag::decode(t.encode()), Some(t));
+        let mut at = Header::control(Op::Atomic, 9);
+        at.tag = t.encode();
+        at.len = 16 + 48;
+        assert_eq!(Header::decode(&at.encode(), 1 << 20), Ok(at));
+        at.len = 16 + 47;
+        assert_eq!(
+            Header::decode(&at.encode(), 1 << 20),
+            Err(WireError::BadRma)
+        );
+        // A combination fi_atomic(3) leaves out: bitwise on floating point.
+        let bad = AtomicTag {
+            kind: AtomicKind::Base,
+            op: oxifabric::abi::FI_BOR,
+            datatype: oxifabric::abi::FI_DOUBLE,
+            count: 1,
+        };
+        assert_eq!(AtomicTag::decode(bad.encode()), None);
+    }
 
     #[test]
     fn rejects_bad_frames() {

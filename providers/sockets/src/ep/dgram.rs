@@ -80,7 +80,7 @@ impl SockEp {
         hdr: &Header,
     ) -> Result<()> {
         let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
-        let dest = av.sockaddr(op.dest).ok_or(Error::Inval)?;
+        let dest = super::sep::ctx_sockaddr(av, op.dest).ok_or(Error::Inval)?;
         let h = hdr.encode();
         let mut pieces: [&[u8]; 1 + IoVec::CAP] = [&[]; 1 + IoVec::CAP];
         pieces[0] = &h;

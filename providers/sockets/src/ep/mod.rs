@@ -29,10 +29,13 @@ mod dgram;
 mod progress;
 mod rdm;
 mod retry;
+mod rma;
 mod rndv;
+pub mod sep;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
+use self::rma::{HeldRma, RmaPart, RmaPending};
 use self::rndv::{Announced, RndvMatch};
 use crate::attrs;
 use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
@@ -44,11 +47,13 @@ use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{
-    internal, iov_len, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, SendOp,
+    internal, iov_len, AtomicReq, Binding, EndpointOps, IoBuf, IoVec, OptValue, RecvOp, RmaOp,
+    SendOp,
 };
 use oxifabric::prov_log;
 use oxifabric::service::addr_format::decode as sockaddr;
 use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
+use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
     complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, ENTRY_COST,
@@ -107,6 +112,12 @@ struct EpState {
     verifying: usize,
     /// Accepting pauses after running out of descriptors.
     accept_backoff: sock::AcceptBackoff,
+    /// RMA operations in flight, by operation id.
+    rma_ops: HashMap<u64, RmaPending>,
+    /// Their pieces waiting for the target's answer, by frame id.
+    rma_parts: HashMap<u64, RmaPart>,
+    /// RMA operations held behind an `FI_FENCE`, in posting order.
+    fenced: std::collections::VecDeque<HeldRma>,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
 }
@@ -154,6 +165,8 @@ pub fn now_ms() -> u64 {
 }
 
 const PROV: &str = "sockets";
+/// Why an MSG connection ended when the peer sent `Shutdown`.
+const PEER_SHUTDOWN: &str = "peer shut down";
 
 impl SockEp {
     /// Creates an endpoint for an entry of this provider.
@@ -206,6 +219,9 @@ impl SockEp {
                 stages: Default::default(),
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
+                rma_ops: HashMap::new(),
+                rma_parts: HashMap::new(),
+                fenced: std::collections::VecDeque::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
                 // Not guessable: frames that refer to a message by id are
@@ -427,16 +443,33 @@ impl SockEp {
                 failed.push(item);
             }
         }
+        // RMA pieces that went to this peer fail (their answers will
+        // never come).
+        self.fail_rma_to(
+            st,
+            |to| match to {
+                Some(sa) => gone.contains(&sa),
+                None => msg_conn,
+            },
+            err,
+        );
         self.fail_items(st, failed, err);
         match st.msg {
             MsgState::Connected(s) if s == slot => {
                 st.msg = MsgState::Down;
                 st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
-                let f = Failure {
-                    err: FI_ECONNRESET,
-                    ..err
-                };
-                st.rxq.fail_all(f, &st.core.sinks);
+                // A peer that shut down in order sent everything before its
+                // `Shutdown`: receives still posted stay posted (the
+                // application cancels them or closes the endpoint), as
+                // with upstream's providers. A connection that broke fails
+                // them, so nobody waits for data that cannot come.
+                if err.cause != PEER_SHUTDOWN {
+                    let f = Failure {
+                        err: FI_ECONNRESET,
+                        ..err
+                    };
+                    st.rxq.fail_all(f, &st.core.sinks);
+                }
             }
             MsgState::Connecting(s) if s == slot => {
                 st.msg = MsgState::Down;
@@ -583,6 +616,12 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return;
         };
+        // Nothing goes out before the connect completes (`on_writable`
+        // flushes then): a write would consume the connect's error
+        // (`SO_ERROR`) and report a refused connection as a reset one.
+        if c.state == ConnState::Connecting {
+            return;
+        }
         if let Err(e) = c.write_queued() {
             self.close_conn(st, slot, reset(&e), "write failed");
             return;
@@ -612,6 +651,26 @@ impl SockEp {
             .map(|c| c.txq.owned())
             .sum::<usize>()
             + st.peers.values().map(|p| p.pending.owned()).sum::<usize>()
+    }
+
+    /// Whether an operation may be posted now: the endpoint is enabled,
+    /// the transmit queue has room (after a round of progress), and so
+    /// has the CQ its completion goes to (else the application has to
+    /// read its CQ first: `-FI_EAGAIN`).
+    fn tx_admit(&self, st: &mut EpState, tx: &TxCtx) -> Result<()> {
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.tx_queued >= attrs::QUEUE_SIZE {
+            self.progress_locked(st);
+            if st.tx_queued >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if !st.core.sinks.tx_room(tx) {
+            return Err(Error::Again);
+        }
+        Ok(())
     }
 
     fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
@@ -850,19 +909,7 @@ impl EndpointOps for SockEp {
         let tx = TxCtx::of(op);
         let mut guard = self.lock();
         let st = &mut *guard;
-        if !st.core.enabled {
-            return Err(Error::OpBadState);
-        }
-        if st.tx_queued >= attrs::QUEUE_SIZE {
-            self.progress_locked(st);
-            if st.tx_queued >= attrs::QUEUE_SIZE {
-                return Err(Error::Again);
-            }
-        }
-        if !st.core.sinks.tx_room(&tx) {
-            // The application has to read its CQ first.
-            return Err(Error::Again);
-        }
+        self.tx_admit(st, &tx)?;
         // Copies of injected sends queued behind peers that do not read
         // are bounded (checked only when something is queued at all).
         let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
@@ -935,6 +982,28 @@ impl EndpointOps for SockEp {
             st.rndv_tx.insert(msg_id, (data, to));
         }
         Ok(())
+    }
+
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        if self.ep_type == FI_EP_DGRAM {
+            return Err(Error::NoSys);
+        }
+        self.post_rma(op)
+    }
+
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        if self.ep_type == FI_EP_DGRAM {
+            return Err(Error::NoSys);
+        }
+        self.post_atomic(op)
+    }
+
+    fn atomic_limit(&self) -> usize {
+        if self.ep_type == FI_EP_DGRAM {
+            0
+        } else {
+            attrs::ATOMIC_LIMIT
+        }
     }
 
     fn rx_size_left(&self) -> Result<usize> {

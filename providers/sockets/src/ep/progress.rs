@@ -72,7 +72,7 @@ impl SockEp {
                 None
             }
             Op::Shutdown => {
-                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), "peer shut down");
+                self.close_conn(st, slot, Failure::code(FI_ECONNRESET), PEER_SHUTDOWN);
                 None
             }
             Op::Rts => self.on_rts(st, slot, hdr),
@@ -81,6 +81,19 @@ impl SockEp {
                 None
             }
             Op::Data => self.on_data(st, slot, hdr),
+            Op::Write | Op::ReadReq => Some(self.on_rma_header(hdr)),
+            Op::Atomic => {
+                if hdr.len > (crate::wire::RMA_PREFIX + 2 * attrs::ATOMIC_LIMIT) as u64 {
+                    self.close_conn(st, slot, Failure::code(FI_EIO), "oversized atomic frame");
+                    return None;
+                }
+                Some(RxState::Payload {
+                    hdr,
+                    dest: Dest::Buffer(vec![0u8; hdr.len as usize]),
+                    got: 0,
+                })
+            }
+            Op::RmaResp => self.on_rma_resp(st, slot, hdr),
         }
     }
 
@@ -119,6 +132,13 @@ impl SockEp {
                 st.rxq.deliver(msg, payload, &st.core.sinks);
                 self.ack(st, slot, &hdr);
             }
+            (Op::Write, Dest::Prefix { b, rest }) => self.on_write_prefix(st, slot, hdr, &b, rest),
+            (Op::Write, Dest::Rma { mr, refused, .. }) => {
+                self.on_write_done(st, slot, hdr, mr, refused)
+            }
+            (Op::ReadReq, Dest::Prefix { b, .. }) => self.on_read_req(st, slot, hdr, &b),
+            (Op::Atomic, Dest::Buffer(v)) => self.on_atomic(st, slot, hdr, &v),
+            (Op::RmaResp, Dest::Rma { .. }) => self.on_read_done(st, hdr),
             (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, hdr.msg_id, &b),
             (Op::Verify, Dest::Buffer(b)) => self.on_verify(st, slot, hdr.msg_id, &b),
             (Op::ConnAccept, Dest::Buffer(data)) => self.on_conn_accept(st, slot, data),
@@ -244,14 +264,11 @@ impl SockEp {
                     let n = if !c.staged().is_empty() {
                         let k = c.staged().len().min(want);
                         let src = &c.staged()[..k];
-                        match &mut dest {
+                        if let Some(region) = dest.region() {
                             // Bytes past the buffer's end are dropped (truncation).
-                            Dest::Posted { region, .. } => {
-                                region.scatter(got as usize, src);
-                            }
-                            Dest::Buffer(v) => {
-                                v[got as usize..got as usize + k].copy_from_slice(src)
-                            }
+                            region.scatter(got as usize, src);
+                        } else if let Some(v) = dest.buffer() {
+                            v[got as usize..got as usize + k].copy_from_slice(src)
                         }
                         c.consume_staged(k);
                         k
@@ -259,24 +276,27 @@ impl SockEp {
                         c.rx = RxState::Payload { hdr, dest, got };
                         return;
                     } else {
-                        let (r, asked) = match &mut dest {
-                            Dest::Posted { region, .. } => match region.segment_at(got as usize) {
+                        let (r, asked) = if let Some(region) = dest.region() {
+                            match region.segment_at(got as usize) {
                                 Some((b, off)) => {
                                     let k = (b.len() - off).min(want);
-                                    // SAFETY: the receive belongs to this
+                                    // SAFETY: the receive (or the RMA
+                                    // range, checked against its
+                                    // registration) belongs to this
                                     // connection's read state until it
-                                    // completes; nothing else references
-                                    // its bytes while the read runs.
+                                    // completes; nothing else of ours
+                                    // references its bytes while the read
+                                    // runs.
                                     let target = unsafe { &mut b.as_mut_slice()[off..off + k] };
                                     (sock::read(fd, target), k)
                                 }
                                 // Past the end of the buffer: read and drop.
                                 None => c.read_discard(want, &mut st.stages),
-                            },
-                            Dest::Buffer(v) => {
-                                let start = got as usize;
-                                (sock::read(fd, &mut v[start..start + want]), want)
                             }
+                        } else {
+                            let start = got as usize;
+                            let v = dest.buffer().unwrap_or_default();
+                            (sock::read(fd, &mut v[start..start + want]), want)
                         };
                         match r {
                             Ok(0) => {

@@ -47,7 +47,7 @@ impl SockEp {
     /// The peer behind an RDM destination, connecting if needed.
     pub(super) fn rdm_peer(&self, st: &mut EpState, dest: fi_addr_t) -> Result<SocketAddr> {
         let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
-        let Some(sa) = av.sockaddr(dest) else {
+        let Some(sa) = super::sep::ctx_sockaddr(av, dest) else {
             prov_log!(
                 PROV,
                 FI_LOG_WARN,
@@ -247,6 +247,20 @@ impl SockEp {
             .is_some_and(|c| !c.outgoing && c.claim.is_none() && c.peer.is_none() && !c.transient);
         if !fresh {
             self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected hello");
+            return;
+        }
+        if st.local.is_some_and(|me| same_addr(&me, &claim)) {
+            // An endpoint talking to itself (fi_write to its own address):
+            // the claim is checked against the nonce of our own Hello, no
+            // connection back is needed. The accepted connection only
+            // receives; our outgoing one keeps sending. A claim of our
+            // address with another nonce stays anonymous.
+            let ours = nonce != 0 && st.peers.get(&claim).is_some_and(|p| p.nonce == nonce);
+            if let Some(c) = st.conns[slot].as_mut().filter(|_| ours) {
+                c.peer = Some(claim);
+                c.fi_addr = FI_ADDR_NOTAVAIL;
+            }
+            self.answer_hello(st, slot, Op::HelloAck);
             return;
         }
         if let Some((_, true)) = self.tie_break(st, claim, slot) {

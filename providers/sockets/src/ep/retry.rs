@@ -166,6 +166,7 @@ impl SockEp {
                 } else {
                     let items: Vec<TxItem> = p.pending.take_all().into();
                     self.fail_items(st, items, f);
+                    self.fail_rma_to(st, |to| to == Some(sa), f);
                 }
             }
         }
