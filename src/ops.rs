@@ -438,6 +438,12 @@ pub trait EndpointOps: Send + Sync {
     fn bind(&self, b: Binding) -> Result<()>;
     /// `fi_enable`.
     fn enable(&self) -> Result<()>;
+    /// The endpoint serves a scalable endpoint's context pair: the
+    /// directions (send, receive) for which `fi_enable` still requires a
+    /// CQ or counter. Providers built on `EpCore` set its `dirs`.
+    fn set_context_dirs(&self, send: bool, recv: bool) {
+        let _ = (send, recv);
+    }
     /// Releases everything; outstanding operations are dropped.
     fn close(&self);
     /// `fi_cancel`: cancels a posted receive with this context.

@@ -340,6 +340,10 @@ pub struct EpCore {
     pub fid: usize,
     ep_type: fi_ep_type,
     caps: u64,
+    /// The directions (`FI_SEND`, `FI_RECV`) `fi_enable` asks a CQ or
+    /// counter for: both, unless the endpoint serves a scalable endpoint's
+    /// context pair of which only one context is open.
+    pub dirs: u64,
     prov: &'static str,
 }
 
@@ -355,6 +359,7 @@ impl EpCore {
             fid: 0,
             ep_type: info.ep.ep_type,
             caps: info.caps,
+            dirs: FI_SEND | FI_RECV,
             prov,
         }
     }
@@ -442,9 +447,10 @@ impl EpCore {
     /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
     pub fn check_enable(&self) -> Result<()> {
         let s = &self.sinks;
-        let missing = if s.tx_cq.is_none() && s.send_cntr.is_none() && self.caps & FI_SEND != 0 {
+        let dir = |d: u64| self.caps & self.dirs & d != 0;
+        let missing = if s.tx_cq.is_none() && s.send_cntr.is_none() && dir(FI_SEND) {
             Some((Error::NoCq, "no transmit CQ or counter bound"))
-        } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && self.caps & FI_RECV != 0 {
+        } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && dir(FI_RECV) {
             Some((Error::NoCq, "no receive CQ or counter bound"))
         } else if self.ep_type != FI_EP_MSG && self.av.is_none() {
             Some((Error::NoAv, "connectionless endpoint without an AV"))

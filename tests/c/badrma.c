@@ -1,6 +1,6 @@
 /*
  * A hostile or broken peer sending RMA frames (providers/sockets/src/wire.rs:
- * Write = 13, ReadReq = 14, RmaResp = 15) to an RDM endpoint of the sockets
+ * Write = 16, ReadReq = 17, RmaResp = 18, Atomic = 19) to an RDM endpoint of the sockets
  * provider over a raw TCP connection. The endpoint has a 64-byte region
  * (key 0x77, remote read and write) and an 8-byte read-only region (key
  * 0x78), each inside guard bytes. Checked:
@@ -12,7 +12,7 @@
  *    touched; the connection stays usable;
  *  - a good write lands exactly in its range, a good read returns the
  *    region's bytes;
- *  - atomics (Atomic = 16, tag: op | datatype << 8 | kind << 16 | count
+ *  - atomics (Atomic, tag: op | datatype << 8 | kind << 16 | count
  *    << 32): an FI_SUM of a uint64 lands, a fetching FI_SUM answers the
  *    old value, one with an unknown key or past the region's end is
  *    refused (FI_EACCES) and touches nothing, one whose length does not
@@ -49,6 +49,9 @@
 #include "rawpeer.h"
 
 static struct sockaddr_in me;
+
+/* The frame kinds of the wire this test speaks (wire.rs `Op`). */
+enum { OP_HELLO_ACK = 8, OP_WRITE = 16, OP_READ_REQ = 17, OP_RMA_RESP = 18, OP_ATOMIC = 19 };
 
 static uint64_t get64(const uint8_t *p)
 {
@@ -97,7 +100,7 @@ static int raw_peer(uint16_t claimed_port)
 	header(h, 1, sizeof(fake), 0, 0, 0);
 	if (send(s, h, 40, MSG_NOSIGNAL) != 40 || send(s, &fake, sizeof(fake), MSG_NOSIGNAL) != sizeof(fake))
 		return -1;
-	if (recv_all(s, ack, 40) || ack[1] != 8)
+	if (recv_all(s, ack, 40) || ack[1] != OP_HELLO_ACK)
 		return -1;
 	return s;
 }
@@ -108,14 +111,14 @@ static int rma_write(int s, uint64_t id, uint64_t addr, uint64_t key, size_t n, 
 		     uint64_t *cause)
 {
 	uint8_t h[40], pre[16], data[256], r[40];
-	header(h, 13, 16 + n, 0, 0, id);
+	header(h, OP_WRITE, 16 + n, 0, 0, id);
 	put64(pre, addr);
 	put64(pre + 8, key);
 	memset(data, fill, sizeof(data));
 	if (send(s, h, 40, MSG_NOSIGNAL) != 40 || send(s, pre, 16, MSG_NOSIGNAL) != 16 ||
 	    (n && send(s, data, n, MSG_NOSIGNAL) != (ssize_t) n))
 		return -1;
-	if (recv_all(s, r, 40) || r[1] != 15 || get64(r + 32) != id || get64(r + 8) != 0)
+	if (recv_all(s, r, 40) || r[1] != OP_RMA_RESP || get64(r + 32) != id || get64(r + 8) != 0)
 		return -1;
 	*status = get64(r + 24);
 	*cause = get64(r + 16);
@@ -128,13 +131,13 @@ static int rma_atomic(int s, uint64_t id, uint64_t addr, uint64_t key, int op, i
 		      uint64_t *old)
 {
 	uint8_t h[40], p[24], back[8];
-	header(h, 16, 24, (uint64_t) op | (uint64_t) FI_UINT64 << 8 | (uint64_t) kind << 16 | 1ULL << 32, 0, id);
+	header(h, OP_ATOMIC, 24, (uint64_t) op | (uint64_t) FI_UINT64 << 8 | (uint64_t) kind << 16 | 1ULL << 32, 0, id);
 	put64(p, addr);
 	put64(p + 8, key);
 	put64(p + 16, v);
 	if (send(s, h, 40, MSG_NOSIGNAL) != 40 || send(s, p, 24, MSG_NOSIGNAL) != 24)
 		return -1;
-	if (recv_all(s, r, 40) || r[1] != 15 || get64(r + 32) != id)
+	if (recv_all(s, r, 40) || r[1] != OP_RMA_RESP || get64(r + 32) != id)
 		return -1;
 	if (get64(r + 8) == 8) {
 		if (recv_all(s, back, 8))
@@ -148,12 +151,12 @@ static int rma_atomic(int s, uint64_t id, uint64_t addr, uint64_t key, int op, i
 static int rma_read(int s, uint64_t id, uint64_t addr, uint64_t key, size_t n, uint8_t r[40], uint8_t *out)
 {
 	uint8_t h[40], pre[16];
-	header(h, 14, 16, n, 0, id);
+	header(h, OP_READ_REQ, 16, n, 0, id);
 	put64(pre, addr);
 	put64(pre + 8, key);
 	if (send(s, h, 40, MSG_NOSIGNAL) != 40 || send(s, pre, 16, MSG_NOSIGNAL) != 16)
 		return -1;
-	if (recv_all(s, r, 40) || r[1] != 15 || get64(r + 32) != id)
+	if (recv_all(s, r, 40) || r[1] != OP_RMA_RESP || get64(r + 32) != id)
 		return -1;
 	if (get64(r + 8) && recv_all(s, out, get64(r + 8)))
 		return -1;
@@ -279,7 +282,7 @@ int main(void)
 	/* An answer nobody asked for closes the connection. */
 	{
 		uint8_t h[40];
-		header(h, 15, 0, 0, 0, 12345);
+		header(h, OP_RMA_RESP, 0, 0, 0, 12345);
 		EXPECT(send(s, h, 40, MSG_NOSIGNAL) == 40, "send");
 		EXPECT(closed_by_peer(s), "unsolicited RmaResp: connection not closed");
 		close(s);
@@ -289,7 +292,7 @@ int main(void)
 	EXPECT(s >= 0, "second raw peer");
 	{
 		uint8_t h[40];
-		header(h, 13, 8, 0, 0, 1);
+		header(h, OP_WRITE, 8, 0, 0, 1);
 		EXPECT(send(s, h, 40, MSG_NOSIGNAL) == 40, "send");
 		EXPECT(closed_by_peer(s), "short Write: connection not closed");
 		close(s);
@@ -300,7 +303,7 @@ int main(void)
 		uint8_t h[40];
 		s = raw_peer((uint16_t) (20 + k));
 		EXPECT(s >= 0, "raw peer for a bad atomic");
-		header(h, 16, k ? 16 + (1 << 20) : 16 + 9,
+		header(h, OP_ATOMIC, k ? 16 + (1 << 20) : 16 + 9,
 		       (uint64_t) FI_SUM | (uint64_t) FI_UINT64 << 8 | (k ? (uint64_t) (1 << 17) : 1ULL) << 32, 0, 1);
 		EXPECT(send(s, h, 40, MSG_NOSIGNAL) == 40, "send");
 		EXPECT(closed_by_peer(s), "bad atomic %d: connection not closed", k);
@@ -311,7 +314,7 @@ int main(void)
 	EXPECT(s >= 0, "third raw peer");
 	{
 		uint8_t h[40], pre[16], data[10];
-		header(h, 13, 16 + 64, 0, 0, 1);
+		header(h, OP_WRITE, 16 + 64, 0, 0, 1);
 		put64(pre, 0);
 		put64(pre + 8, 0x77);
 		memset(data, 0x66, sizeof(data));

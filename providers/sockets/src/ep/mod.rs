@@ -713,6 +713,11 @@ impl EndpointOps for SockEp {
         self.lock().core.bind(b, self.me.clone())
     }
 
+    fn set_context_dirs(&self, send: bool, recv: bool) {
+        let mut st = self.lock();
+        st.core.dirs = if send { FI_SEND } else { 0 } | if recv { FI_RECV } else { 0 };
+    }
+
     fn enable(&self) -> Result<()> {
         let mut st = self.lock();
         if !st.core.start_enable()? {
