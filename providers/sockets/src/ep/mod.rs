@@ -687,7 +687,13 @@ impl SockEp {
             return Ok(());
         }
         let limit = attrs::limits().inject_queue;
-        let over = |st: &EpState| Self::owned_total(st) + len + ENTRY_COST > limit;
+        // One copy always fits: a single large FI_INJECT_COMPLETE send must
+        // not wait for sends that are not copies (a rendezvous waiting for
+        // its receiver) to drain.
+        let over = |st: &EpState| {
+            let owned = Self::owned_total(st);
+            owned > 0 && owned + len + ENTRY_COST > limit
+        };
         if over(st) {
             self.progress_locked(st);
             if over(st) {
