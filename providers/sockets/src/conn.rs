@@ -17,6 +17,9 @@ use std::sync::Arc;
 pub enum ConnState {
     /// Non-blocking connect in progress.
     Connecting,
+    /// Connected, proving the authorization key both ways
+    /// (`ep/auth.rs`): only key-proof frames are written or accepted.
+    Authenticating,
     /// Usable.
     Open,
 }
@@ -304,6 +307,11 @@ pub struct Conn {
     pub verifies: Option<(usize, u64, u64)>,
     /// Short-lived by design (a claim check): its end is not an error.
     pub transient: bool,
+    /// While `Authenticating`: the challenge we sent, which the peer's
+    /// proof must answer.
+    pub challenge: Option<[u8; 32]>,
+    /// While `Authenticating`: the peer's challenge, bound into its proof.
+    pub peer_challenge: Option<[u8; 32]>,
     /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
     /// A connection holds a stage buffer only while it has such bytes
     /// (or is reading); an idle one gives it back to its endpoint's
@@ -370,6 +378,8 @@ impl Conn {
             claim: None,
             verifies: None,
             transient: false,
+            challenge: None,
+            peer_challenge: None,
             stage: None,
             lo: 0,
             hi: 0,

@@ -1,0 +1,167 @@
+//! Authorization keys: when the application gives its endpoint a key
+//! (`fi_ep_attr.auth_key`, else `fi_domain_attr.auth_key`), a connection
+//! carries nothing until both sides have proven they hold it.
+//!
+//! Each side writes `AuthChallenge` (32 random bytes) as soon as the
+//! connection is up and answers the peer's challenge with `AuthProof`:
+//! HMAC-SHA256 under the key of a label, the prover's role (connecting or
+//! accepting side), both TCP addresses of the connection, the challenge
+//! answered and the prover's own challenge. The addresses and the role
+//! bind a proof to one connection and one direction, so a proof obtained
+//! on one connection (or reflected back at its author) is worthless on
+//! another. The connection stays `Authenticating` (queued frames wait)
+//! until the peer's proof checks; any other frame before that, or a
+//! wrong proof, closes it with a warning and the sends waiting for it
+//! fail (`FI_ECONNREFUSED`). An endpoint without a key closes
+//! connections that open with a challenge: keyed and unkeyed endpoints
+//! never exchange traffic.
+
+use super::*;
+use oxifabric::service::hmac::{hmac_sha256, same_bytes, DIGEST_LEN};
+
+/// Bytes of a challenge and of a proof.
+pub(super) const AUTH_LEN: usize = DIGEST_LEN;
+const LABEL: &[u8] = b"oxifabric sockets auth v1";
+
+/// Why a connection failed its key proof (all end it).
+const NO_PROOF: &str = "peer did not prove the authorization key";
+
+impl SockEp {
+    /// The connection on `slot` is up: with a key, it starts proving it
+    /// (nothing else is written until the peer's proof checks).
+    pub(super) fn start_auth(&self, st: &mut EpState, slot: usize) {
+        if self.auth_key.is_none() {
+            return;
+        }
+        let mut challenge = [0u8; AUTH_LEN];
+        for c in challenge.chunks_exact_mut(8) {
+            c.copy_from_slice(&sock::random_u64().to_ne_bytes());
+        }
+        let Some(c) = st.conns[slot].as_mut() else {
+            return;
+        };
+        c.state = ConnState::Authenticating;
+        c.challenge = Some(challenge);
+        self.write_auth(st, slot, Op::AuthChallenge, challenge.to_vec());
+    }
+
+    /// Writes a key-proof frame at once: it is the first thing written on
+    /// the connection (or follows the challenge), and a fresh socket's
+    /// send buffer always takes a few dozen bytes.
+    fn write_auth(&self, st: &mut EpState, slot: usize, op: Op, payload: Vec<u8>) {
+        let Some(c) = st.conns[slot].as_mut() else {
+            return;
+        };
+        let mut item = Self::control_item(op, payload, 0);
+        if c.write_item(&mut item).is_err() || !item.finished() {
+            self.auth_failed(st, slot, "cannot write the key proof");
+        }
+    }
+
+    fn auth_failed(&self, st: &mut EpState, slot: usize, why: &'static str) {
+        let peer = st.conns[slot]
+            .as_ref()
+            .and_then(|c| c.stream.peer_addr().ok());
+        prov_log!(
+            PROV,
+            FI_LOG_WARN,
+            FI_LOG_EP_CTRL,
+            "connection with {peer:?} refused: {why}"
+        );
+        let f = Failure {
+            cause: why,
+            ..Failure::code(FI_ECONNREFUSED)
+        };
+        self.close_conn(st, slot, f, why);
+    }
+
+    /// The proof the side in `role` (true: it connected) gives on `c` for
+    /// `answered` with `own` its own challenge.
+    fn proof(
+        key: &[u8],
+        c: &Conn,
+        connector: bool,
+        answered: &[u8],
+        own: &[u8],
+    ) -> Option<[u8; AUTH_LEN]> {
+        let (local, remote) = (c.stream.local_addr().ok()?, c.stream.peer_addr().ok()?);
+        let (conn_side, acc_side) = if c.outgoing {
+            (local, remote)
+        } else {
+            (remote, local)
+        };
+        let addrs = format!("{conn_side}|{acc_side}");
+        Some(hmac_sha256(
+            key,
+            &[LABEL, &[connector as u8], addrs.as_bytes(), answered, own],
+        ))
+    }
+
+    /// Whether a frame's header may be read on `slot` now: while the
+    /// connection proves the key only key-proof frames may, and an
+    /// endpoint without a key takes none. Closes the connection (and
+    /// returns false) otherwise.
+    pub(super) fn auth_admits(&self, st: &mut EpState, slot: usize, hdr: &Header) -> bool {
+        let authenticating = st.conns[slot]
+            .as_ref()
+            .is_some_and(|c| c.state == ConnState::Authenticating);
+        let auth_frame = matches!(hdr.op, Op::AuthChallenge | Op::AuthProof);
+        if auth_frame && self.auth_key.is_none() {
+            self.auth_failed(st, slot, "peer requires an authorization key, we have none");
+            return false;
+        }
+        if authenticating != auth_frame {
+            self.auth_failed(st, slot, NO_PROOF);
+            return false;
+        }
+        if auth_frame && hdr.len != AUTH_LEN as u64 {
+            self.auth_failed(st, slot, "malformed key proof");
+            return false;
+        }
+        true
+    }
+
+    /// A whole `AuthChallenge` or `AuthProof` frame.
+    pub(super) fn on_auth(&self, st: &mut EpState, slot: usize, op: Op, b: &[u8]) {
+        let (Some(key), Some(c)) = (self.auth_key.as_deref(), st.conns[slot].as_ref()) else {
+            return;
+        };
+        let Some(mine) = c.challenge else {
+            return;
+        };
+        match op {
+            Op::AuthChallenge => {
+                let Ok(theirs) = <[u8; AUTH_LEN]>::try_from(b) else {
+                    return;
+                };
+                let proof = Self::proof(key, c, c.outgoing, &theirs, &mine);
+                if let Some(c) = st.conns[slot].as_mut() {
+                    c.peer_challenge = Some(theirs);
+                }
+                match proof {
+                    Some(p) => self.write_auth(st, slot, Op::AuthProof, p.to_vec()),
+                    None => self.auth_failed(st, slot, "connection lost during the key proof"),
+                }
+            }
+            _ => {
+                // The proof answers our challenge, under the peer's role,
+                // and binds the challenge the peer sent before it.
+                let peer_ch = c.peer_challenge;
+                let ok = peer_ch.is_some_and(|pc| {
+                    Self::proof(key, c, !c.outgoing, &mine, &pc)
+                        .is_some_and(|want| same_bytes(&want, b))
+                });
+                if !ok {
+                    self.auth_failed(st, slot, NO_PROOF);
+                    return;
+                }
+                if let Some(c) = st.conns[slot].as_mut() {
+                    c.state = ConnState::Open;
+                    c.challenge = None;
+                    c.peer_challenge = None;
+                }
+                self.flush(st, slot);
+            }
+        }
+    }
+}
