@@ -65,6 +65,17 @@ impl SockPep {
         if info.ep.ep_type != FI_EP_MSG && info.ep.ep_type != FI_EP_UNSPEC {
             return Err(Error::Inval);
         }
+        let keyed = |k: &Option<Vec<u8>>| k.as_ref().is_some_and(|k| !k.is_empty());
+        if keyed(&info.ep.auth_key) || keyed(&info.domain.auth_key) {
+            // As for MSG endpoints (ep/mod.rs): refused, not ignored.
+            prov_log!(
+                "sockets",
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "authorization keys are supported on FI_EP_RDM endpoints only"
+            );
+            return Err(Error::NoSys);
+        }
         let local = info.src_addr.as_ref().and_then(|b| sockaddr(b));
         let epoll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
         Ok(Arc::new_cyclic(|me| SockPep {

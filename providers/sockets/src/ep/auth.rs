@@ -12,7 +12,10 @@
 //! another. The connection stays `Authenticating` (queued frames wait)
 //! until the peer's proof checks; any other frame before that, or a
 //! wrong proof, closes it with a warning and the sends waiting for it
-//! fail (`FI_ECONNREFUSED`). An endpoint without a key closes
+//! fail with `FI_EACCES`, at once (a refusal is not worth retrying). The
+//! peer on the other end sees its connection closed and fails its sends
+//! like any connection lost before its handshake (`FI_ECONNRESET`, after
+//! the `conn_timeout` retries). An endpoint without a key closes
 //! connections that open with a challenge: keyed and unkeyed endpoints
 //! never exchange traffic.
 
@@ -70,7 +73,7 @@ impl SockEp {
         );
         let f = Failure {
             cause: why,
-            ..Failure::code(FI_ECONNREFUSED)
+            ..Failure::code(FI_EACCES)
         };
         self.close_conn(st, slot, f, why);
     }

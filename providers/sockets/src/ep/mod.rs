@@ -208,12 +208,16 @@ impl SockEp {
             .clone()
             .or_else(|| domain.auth_key.clone())
             .filter(|k| !k.is_empty());
-        if auth_key.is_some() && ep_type == FI_EP_DGRAM {
+        // Keys are checked on RDM connections only: datagrams have no
+        // connection to prove them on, and the passive endpoint that
+        // accepts MSG connections does not check them yet. Refused rather
+        // than ignored, so no application believes it is protected.
+        if auth_key.is_some() && ep_type != FI_EP_RDM {
             prov_log!(
                 PROV,
                 FI_LOG_WARN,
                 FI_LOG_EP_CTRL,
-                "authorization keys need connections; datagram endpoints cannot check them"
+                "authorization keys are supported on FI_EP_RDM endpoints only"
             );
             return Err(Error::NoSys);
         }
