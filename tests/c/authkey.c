@@ -160,6 +160,104 @@ static int intruders_done(void) { return s[2].errors + s[2].sent >= N && s[3].er
 static int a_out_target;
 static int a_out_done(void) { return s[0].errors + s[0].sent >= a_out_target; }
 
+static struct fi_info *msg_info(const char *key, int source)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	hints->fabric_attr->prov_name = strdup(prov);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	hints->addr_format = FI_SOCKADDR_IN;
+	if (key) {
+		hints->domain_attr->auth_key = (uint8_t *) strdup(key);
+		hints->domain_attr->auth_key_size = strlen(key);
+	}
+	int rc = fi_getinfo(FI_VERSION(1, 17), source ? "127.0.0.1" : NULL, source ? "0" : NULL,
+			    source ? FI_SOURCE : 0, hints, &info);
+	fi_freeinfo(hints);
+	if (rc)
+		die("fi_getinfo (MSG)", rc);
+	return info;
+}
+
+/* One MSG connect to a passive endpoint holding `srv_key` from one holding
+ * `cli_key`: both sides connected when `ok`, else an FI_ECONNREFUSED EQ
+ * error for the client and no connection request at the server. */
+static void msg_connect(const char *srv_key, const char *cli_key, int ok)
+{
+	struct fi_info *si = msg_info(srv_key, 1), *ci = msg_info(cli_key, 0);
+	struct fid_domain *sd, *cd;
+	struct fid_eq *eq;
+	struct fid_pep *pep;
+	struct fid_ep *srv = NULL, *cli;
+	struct fid_cq *scq, *ccq;
+	struct fi_eq_attr ea = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_CONTEXT };
+	const char *what = !cli_key ? "no key" : strcmp(cli_key, srv_key) ? "other key" : "same key";
+	CHECK(fi_eq_open(fabric, &ea, &eq, NULL));
+	CHECK(fi_domain(fabric, si, &sd, NULL));
+	CHECK(fi_domain(fabric, ci, &cd, NULL));
+	CHECK(fi_cq_open(sd, &ca, &scq, NULL));
+	CHECK(fi_cq_open(cd, &ca, &ccq, NULL));
+	CHECK(fi_passive_ep(fabric, si, &pep, NULL));
+	CHECK(fi_pep_bind(pep, &eq->fid, 0));
+	CHECK(fi_listen(pep));
+	char addr[128];
+	size_t alen = sizeof(addr);
+	CHECK(fi_getname(&pep->fid, addr, &alen));
+	CHECK(fi_endpoint(cd, ci, &cli, NULL));
+	CHECK(fi_ep_bind(cli, &eq->fid, 0));
+	CHECK(fi_ep_bind(cli, &ccq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_enable(cli));
+	CHECK(fi_connect(cli, addr, NULL, 0));
+
+	int connected = 0, reqs = 0, err = 0;
+	time_t end = time(NULL) + 15;
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + 256];
+	while (connected < 2 && !err && time(NULL) < end) {
+		uint32_t event;
+		ssize_t n = fi_eq_sread(eq, &event, buf, sizeof(buf), 100, 0);
+		if (n == -FI_EAVAIL) {
+			struct fi_eq_err_entry ee = { 0 };
+			fi_eq_readerr(eq, &ee, 0);
+			err = ee.err;
+			break;
+		}
+		if (n < 0)
+			continue;
+		struct fi_eq_cm_entry *e = (struct fi_eq_cm_entry *) buf;
+		if (event == FI_CONNREQ) {
+			reqs++;
+			CHECK(fi_endpoint(sd, e->info, &srv, NULL));
+			CHECK(fi_ep_bind(srv, &eq->fid, 0));
+			CHECK(fi_ep_bind(srv, &scq->fid, FI_TRANSMIT | FI_RECV));
+			CHECK(fi_enable(srv));
+			CHECK(fi_accept(srv, NULL, 0));
+			fi_freeinfo(e->info);
+		} else if (event == FI_CONNECTED) {
+			connected++;
+		}
+	}
+	printf("MSG %s: %d connection request(s), %d connected, EQ error %d (%s)\n", what, reqs,
+	       connected, err, fi_strerror(err));
+	if (ok)
+		EXPECT(connected == 2 && err == 0, "MSG %s: connect failed", what);
+	else
+		EXPECT(reqs == 0 && connected == 0 && err == FI_ECONNREFUSED,
+		       "MSG %s: not refused (%d requests, %d connected, error %d)", what, reqs,
+		       connected, err);
+	if (srv)
+		fi_close(&srv->fid);
+	fi_close(&cli->fid);
+	fi_close(&pep->fid);
+	fi_close(&ccq->fid);
+	fi_close(&scq->fid);
+	fi_close(&cd->fid);
+	fi_close(&sd->fid);
+	fi_close(&eq->fid);
+	fi_freeinfo(si);
+	fi_freeinfo(ci);
+}
+
 int main(int argc, char **argv)
 {
 	prov = argc > 1 ? argv[1] : "sockets";
@@ -225,26 +323,11 @@ int main(int argc, char **argv)
 		die("same-key messages after the intruders timed out", -FI_ETIMEDOUT);
 	EXPECT(s[0].rbuf[N - 1][LEN - 1] == (char) ('b' + N - 1), "late same-key message corrupted");
 
-	/* MSG: a passive endpoint with a key. */
-	struct fi_info *hints = fi_allocinfo(), *mi = NULL;
-	hints->fabric_attr->prov_name = strdup(prov);
-	hints->ep_attr->type = FI_EP_MSG;
-	hints->caps = FI_MSG;
-	hints->domain_attr->auth_key = (uint8_t *) strdup(key);
-	hints->domain_attr->auth_key_size = strlen(key);
-	int rc = fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &mi);
-	if (rc == 0) {
-		struct fid_pep *pep = NULL;
-		rc = fi_passive_ep(fabric, mi, &pep, NULL);
-		printf("MSG passive endpoint with a key: %d (%s)\n", rc, fi_strerror(-rc));
-		EXPECT(rc == 0 || rc == -FI_ENOSYS, "fi_passive_ep with a key: %d", rc);
-		if (pep)
-			fi_close(&pep->fid);
-		fi_freeinfo(mi);
-	} else {
-		printf("MSG fi_getinfo with a key: %d (%s)\n", rc, fi_strerror(-rc));
-	}
-	fi_freeinfo(hints);
+	/* MSG: a passive endpoint with a key accepts only connects that
+	 * prove it; the others get an FI_ECONNREFUSED EQ error. */
+	msg_connect(key, key, 1);
+	msg_connect(key, other, 0);
+	msg_connect(key, NULL, 0);
 
 	for (int i = 0; i < SIDES; i++) {
 		fi_close(&s[i].ep->fid);

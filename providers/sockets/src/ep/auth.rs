@@ -23,11 +23,58 @@ use super::*;
 use oxifabric::service::hmac::{hmac_sha256, same_bytes, DIGEST_LEN};
 
 /// Bytes of a challenge and of a proof.
-pub(super) const AUTH_LEN: usize = DIGEST_LEN;
+pub(crate) const AUTH_LEN: usize = DIGEST_LEN;
 const LABEL: &[u8] = b"oxifabric sockets auth v1";
 
 /// Why a connection failed its key proof (all end it).
 const NO_PROOF: &str = "peer did not prove the authorization key";
+
+/// A fresh random challenge.
+pub(crate) fn challenge() -> [u8; AUTH_LEN] {
+    let mut c = [0u8; AUTH_LEN];
+    for w in c.chunks_exact_mut(8) {
+        w.copy_from_slice(&sock::random_u64().to_ne_bytes());
+    }
+    c
+}
+
+/// The proof the side that `connector` names (true: the connecting side)
+/// gives on `stream` (which we opened when `outgoing`) for the challenge
+/// `answered`, `own` being the prover's own challenge. None when the
+/// connection is gone.
+pub(crate) fn proof(
+    key: &[u8],
+    stream: &std::net::TcpStream,
+    outgoing: bool,
+    connector: bool,
+    answered: &[u8],
+    own: &[u8],
+) -> Option<[u8; AUTH_LEN]> {
+    let (local, remote) = (stream.local_addr().ok()?, stream.peer_addr().ok()?);
+    let (conn_side, acc_side) = if outgoing {
+        (local, remote)
+    } else {
+        (remote, local)
+    };
+    let addrs = format!("{conn_side}|{acc_side}");
+    Some(hmac_sha256(
+        key,
+        &[LABEL, &[connector as u8], addrs.as_bytes(), answered, own],
+    ))
+}
+
+/// Whether `got` is the proof the peer on `stream` owes for our challenge
+/// `mine`, given the challenge it sent (`theirs`), in constant time.
+pub(crate) fn proof_ok(
+    key: &[u8],
+    stream: &std::net::TcpStream,
+    outgoing: bool,
+    mine: &[u8],
+    theirs: &[u8],
+    got: &[u8],
+) -> bool {
+    proof(key, stream, outgoing, !outgoing, mine, theirs).is_some_and(|want| same_bytes(&want, got))
+}
 
 impl SockEp {
     /// The connection on `slot` is up: with a key, it starts proving it
@@ -36,10 +83,7 @@ impl SockEp {
         if self.auth_key.is_none() {
             return;
         }
-        let mut challenge = [0u8; AUTH_LEN];
-        for c in challenge.chunks_exact_mut(8) {
-            c.copy_from_slice(&sock::random_u64().to_ne_bytes());
-        }
+        let challenge = challenge();
         let Some(c) = st.conns[slot].as_mut() else {
             return;
         };
@@ -71,33 +115,18 @@ impl SockEp {
             FI_LOG_EP_CTRL,
             "connection with {peer:?} refused: {why}"
         );
+        // RDM: sends fail at once (a refusal is not worth retrying); MSG:
+        // the connect fails as a refused one, as a rejection would.
+        let code = if self.ep_type == FI_EP_RDM {
+            FI_EACCES
+        } else {
+            FI_ECONNREFUSED
+        };
         let f = Failure {
             cause: why,
-            ..Failure::code(FI_EACCES)
+            ..Failure::code(code)
         };
         self.close_conn(st, slot, f, why);
-    }
-
-    /// The proof the side in `role` (true: it connected) gives on `c` for
-    /// `answered` with `own` its own challenge.
-    fn proof(
-        key: &[u8],
-        c: &Conn,
-        connector: bool,
-        answered: &[u8],
-        own: &[u8],
-    ) -> Option<[u8; AUTH_LEN]> {
-        let (local, remote) = (c.stream.local_addr().ok()?, c.stream.peer_addr().ok()?);
-        let (conn_side, acc_side) = if c.outgoing {
-            (local, remote)
-        } else {
-            (remote, local)
-        };
-        let addrs = format!("{conn_side}|{acc_side}");
-        Some(hmac_sha256(
-            key,
-            &[LABEL, &[connector as u8], addrs.as_bytes(), answered, own],
-        ))
     }
 
     /// Whether a frame's header may be read on `slot` now: while the
@@ -137,7 +166,7 @@ impl SockEp {
                 let Ok(theirs) = <[u8; AUTH_LEN]>::try_from(b) else {
                     return;
                 };
-                let proof = Self::proof(key, c, c.outgoing, &theirs, &mine);
+                let proof = proof(key, &c.stream, c.outgoing, c.outgoing, &theirs, &mine);
                 if let Some(c) = st.conns[slot].as_mut() {
                     c.peer_challenge = Some(theirs);
                 }
@@ -149,11 +178,9 @@ impl SockEp {
             _ => {
                 // The proof answers our challenge, under the peer's role,
                 // and binds the challenge the peer sent before it.
-                let peer_ch = c.peer_challenge;
-                let ok = peer_ch.is_some_and(|pc| {
-                    Self::proof(key, c, !c.outgoing, &mine, &pc)
-                        .is_some_and(|want| same_bytes(&want, b))
-                });
+                let ok = c
+                    .peer_challenge
+                    .is_some_and(|pc| proof_ok(key, &c.stream, c.outgoing, &mine, &pc, b));
                 if !ok {
                     self.auth_failed(st, slot, NO_PROOF);
                     return;

@@ -24,7 +24,7 @@
 //! `rndv.rs` (rendezvous), `dgram.rs` (UDP) and `progress.rs` (reading,
 //! writing, dispatch).
 
-mod auth;
+pub(crate) mod auth;
 mod cm;
 mod dgram;
 mod progress;
@@ -208,16 +208,14 @@ impl SockEp {
             .clone()
             .or_else(|| domain.auth_key.clone())
             .filter(|k| !k.is_empty());
-        // Keys are checked on RDM connections only: datagrams have no
-        // connection to prove them on, and the passive endpoint that
-        // accepts MSG connections does not check them yet. Refused rather
+        // Datagrams have no connection to prove a key on: refused rather
         // than ignored, so no application believes it is protected.
-        if auth_key.is_some() && ep_type != FI_EP_RDM {
+        if auth_key.is_some() && ep_type == FI_EP_DGRAM {
             prov_log!(
                 PROV,
                 FI_LOG_WARN,
                 FI_LOG_EP_CTRL,
-                "authorization keys are supported on FI_EP_RDM endpoints only"
+                "authorization keys need connections; FI_EP_DGRAM endpoints cannot check them"
             );
             return Err(Error::NoSys);
         }
