@@ -195,3 +195,38 @@ impl SockEp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, TcpStream};
+
+    fn pair() -> (TcpStream, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (a, _) = l.accept().unwrap();
+        (c, a)
+    }
+
+    /// Both ends of one connection agree on each side's proof; a proof is
+    /// bound to the key, the role and the connection.
+    #[test]
+    fn proofs_bind_key_role_and_connection() {
+        let (c, a) = pair();
+        let (cc, ac) = (challenge(), challenge());
+        assert_ne!(cc, ac);
+        let key = b"k";
+        // The connector answers the acceptor's challenge; the acceptor
+        // checks it with its own challenge and the connector's.
+        let p = proof(key, &c, true, true, &ac, &cc).unwrap();
+        assert!(proof_ok(key, &a, false, &ac, &cc, &p));
+        let q = proof(key, &a, false, false, &cc, &ac).unwrap();
+        assert!(proof_ok(key, &c, true, &cc, &ac, &q));
+        // Another key, a reflected proof, another connection: refused.
+        assert!(!proof_ok(b"other", &a, false, &ac, &cc, &p));
+        assert!(!proof_ok(key, &c, true, &cc, &ac, &p));
+        let (c2, a2) = pair();
+        assert!(!proof_ok(key, &a2, false, &ac, &cc, &p));
+        drop((c2, a2));
+    }
+}
