@@ -237,6 +237,7 @@ int main(int argc, char **argv)
 	hints->domain_attr->cq_data_size = 8;
 	/* Without FI_TAGGED on this endpoint type, test the message calls only. */
 	tagged_ok = ft_probe_tagged(hints);
+	ft_require(hints, "remote CQ data (cq_data_size 8) on this endpoint type");
 	ft_setup(hints);
 	FT_CHECK(ft_info->domain_attr->cq_data_size >= 8, "cq_data_size %zu, want 8",
 		 ft_info->domain_attr->cq_data_size);
