@@ -108,12 +108,13 @@ impl SockEp {
     fn auth_failed(&self, st: &mut EpState, slot: usize, why: &'static str) {
         let peer = st.conns[slot]
             .as_ref()
-            .and_then(|c| c.stream.peer_addr().ok());
+            .and_then(|c| c.stream.peer_addr().ok())
+            .map_or_else(|| "a closed connection".to_string(), |a| a.to_string());
         prov_log!(
             PROV,
             FI_LOG_WARN,
             FI_LOG_EP_CTRL,
-            "connection with {peer:?} refused: {why}"
+            "connection with {peer} refused: {why}"
         );
         // RDM: sends fail at once (a refusal is not worth retrying); MSG:
         // the connect fails as a refused one, as a rejection would.
