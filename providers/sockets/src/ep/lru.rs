@@ -1,0 +1,263 @@
+//! A bound on an RDM endpoint's connections (`FI_SOCKETS_MAX_CONNS`): when
+//! a new connection takes it over the limit, the least recently used idle
+//! connection is closed, and the next send to that peer connects again.
+//!
+//! Closing must not lose a frame already on its way, so it is agreed on:
+//! the endpoint sends `Bye` on an idle connection and holds new sends to
+//! that peer; the peer answers `ByeAck` when nothing is in flight on its
+//! side either (and then holds its own new sends until the connection is
+//! gone), or `ByeNack`, after which the connection is used as before.
+//! Frames sent before the `Bye` arrived are read normally (TCP keeps them
+//! ahead of the answer). On `ByeAck` the asker closes the socket; the
+//! peer sees the end and closes too. Sends held meanwhile go on a fresh
+//! connection. Both sides asking at once is an agreement.
+//!
+//! "Idle" means: the handshake finished and the connection is the peer's
+//! one, nothing queued or waiting for it (sends, acknowledgements,
+//! rendezvous in either direction, RMA answers), and no frame half read.
+
+use super::{now_ms, EpState, SockEp, PROV};
+use crate::conn::{ConnState, RxState};
+use crate::wire::Op;
+use oxifabric::abi::*;
+use oxifabric::prov_log;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+
+/// `FI_SOCKETS_MAX_CONNS`; 0 (the default) picks half the process's
+/// descriptor limit, so several endpoints of a process fit.
+pub(super) fn max_conns() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        match oxifabric::param::get("sockets", "max_conns") {
+            Ok(oxifabric::param::Value::Size(n)) if n > 0 => return n.max(2),
+            _ => {}
+        }
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0;
+        if ok && rl.rlim_cur != libc::RLIM_INFINITY {
+            (rl.rlim_cur as usize / 2).max(16)
+        } else {
+            1 << 16
+        }
+    })
+}
+
+impl SockEp {
+    /// A new connection was added (or, while over the limit, progress
+    /// runs): start closing least recently used idle connections (not
+    /// `keep`) until the endpoint is within its limit. When none is idle
+    /// yet, progress looks again (`st.over_limit`).
+    pub(super) fn bound_conns(&self, st: &mut EpState, keep: usize) {
+        if self.ep_type != FI_EP_RDM {
+            return;
+        }
+        let open = Self::open_conns(st);
+        // With connections waiting to be accepted, make room for one.
+        let target = if st.accept_paused {
+            st.max_conns - 1
+        } else {
+            st.max_conns
+        };
+        st.over_limit = false;
+        for open in (target + 1..=open).rev() {
+            if !self.close_one(st, keep, open) {
+                st.over_limit = true;
+                return;
+            }
+        }
+    }
+
+    /// Connections that count against the limit.
+    fn open_conns(st: &EpState) -> usize {
+        st.conns
+            .iter()
+            .flatten()
+            .filter(|c| !c.closing && !c.transient)
+            .count()
+    }
+
+    /// RDM at its connection limit: accepting pauses (new connections wait
+    /// in the kernel's backlog, holding no descriptor of ours) and idle
+    /// connections start closing. True when paused.
+    pub(super) fn at_conn_limit(&self, st: &mut EpState) -> bool {
+        if self.ep_type != FI_EP_RDM || Self::open_conns(st) < st.max_conns {
+            return false;
+        }
+        // (Also when already paused: the accept back-off of resource
+        // errors may have watched the listener again meanwhile.)
+        if let Some(l) = &st.listener {
+            let _ = self
+                .epoll
+                .set(l.as_raw_fd(), super::TOKEN_LISTENER, false, false);
+        }
+        st.accept_paused = true;
+        self.bound_conns(st, usize::MAX);
+        true
+    }
+
+    /// Watches the listener again once below the limit.
+    pub(super) fn resume_accepting(&self, st: &mut EpState) {
+        if st.accept_paused && Self::open_conns(st) < st.max_conns {
+            st.accept_paused = false;
+            if let Some(l) = &st.listener {
+                let _ = self
+                    .epoll
+                    .set(l.as_raw_fd(), super::TOKEN_LISTENER, true, false);
+            }
+            self.accept_all(st);
+        }
+    }
+
+    /// Starts closing the least recently used idle connection; false when
+    /// none is idle.
+    fn close_one(&self, st: &mut EpState, keep: usize, open: usize) -> bool {
+        let victim = (0..st.conns.len())
+            .filter(|&s| s != keep)
+            .filter_map(|s| Self::idle_peer(st, s).map(|_| s))
+            .min_by_key(|&s| st.conns[s].as_ref().map_or(u64::MAX, |c| c.last_used));
+        let Some(slot) = victim else {
+            if keep != usize::MAX {
+                prov_log!(
+                    PROV,
+                    FI_LOG_DEBUG,
+                    FI_LOG_EP_CTRL,
+                    "{open} connections, limit {}: none idle to close yet",
+                    st.max_conns
+                );
+            }
+            return false;
+        };
+        prov_log!(
+            PROV,
+            FI_LOG_DEBUG,
+            FI_LOG_EP_CTRL,
+            "{open} connections, limit {}: closing the least recently used idle one",
+            st.max_conns
+        );
+        self.start_closing(st, slot);
+        let _ = self.submit(st, slot, Self::control_item(Op::Bye, Vec::new(), 0));
+        true
+    }
+
+    /// The peer of `slot` when the connection is idle (module docs).
+    fn idle_peer(st: &EpState, slot: usize) -> Option<SocketAddr> {
+        let c = st.conns.get(slot)?.as_ref()?;
+        let quiet = c.state == ConnState::Open
+            && !c.closing
+            && !c.transient
+            && c.claim.is_none()
+            && c.verifies.is_none()
+            && c.txq.is_empty()
+            && c.staged().is_empty()
+            && matches!(c.rx, RxState::Header { got: 0, .. });
+        let sa = c.peer.filter(|_| quiet)?;
+        let p = st.peers.get(&sa)?;
+        let busy = p.conn != Some(slot)
+            || !p.ready
+            || !p.pending.is_empty()
+            || st.acks.values().any(|(s, _)| *s == slot)
+            || st.rndv_rx.keys().any(|k| k.0 == slot)
+            || st.rndv_tx.values().any(|(_, to)| *to == Some(sa))
+            || Self::rma_busy_with(st, sa);
+        (!busy).then_some(sa)
+    }
+
+    /// Marks `slot` closing: its peer's new sends wait in the peer's queue.
+    fn start_closing(&self, st: &mut EpState, slot: usize) {
+        let Some(c) = st.conns[slot].as_mut() else {
+            return;
+        };
+        c.closing = true;
+        if let Some(p) = c.peer.and_then(|sa| st.peers.get_mut(&sa)) {
+            p.ready = false;
+        }
+    }
+
+    /// `Bye`: agree when idle here too (or when we asked as well).
+    pub(super) fn on_bye(&self, st: &mut EpState, slot: usize) {
+        let asked_too = st.conns[slot].as_ref().is_some_and(|c| c.closing);
+        if asked_too {
+            self.close_idle(st, slot);
+            return;
+        }
+        let answer = if Self::idle_peer(st, slot).is_some() {
+            self.start_closing(st, slot);
+            Op::ByeAck
+        } else {
+            Op::ByeNack
+        };
+        let _ = self.submit(st, slot, Self::control_item(answer, Vec::new(), 0));
+    }
+
+    /// `ByeAck`: the peer agreed; close.
+    pub(super) fn on_bye_ack(&self, st: &mut EpState, slot: usize) {
+        if st.conns[slot].as_ref().is_some_and(|c| c.closing) {
+            self.close_idle(st, slot);
+        } else {
+            let f = oxifabric::service::ep_core::Failure::code(FI_EIO);
+            self.close_conn(st, slot, f, "unexpected close answer");
+        }
+    }
+
+    /// `ByeNack`: the peer is busy; the connection stays and the sends
+    /// held meanwhile go on it.
+    pub(super) fn on_bye_nack(&self, st: &mut EpState, slot: usize) {
+        let Some(c) = st.conns[slot].as_mut().filter(|c| c.closing) else {
+            return;
+        };
+        c.closing = false;
+        c.last_used = now_ms();
+        if let Some(sa) = c.peer {
+            self.peer_ready(st, sa, slot);
+        }
+    }
+
+    /// Closes an agreed-on idle connection without reporting an error.
+    fn close_idle(&self, st: &mut EpState, slot: usize) {
+        let f = oxifabric::service::ep_core::Failure::code(0);
+        self.close_conn(st, slot, f, "idle connection closed");
+    }
+
+    /// Before a closing connection is torn down (agreed, or its peer went
+    /// away meanwhile): its end is not an error, and the sends held for
+    /// its peer are taken out, to go on a new connection afterwards.
+    pub(super) fn detach_closing(
+        &self,
+        st: &mut EpState,
+        slot: usize,
+    ) -> Option<(SocketAddr, crate::conn::TxQueue)> {
+        let c = st.conns.get_mut(slot)?.as_mut().filter(|c| c.closing)?;
+        c.transient = true;
+        let sa = c.peer?;
+        let p = st.peers.get_mut(&sa)?;
+        if p.conn != Some(slot) {
+            return None;
+        }
+        p.conn = None;
+        p.ready = false;
+        Some((sa, std::mem::take(&mut p.pending)))
+    }
+
+    /// After [`Self::detach_closing`]: the held sends go to a new
+    /// connection (they fail if it cannot be opened).
+    pub(super) fn redial(&self, st: &mut EpState, sa: SocketAddr, held: crate::conn::TxQueue) {
+        if held.is_empty() {
+            return;
+        }
+        st.peers.entry(sa).or_default().pending = held;
+        if let Err(e) = self.rdm_connect(st, sa, FI_ADDR_NOTAVAIL) {
+            let items: Vec<_> = st
+                .peers
+                .get_mut(&sa)
+                .map(|p| p.pending.take_all().into())
+                .unwrap_or_default();
+            let f = oxifabric::service::ep_core::Failure::os(FI_ECONNREFUSED, &e);
+            self.fail_items(st, items, f);
+        }
+    }
+}
