@@ -8,6 +8,7 @@ LD_LIBRARY_PATH (ours: build/lib; upstream: Debian's libfabric.so.1):
   fi_msg_pingpong            fabtests-compat/benchmarks (built against
   fi_rdm_tagged_pingpong       Debian's headers by `make bench-progs`)
   fi_rdm_tagged_bw             (its 64-in-flight rate is also the message rate)
+  fi_rma_bw -o write|read      (RMA streaming, 64 in flight; FI_RMA providers)
   fi_rdm_many_peers          one hub endpoint and 1..512 peer endpoints:
                              setup time, memory per peer, aggregate rate
   MPI ping-pong / bandwidth  fabtests-compat/mpi/mpi_bench.c through Open MPI's
@@ -111,6 +112,7 @@ def rdm_cfgs(with_shm=True):
 
 
 MSG_CFGS = ours_cfgs() + [Cfg('upstream', 'tcp')]
+RMA_CFGS = ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]
 # (job name, kind, metric, program/endpoint, configurations)
 JOBS = [
     ('fi_pingpong MSG', 'fipp', LAT, 'msg', MSG_CFGS),
@@ -118,6 +120,9 @@ JOBS = [
     ('fi_msg_pingpong', 'ft', LAT, 'fi_msg_pingpong', MSG_CFGS),
     ('fi_rdm_tagged_pingpong', 'ft', LAT, 'fi_rdm_tagged_pingpong', rdm_cfgs()),
     ('fi_rdm_tagged_bw', 'ft', BW, 'fi_rdm_tagged_bw', rdm_cfgs()),
+    # RMA streaming (a window of 64 in flight): the providers with FI_RMA.
+    ('fi_rma_bw write', 'ft', BW, 'fi_rma_bw -o write', RMA_CFGS),
+    ('fi_rma_bw read', 'ft', BW, 'fi_rma_bw -o read', RMA_CFGS),
     ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')]),
     ('many peers', 'peers', None, None,
      ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
@@ -128,7 +133,8 @@ if os.environ.get('OXI_BENCH_JOBS'):
     JOBS = [j for j in JOBS if any(w in j[0] for w in _want)]
 # Jobs whose results come out of another job's run (MPI and TCP give two each).
 METRIC = {'fi_pingpong MSG': LAT, 'fi_pingpong RDM': LAT, 'fi_msg_pingpong': LAT,
-          'fi_rdm_tagged_pingpong': LAT, 'fi_rdm_tagged_bw': BW, 'MPI ping-pong': LAT,
+          'fi_rdm_tagged_pingpong': LAT, 'fi_rdm_tagged_bw': BW, 'fi_rma_bw write': BW,
+          'fi_rma_bw read': BW, 'MPI ping-pong': LAT,
           'MPI bandwidth': BW, 'TCP ping-pong': LAT, 'TCP stream': BW}
 
 notes = []
@@ -239,9 +245,10 @@ def run_cfg(job, kind, arg, cfg, size=None):
         out, ok, rss, err = run_pair(base + ['-B', str(port)], base + ['-P', str(port), '127.0.0.1'], env, port)
         res = {job: parse_lines(out, 6, 5)} if ok else None
     elif kind == 'ft':
-        prog = os.path.join(BIN, arg)
-        base = [prog, '-p', cfg.prov, '-S', sizes, '-I', n, '-T', '20'] + warm
-        if arg == 'fi_rdm_tagged_bw':
+        # The program and its own options ('fi_rma_bw -o read').
+        prog, *opts = arg.split()
+        base = [os.path.join(BIN, prog), '-p', cfg.prov] + opts + ['-S', sizes, '-I', n, '-T', '20'] + warm
+        if prog in ('fi_rdm_tagged_bw', 'fi_rma_bw'):
             base += ['-W', '1' if SMOKE else ('16' if cfg.slow else '64')]
         if cfg.oob:
             base.append('-E')
@@ -459,7 +466,7 @@ def size_name(s):
 def report(med, rss, elapsed, counts=None):
     MED_KEYS[:] = sorted(med, key=lambda k: k[2])
     order = ['fi_pingpong MSG', 'fi_msg_pingpong', 'fi_pingpong RDM', 'fi_rdm_tagged_pingpong',
-             'fi_rdm_tagged_bw', 'MPI ping-pong', 'MPI bandwidth', 'TCP ping-pong', 'TCP stream']
+             'fi_rdm_tagged_bw', 'fi_rma_bw write', 'fi_rma_bw read', 'MPI ping-pong', 'MPI bandwidth', 'TCP ping-pong', 'TCP stream']
     L = ['# oxifabric benchmark (%s run)' % MODE, '',
          'Same binaries on both libraries (switching only `LD_LIBRARY_PATH`); loopback on a shared '
          '%d-core machine; every configuration run %d times, interleaved; medians. Latency is usec per '
@@ -596,6 +603,17 @@ def targets(med, tcp_lat, tcp_bw):
         o = ours('fi_rdm_tagged_bw', s, 1)
         t = tcp_bw.get(s)
         line('%s RDM bandwidth, ours / plain TCP stream' % size_name(s), o / t[1] if o and t else None, 0.9, False)
+    # RMA (issue 10): streaming write and read against upstream's best RMA
+    # provider and against the medium.
+    for name in ('fi_rma_bw write', 'fi_rma_bw read'):
+        for s in big:
+            o = ours(name, s, 1)
+            b = best_up(med, name, s, 1)
+            line('%s RMA bandwidth (%s), ours / upstream best (%s)' % (size_name(s), name, b[1] if b else '-'),
+                 o / b[0] if o and b else None, 1.2, False)
+            t = tcp_bw.get(s)
+            line('%s RMA bandwidth (%s), ours / plain TCP stream' % (size_name(s), name),
+                 o / t[1] if o and t else None, 0.9, False)
     for s in (8, KI):
         o = ours('fi_rdm_tagged_bw', s, 0)
         b = med.get(('fi_rdm_tagged_bw', 'upstream tcp;ofi_rxm', s))

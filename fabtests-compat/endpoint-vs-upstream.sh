@@ -48,8 +48,9 @@ build() {
 	return 1
 }
 
+# A free port with free ones after it (free-ports.py).
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 "$here/free-ports.py"
 }
 
 # verdict LABEL RC... : counts one run from its exit codes (all 0: pass,

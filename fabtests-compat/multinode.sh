@@ -22,27 +22,7 @@ export FI_SOCKETS_IFACE=${FI_SOCKETS_IFACE:-lo}
 [ -x "$bin" ] || { echo "multinode.sh: no program $bin"; exit 2; }
 
 # A base port with NPROCS free TCP and UDP ports after it.
-base=$(python3 - "$n" <<'PY'
-import random, socket, sys
-n = int(sys.argv[1])
-for _ in range(200):
-    base = random.randint(20000, 60000 - n)
-    held = []
-    try:
-        for p in range(base, base + n):
-            for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
-                s = socket.socket(socket.AF_INET, kind)
-                held.append(s)
-                s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        for s in held:
-            s.close()
-    print(base)
-    break
-PY
-)
+base=$(python3 "$here/free-ports.py" "$n")
 [ -n "$base" ] || { echo "multinode.sh: no run of $n free ports"; exit 2; }
 
 missing=-1

@@ -349,6 +349,8 @@ pub enum Binding {
     Eq(Arc<EventQueue>),
     /// An address vector.
     Av(Arc<AddressVector>),
+    /// A shared receive context (`fi_srx_context`) of the same domain.
+    Srx(Arc<dyn EndpointOps>),
 }
 
 /// A fabric.
@@ -373,6 +375,13 @@ pub trait DomainOps: Send + Sync {
     /// the fi_addr_t that `fi_rx_addr` makes of the scalable endpoint's
     /// address, endpoint 0's. `NoSys` where unsupported.
     fn scalable_ep(&self, _info: &Info) -> Result<Vec<Arc<dyn EndpointOps>>> {
+        Err(Error::NoSys)
+    }
+    /// Opens a shared receive context (`fi_srx_context`): receives posted
+    /// to it (its `recv`) are used by every endpoint bound to it
+    /// (`Binding::Srx`), each completing on that endpoint's CQ. `NoSys`
+    /// where unsupported.
+    fn srx_context(&self, _attr: &crate::info::RxAttr) -> Result<Arc<dyn EndpointOps>> {
         Err(Error::NoSys)
     }
     /// The domain-wide progress engine (drives every endpoint), if any.
@@ -521,5 +530,10 @@ pub trait EndpointOps: Send + Sync {
     /// events about it must carry.
     fn set_fid(&self, fid: usize) {
         let _ = fid;
+    }
+    /// The object itself, for a provider that needs its own type back (a
+    /// shared receive context bound to one of its endpoints).
+    fn into_any(self: Arc<Self>) -> Option<Arc<dyn std::any::Any + Send + Sync>> {
+        None
     }
 }

@@ -42,7 +42,7 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
     cntr_open: Some(crate::cntr::domain_cntr_open),
     poll_open: Some(crate::poll::domain_poll_open),
     stx_ctx: Some(crate::ep::stx::domain_stx_ctx),
-    srx_ctx: Some(crate::nosys::srx_ctx),
+    srx_ctx: Some(crate::ep::stx::domain_srx_ctx),
     query_atomic: Some(crate::ep::query_atomic),
     query_collective: Some(crate::nosys::query_collective),
     endpoint2: Some(crate::ep::domain_endpoint2),

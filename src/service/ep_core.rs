@@ -426,6 +426,8 @@ impl EpCore {
                 }
                 self.av = Some(av);
             }
+            // Providers with shared receive contexts bind them themselves.
+            Binding::Srx(_) => return Err(Error::NoSys),
         }
         Ok(())
     }
@@ -443,12 +445,19 @@ impl EpCore {
     }
 
     /// The checks of `fi_enable`: a transmit (receive) CQ or counter when
-    /// the endpoint sends (receives), `FI_ENOCQ`; an AV for connectionless
+    /// the endpoint sends (receives), `FI_ENOCQ` (for transmits an
+    /// `FI_READ`/`FI_WRITE` counter serves too: an RMA initiator may count
+    /// instead of reading completions); an AV for connectionless
     /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
     pub fn check_enable(&self) -> Result<()> {
         let s = &self.sinks;
         let dir = |d: u64| self.caps & self.dirs & d != 0;
-        let missing = if s.tx_cq.is_none() && s.send_cntr.is_none() && dir(FI_SEND) {
+        // An RMA initiator may count on its FI_READ/FI_WRITE counters.
+        let tx_sink = s.tx_cq.is_some()
+            || s.send_cntr.is_some()
+            || s.read_cntr.is_some()
+            || s.write_cntr.is_some();
+        let missing = if !tx_sink && dir(FI_SEND) {
             Some((Error::NoCq, "no transmit CQ or counter bound"))
         } else if s.rx_cq.is_none() && s.recv_cntr.is_none() && dir(FI_RECV) {
             Some((Error::NoCq, "no receive CQ or counter bound"))
@@ -528,5 +537,75 @@ impl EpCore {
                 ..Default::default()
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::cq::CqAttr;
+
+    fn cq() -> Arc<CompletionQueue> {
+        Arc::new(
+            CompletionQueue::new(CqAttr {
+                size: 8,
+                format: FI_CQ_FORMAT_TAGGED,
+                wait_obj: FI_WAIT_NONE,
+                wait_cond: FI_CQ_COND_NONE,
+            })
+            .unwrap(),
+        )
+    }
+
+    fn cntr() -> Arc<Counter> {
+        Arc::new(Counter::new(FI_CNTR_EVENTS_COMP, FI_WAIT_NONE).unwrap())
+    }
+
+    #[test]
+    fn rma_completions_carry_their_flags_and_pick_their_counters() {
+        let (tx, rx) = (cq(), cq());
+        let (send, read, write, rread, rwrite) = (cntr(), cntr(), cntr(), cntr(), cntr());
+        let s = Sinks {
+            tx_cq: Some(tx.clone()),
+            rx_cq: Some(rx.clone()),
+            send_cntr: Some(send.clone()),
+            read_cntr: Some(read.clone()),
+            write_cntr: Some(write.clone()),
+            remote_read_cntr: Some(rread.clone()),
+            remote_write_cntr: Some(rwrite.clone()),
+            ..Default::default()
+        };
+        let t = |comp| TxCtx {
+            ctx: 7,
+            flags: 0,
+            internal: 0,
+            comp,
+        };
+        s.tx_done(&t(FI_RMA | FI_WRITE));
+        s.tx_done(&t(FI_RMA | FI_READ));
+        s.tx_err(
+            &t(FI_ATOMIC | FI_READ),
+            Failure::cause(FI_EACCES, "refused"),
+        );
+        s.tx_done(&t(tx_flags(false)));
+        let mut flags = Vec::new();
+        let _ = tx.read(8, |_, c| flags.push(c.flags));
+        assert_eq!(flags, [FI_RMA | FI_WRITE, FI_RMA | FI_READ]);
+        assert_eq!(
+            (write.read(), read.read(), read.readerr(), send.read()),
+            (1, 1, 1, 1)
+        );
+        // The target side: remote CQ data reaches the receive CQ, plain
+        // accesses only count.
+        s.remote_done(true, 100, Some(0xdada), 3);
+        s.remote_done(true, 5, None, 3);
+        s.remote_done(false, 5, None, 3);
+        let mut got = Vec::new();
+        let _ = rx.read(8, |_, c| got.push((c.flags, c.len, c.data, c.op_context)));
+        assert_eq!(
+            got,
+            [(FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, 100, 0xdada, 0)]
+        );
+        assert_eq!((rwrite.read(), rread.read()), (2, 1));
     }
 }

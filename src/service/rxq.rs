@@ -210,6 +210,15 @@ impl<T> Default for RxQueues<T> {
 }
 
 impl<T: Copy> RxQueues<T> {
+    /// Whether a receive `op` would take a queued unexpected message
+    /// (without taking it).
+    pub fn has_match(&self, op: &RecvOp<'_>) -> bool {
+        let p = Posted::new(op);
+        self.unexpected
+            .iter()
+            .any(|u| u.claimed.is_none() && p.matches(u.msg.src, u.msg.tag))
+    }
+
     /// Number of receives posted.
     pub fn posted_count(&self) -> usize {
         self.posted.len() + self.posted_tagged.len()

@@ -37,16 +37,11 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include "check.h"
+#include "side.h"
 
 #define WINDOW 3.0
 #define MAX_SHARE 0.05
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
-}
+#define MSG_CQ ((struct fi_cq_attr){ .format = FI_CQ_FORMAT_MSG, .size = 64, .wait_obj = FI_WAIT_UNSPEC })
 
 static double cpu_seconds(void)
 {
@@ -54,46 +49,6 @@ static double cpu_seconds(void)
 	getrusage(RUSAGE_SELF, &u);
 	return (double) (u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
 	       (double) (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-struct side {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_ep *ep;
-	struct fid_cq *cq;
-	struct fid_av *av;
-};
-
-static void open_side(struct side *s, enum fi_progress progress)
-{
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG, .size = 64, .wait_obj = FI_WAIT_UNSPEC };
-	hints->fabric_attr->prov_name = strdup("sockets");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
-	hints->domain_attr->data_progress = progress;
-	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &s->info));
-	CHECK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
-	CHECK(fi_domain(s->fabric, s->info, &s->domain, NULL));
-	struct fi_av_attr aa = { .type = FI_AV_TABLE };
-	CHECK(fi_cq_open(s->domain, &ca, &s->cq, NULL));
-	CHECK(fi_av_open(s->domain, &aa, &s->av, NULL));
-	CHECK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
-	CHECK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(s->ep, &s->av->fid, 0));
-	CHECK(fi_enable(s->ep));
-	fi_freeinfo(hints);
-}
-
-static void close_side(struct side *s)
-{
-	fi_close(&s->ep->fid);
-	fi_close(&s->cq->fid);
-	fi_close(&s->av->fid);
-	fi_close(&s->domain->fid);
-	fi_close(&s->fabric->fid);
-	fi_freeinfo(s->info);
 }
 
 /*
@@ -226,7 +181,7 @@ static void case_flood(enum fi_progress progress)
 	size_t len = sizeof(me);
 	const char *what = progress == FI_PROGRESS_AUTO ? "auto progress, application computing" :
 							 "fi_cq_sread, unexpected space full";
-	open_side(&s, progress);
+	open_side(&s, FI_MSG, progress, "127.0.0.1", FI_SOURCE, MSG_CQ);
 	CHECK(fi_getname(&s.ep->fid, &me, &len));
 	struct child c = spawn(&me, 1, 0);
 	EXPECT(await(&c, progress == FI_PROGRESS_AUTO ? NULL : &s, 'f'), "%s: the flood never filled the space",
@@ -251,7 +206,7 @@ static void case_emfile(void)
 	struct side s;
 	struct sockaddr_in me;
 	size_t len = sizeof(me);
-	open_side(&s, FI_PROGRESS_MANUAL);
+	open_side(&s, FI_MSG, FI_PROGRESS_MANUAL, "127.0.0.1", FI_SOURCE, MSG_CQ);
 	CHECK(fi_getname(&s.ep->fid, &me, &len));
 	struct child c = spawn(&me, 0, 8);
 	/* No descriptor left: the lowest free one becomes the limit. */

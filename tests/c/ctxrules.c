@@ -7,8 +7,13 @@
  *  - a scalable endpoint hands out contexts 0 .. count-1 only; it is not
  *    closed while a context is open; its name is context 0's, and
  *    context k listens on that port + k;
- *  - shared receive contexts are not offered (-FI_ENOSYS) and
- *    FI_SHARED_CONTEXT for rx_ctx_cnt finds no entry.
+ *  - a shared receive context serves every endpoint bound to it: a
+ *    message that arrived before any receive was posted (small, and a
+ *    1 MiB rendezvous one) is taken by a receive posted to the context
+ *    later; a receive posted first is used by whichever endpoint a message
+ *    comes to; each completes on the CQ of the endpoint the message
+ *    arrived at, data checked; fi_cancel on the context reports on the
+ *    first bound endpoint's CQ; the context is not closed while bound.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -17,6 +22,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -41,6 +47,126 @@ static struct fi_info *get(uint64_t caps, size_t tx_cnt, size_t rx_cnt, int *rc)
 static unsigned port_of(const void *a)
 {
 	return ntohs(((const struct sockaddr_in *) a)->sin_port);
+}
+
+#define BIG (1u << 20)
+
+/* Waits (bounded) for one completion on `cq`: 1 with *e filled, or the
+ * negative error (the error entry's err) / 0 on timeout. */
+static int one(struct fid_cq *cq, struct fi_cq_msg_entry *e)
+{
+	for (int i = 0; i < 2000; i++) {
+		ssize_t n = fi_cq_read(cq, e, 1);
+		if (n == 1)
+			return 1;
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err;
+			memset(&err, 0, sizeof(err));
+			fi_cq_readerr(cq, &err, 0);
+			e->op_context = err.op_context;
+			return -err.err;
+		}
+		struct timespec ts = { 0, 5000000 };
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* Lets messages in flight arrive (they wait as unexpected either way;
+ * the checks hold whether or not they are there yet). */
+static void settle(struct fid_cq **cq)
+{
+	struct fi_cq_msg_entry e;
+	for (int i = 0; i < 20; i++) {
+		struct timespec ts = { 0, 5000000 };
+		EXPECT(fi_cq_read(cq[0], &e, 1) == -FI_EAGAIN && fi_cq_read(cq[1], &e, 1) == -FI_EAGAIN,
+		       "a completion before any receive was posted");
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Two endpoints share a receive context; a third sends to them. */
+static void srx_traffic(struct fid_domain *domain, struct fid_av *av)
+{
+	struct fi_info *info;
+	struct fid_ep *srx, *a[2], *b;
+	struct fid_cq *cq[3];
+	struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE };
+	struct fi_cq_msg_entry e;
+	fi_addr_t to[2];
+	static char big[BIG], got[BIG], small[32], ctx[4];
+	int rc;
+
+	info = get(FI_MSG, 0, FI_SHARED_CONTEXT, &rc);
+	if (rc)
+		die("fi_getinfo(rx_ctx_cnt FI_SHARED_CONTEXT)", rc);
+	CHECK(fi_srx_context(domain, info->rx_attr, &srx, NULL));
+	for (int i = 0; i < 3; i++)
+		CHECK(fi_cq_open(domain, &cqa, &cq[i], NULL));
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_in n;
+		size_t l = sizeof(n);
+		CHECK(fi_endpoint(domain, info, &a[i], NULL));
+		CHECK(fi_ep_bind(a[i], &srx->fid, 0));
+		CHECK(fi_ep_bind(a[i], &cq[i]->fid, FI_TRANSMIT | FI_RECV));
+		CHECK(fi_ep_bind(a[i], &av->fid, 0));
+		CHECK(fi_enable(a[i]));
+		CHECK(fi_getname(&a[i]->fid, &n, &l));
+		EXPECT(fi_av_insert(av, &n, 1, &to[i], 0, NULL) == 1, "fi_av_insert");
+	}
+	EXPECT_RC(fi_ep_bind(a[0], &srx->fid, 0), -FI_EOPBADSTATE);
+	info->ep_attr->rx_ctx_cnt = 1;
+	CHECK(fi_endpoint(domain, info, &b, NULL));
+	CHECK(fi_ep_bind(b, &cq[2]->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(b, &av->fid, 0));
+	CHECK(fi_enable(b));
+	for (unsigned i = 0; i < BIG; i++)
+		big[i] = (char) (i * 7 + 1);
+
+	/* 1: a message that arrived before any receive was posted waits at
+	 * its endpoint and is taken by a receive posted to the context later:
+	 * a small one to a[1], then a 1 MiB rendezvous one to a[0] (one at a
+	 * time: a receive takes whichever waiting message comes first). */
+	CHECK(fi_send(b, "early", 6, NULL, to[1], &ctx[0]));
+	EXPECT(one(cq[2], &e) == 1, "send of the early message");
+	settle(cq);
+	CHECK(fi_recv(srx, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[2]));
+	EXPECT(one(cq[1], &e) == 1 && e.op_context == &ctx[2] && e.len == 6 && !strcmp(small, "early"),
+	       "early message through the shared context on a[1]'s CQ (len %zu, '%.8s')", e.len, small);
+	CHECK(fi_send(b, big, BIG, NULL, to[0], &ctx[1]));
+	settle(cq);
+	CHECK(fi_recv(srx, got, BIG, NULL, FI_ADDR_UNSPEC, &ctx[3]));
+	EXPECT(one(cq[0], &e) == 1 && e.op_context == &ctx[3] && e.len == BIG && !memcmp(got, big, BIG),
+	       "1 MiB message through the shared context on a[0]'s CQ (len %zu)", e.len);
+	EXPECT(one(cq[2], &e) == 1 && e.op_context == &ctx[1], "send of the 1 MiB message");
+
+	/* 2: receives posted first, one message to each endpoint. */
+	memset(got, 0, 64);
+	memset(small, 0, sizeof(small));
+	CHECK(fi_recv(srx, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[0]));
+	CHECK(fi_recv(srx, got, 64, NULL, FI_ADDR_UNSPEC, &ctx[1]));
+	CHECK(fi_send(b, "to-a0", 6, NULL, to[0], NULL));
+	EXPECT(one(cq[0], &e) == 1 && e.op_context == &ctx[0] && !strcmp(small, "to-a0"),
+	       "message to a[0] in the first posted buffer, on a[0]'s CQ");
+	CHECK(fi_send(b, "to-a1", 6, NULL, to[1], NULL));
+	EXPECT(one(cq[1], &e) == 1 && e.op_context == &ctx[1] && !strcmp(got, "to-a1"),
+	       "message to a[1] in the second posted buffer, on a[1]'s CQ");
+	EXPECT(one(cq[2], &e) == 1 && one(cq[2], &e) == 1, "two sends complete");
+
+	/* 3: cancel on the context. */
+	CHECK(fi_recv(srx, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[2]));
+	EXPECT_RC(fi_cancel(&srx->fid, &ctx[2]), 0);
+	rc = one(cq[0], &e);
+	EXPECT(rc == -FI_ECANCELED && e.op_context == &ctx[2], "cancel on the shared context: %d on a[0]'s CQ", rc);
+
+	EXPECT_RC(fi_close(&srx->fid), -FI_EBUSY);
+	CHECK(fi_close(&b->fid));
+	CHECK(fi_close(&a[0]->fid));
+	CHECK(fi_close(&a[1]->fid));
+	EXPECT_RC(fi_close(&srx->fid), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(fi_close(&cq[i]->fid));
+	fi_freeinfo(info);
 }
 
 int main(void)
@@ -87,14 +213,9 @@ int main(void)
 	EXPECT_RC(fi_close(&stx->fid), 0);
 	EXPECT_RC(fi_close(&stx2->fid), 0);
 
-	/* Shared receive contexts are not offered. */
-	EXPECT_RC(fi_srx_context(domain, info->rx_attr, &srx, NULL), -FI_ENOSYS);
-	{
-		struct fi_info *none = get(FI_MSG, 0, FI_SHARED_CONTEXT, &rc);
-		EXPECT(rc == -FI_ENODATA, "fi_getinfo(rx_ctx_cnt FI_SHARED_CONTEXT) = %d, want -FI_ENODATA", rc);
-		fi_freeinfo(none);
-	}
 	fi_freeinfo(info);
+	srx_traffic(domain, av);
+	(void) srx;
 
 	/* Scalable endpoints: two contexts of each kind. */
 	info = get(FI_MSG | FI_NAMED_RX_CTX, 2, 2, &rc);

@@ -43,18 +43,13 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
 #include "check.h"
+#include "side.h"
 
 #define SLACK (6u << 20)
 #define POSTED 512
+#define TAGGED_CQ ((struct fi_cq_attr){ .format = FI_CQ_FORMAT_TAGGED, .size = 4096 })
 
 static long raw_n = 10000000, legit_n = 2000000;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
-}
 
 static long rss_bytes(void)
 {
@@ -66,36 +61,6 @@ static long rss_bytes(void)
 		fclose(f);
 	}
 	return rss * sysconf(_SC_PAGESIZE);
-}
-
-struct side {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_ep *ep;
-	struct fid_cq *cq;
-	struct fid_av *av;
-};
-
-static void open_side(struct side *s, const char *node, uint64_t flags)
-{
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = 4096 };
-	struct fi_av_attr aa = { .type = FI_AV_TABLE };
-	hints->fabric_attr->prov_name = strdup("sockets");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_MSG;
-	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-	CHECK(fi_getinfo(FI_VERSION(1, 17), node, "0", flags, hints, &s->info));
-	CHECK(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
-	CHECK(fi_domain(s->fabric, s->info, &s->domain, NULL));
-	CHECK(fi_cq_open(s->domain, &ca, &s->cq, NULL));
-	CHECK(fi_av_open(s->domain, &aa, &s->av, NULL));
-	CHECK(fi_endpoint(s->domain, s->info, &s->ep, NULL));
-	CHECK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(s->ep, &s->av->fid, 0));
-	CHECK(fi_enable(s->ep));
-	fi_freeinfo(hints);
 }
 
 /* ---- the child: the two senders ---- */
@@ -147,7 +112,7 @@ static void child(int rd, int wr)
 
 	/* B. a libfabric peer: 0-byte tagged injects. */
 	struct side c;
-	open_side(&c, NULL, 0);
+	open_side(&c, FI_TAGGED | FI_MSG, FI_PROGRESS_MANUAL, NULL, 0, TAGGED_CQ);
 	fi_addr_t dest;
 	if (fi_av_insert(c.av, &to, 1, &dest, 0, NULL) != 1)
 		_exit(7);
@@ -269,7 +234,7 @@ static int inject_mode(void)
 	    getsockname(l, (struct sockaddr *) &x, &xl))
 		die("listen", -FI_EIO);
 	fcntl(l, F_SETFL, O_NONBLOCK);
-	open_side(&r, NULL, 0);
+	open_side(&r, FI_TAGGED | FI_MSG, FI_PROGRESS_MANUAL, NULL, 0, TAGGED_CQ);
 	fi_addr_t dest;
 	if (fi_av_insert(r.av, &x, 1, &dest, 0, NULL) != 1)
 		die("fi_av_insert", -FI_EINVAL);
@@ -323,6 +288,10 @@ static int inject_mode(void)
 	EXPECT(acked, "the handshake did not happen");
 	EXPECT(stuck != 0, "the sender never said -FI_EAGAIN (%ld injects accepted)", sent);
 	EXPECT(grow < bound + (long) SLACK, "memory grew by %ld KiB, bound %ld KiB", grow >> 10, bound >> 10);
+	if (s >= 0)
+		close(s);
+	close(l);
+	close_side(&r);
 	printf("unexpbound inject: %s\n", failures ? "FAILED" : "memory stayed within the bound");
 	return failures ? 1 : 0;
 }
@@ -352,7 +321,7 @@ int main(int argc, char **argv)
 	}
 	close(down[0]);
 	close(up[1]);
-	open_side(&r, "127.0.0.1", FI_SOURCE);
+	open_side(&r, FI_TAGGED | FI_MSG, FI_PROGRESS_MANUAL, "127.0.0.1", FI_SOURCE, TAGGED_CQ);
 	struct sockaddr_in me;
 	size_t len = sizeof(me);
 	CHECK(fi_getname(&r.ep->fid, &me, &len));
@@ -394,6 +363,7 @@ int main(int argc, char **argv)
 	       "raw frames: resident memory grew by %ld KiB, bound %ld KiB", grow_a >> 10, bound >> 10);
 	EXPECT(held_b < bound + (long) SLACK && grow_b < bound + (long) SLACK,
 	       "0-byte messages: resident memory grew by %ld KiB, bound %ld KiB", grow_b >> 10, bound >> 10);
+	close_side(&r);
 	printf("unexpbound: %s\n", failures ? "FAILED" : "memory stayed within the bound");
 	return failures ? 1 : 0;
 }

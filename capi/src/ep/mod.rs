@@ -192,11 +192,17 @@ fn new_handle(
 /// `f` is NULL or points to a live `struct fid` (the crate's pointer
 /// contract); class and magic are checked before anything else is read.
 pub unsafe fn ep_handle<'a>(f: *const fid) -> Option<&'a EpHandle> {
-    // Endpoints and the contexts of scalable endpoints are one Rust type.
-    [FI_CLASS_EP, FI_CLASS_TX_CTX, FI_CLASS_RX_CTX]
-        .into_iter()
-        // SAFETY: forwarded under the same contract.
-        .find_map(|class| unsafe { EpHandle::from_fid(f, class) })
+    // Endpoints, the contexts of scalable endpoints and shared receive
+    // contexts are one Rust type.
+    [
+        FI_CLASS_EP,
+        FI_CLASS_TX_CTX,
+        FI_CLASS_RX_CTX,
+        FI_CLASS_SRX_CTX,
+    ]
+    .into_iter()
+    // SAFETY: forwarded under the same contract.
+    .find_map(|class| unsafe { EpHandle::from_fid(f, class) })
 }
 
 unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
@@ -225,12 +231,24 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
         if let Some(s) = unsafe { stx::stx_handle(bfid) } {
             return stx::bind(h, s, flags);
         }
-        // CQs, counters and AVs must come from the endpoint's own domain
-        // (fi_endpoint(3)); EQs belong to the fabric.
+        // SAFETY: as for the lookup above.
+        let srx = unsafe { EpHandle::from_fid(bfid, FI_CLASS_SRX_CTX) };
+        // CQs, counters, AVs and shared receive contexts must come from the
+        // endpoint's own domain (fi_endpoint(3)); EQs belong to the fabric.
         // For the four lookups: `bfid` is NULL or a live fid (the crate's
         // pointer contract); each lookup checks class and magic.
         // SAFETY: as said above.
-        let (binding, bind, domain) = if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
+        let (binding, bind, domain) = if let Some(s) = srx {
+            if flags != 0 {
+                return -FI_EBADFLAGS;
+            }
+            (
+                Binding::Srx(s.inner.ops.clone()),
+                BindRef::new(&s.binds),
+                Some(&s.inner._domain),
+            )
+        // SAFETY: as said above.
+        } else if let Some(cq) = unsafe { crate::cq::cq_handle(bfid) } {
             if flags & !CQ_BIND_FLAGS != 0 {
                 core_warn!(FI_LOG_EP_CTRL, "fi_ep_bind: invalid CQ flags {flags:#x}");
                 return -FI_EBADFLAGS;

@@ -1,5 +1,6 @@
-//! Shared transmit contexts (`fi_stx_context`, fi_endpoint(3) "SHARED
-//! CONTEXTS"). The man page makes a shared transmit context "mostly
+//! Shared contexts (fi_endpoint(3) "SHARED CONTEXTS"): receive contexts
+//! (`fi_srx_context`, at the end: a handle over the provider's context)
+//! and transmit contexts (`fi_stx_context`). The man page makes a shared transmit context "mostly
 //! opaque to an application": operations are posted to the endpoints,
 //! completions go to the endpoints' CQs, and the context has no CQ of its
 //! own. What the application can observe are the binding rules, which are
@@ -63,30 +64,17 @@ pub unsafe extern "C" fn domain_stx_ctx(
     context: *mut c_void,
 ) -> c_int {
     with_handle!(domain_handle, domain, "fi_stx_context", |d| {
-        if stx.is_null() {
-            core_warn!(FI_LOG_EP_CTRL, "fi_stx_context: stx is NULL");
-            return -FI_EINVAL;
-        }
-        if d.inner.info.domain.max_ep_stx_ctx == 0 {
-            core_warn!(
-                FI_LOG_EP_CTRL,
-                "fi_stx_context: the domain has no shared transmit contexts"
-            );
-            return -FI_ENOSYS;
-        }
-        let most = d.inner.info.tx.iov_limit;
         // SAFETY: `attr` is NULL or readable (pointer contract).
-        let iov_limit = match unsafe { attr.as_ref() } {
-            Some(a) if a.iov_limit > most => {
-                core_warn!(
-                    FI_LOG_EP_CTRL,
-                    "fi_stx_context: iov_limit {} exceeds the domain's {most}",
-                    a.iov_limit
-                );
-                return -FI_EINVAL;
-            }
-            Some(a) if a.iov_limit != 0 => a.iov_limit,
-            _ => most,
+        let given = unsafe { attr.as_ref() }.map(|a| a.iov_limit);
+        let iov_limit = match check_open(
+            "fi_stx_context",
+            stx.is_null(),
+            d.inner.info.domain.max_ep_stx_ctx,
+            given,
+            d.inner.info.tx.iov_limit,
+        ) {
+            Ok(n) => n,
+            Err(e) => return e,
         };
         let c = fid_stx {
             fid: fid {
@@ -162,4 +150,90 @@ pub(super) fn bind(h: &super::EpHandle, s: &StxHandle, flags: u64) -> c_int {
         .unwrap_or_else(|p| p.into_inner())
         .push(BindRef::new(&s.binds));
     0
+}
+
+/// `fi_srx_context`: a shared receive context, an endpoint handle of class
+/// `FI_CLASS_SRX_CTX` over the provider's context (`fi_recv` and the other
+/// receive calls, `fi_cancel`, options; endpoints bind it with
+/// `fi_ep_bind`, and it is not closed while they are bound).
+///
+/// # Safety
+/// The crate's pointer contract: `domain` is NULL or a live fid, `attr` is
+/// NULL or a readable `fi_rx_attr`, `rx_ep` is NULL or writable.
+pub unsafe extern "C" fn domain_srx_ctx(
+    domain: *mut fid_domain,
+    attr: *mut fi_rx_attr,
+    rx_ep: *mut *mut fid_ep,
+    context: *mut c_void,
+) -> c_int {
+    with_handle!(domain_handle, domain, "fi_srx_context", |d| {
+        let mut info = d.inner.info.clone();
+        // SAFETY: `attr` is NULL or readable (pointer contract).
+        let attr = unsafe { attr.as_ref() };
+        info.rx.iov_limit = match check_open(
+            "fi_srx_context",
+            rx_ep.is_null(),
+            d.inner.info.domain.max_ep_srx_ctx,
+            attr.map(|a| a.iov_limit),
+            info.rx.iov_limit,
+        ) {
+            Ok(n) => n,
+            Err(e) => return e,
+        };
+        if let Some(a) = attr {
+            info.rx.op_flags = a.op_flags;
+        }
+        match d.inner.ops.srx_context(&info.rx) {
+            Ok(ops) => {
+                let p = super::new_handle(
+                    ops,
+                    &info,
+                    BindRef::new(&d.binds),
+                    context,
+                    FI_CLASS_SRX_CTX,
+                    None,
+                );
+                // SAFETY: `rx_ep` is not NULL and writable (pointer contract).
+                unsafe { *rx_ep = p };
+                0
+            }
+            Err(e) => e.code(),
+        }
+    })
+}
+
+/// What opening a shared context checks: the result pointer (`-FI_EINVAL`
+/// when NULL), that the domain offers such contexts (`offered`, its
+/// `max_ep_stx_ctx`/`max_ep_srx_ctx`; `-FI_ENOSYS` when 0), and the
+/// attribute's `iov_limit` against the domain's `most` (`-FI_EINVAL` above
+/// it). Returns the context's iov_limit (the domain's when none is given).
+fn check_open(
+    what: &str,
+    out_null: bool,
+    offered: usize,
+    given: Option<usize>,
+    most: usize,
+) -> Result<usize, c_int> {
+    if out_null {
+        core_warn!(FI_LOG_EP_CTRL, "{what}: the result pointer is NULL");
+        return Err(-FI_EINVAL);
+    }
+    if offered == 0 {
+        core_warn!(
+            FI_LOG_EP_CTRL,
+            "{what}: the domain has no such shared contexts"
+        );
+        return Err(-FI_ENOSYS);
+    }
+    match given {
+        Some(n) if n > most => {
+            core_warn!(
+                FI_LOG_EP_CTRL,
+                "{what}: iov_limit {n} exceeds the domain's {most}"
+            );
+            Err(-FI_EINVAL)
+        }
+        Some(n) if n != 0 => Ok(n),
+        _ => Ok(most),
+    }
 }

@@ -39,7 +39,7 @@ pub const DGRAM_CAPS: u64 = FI_MSG
     | FI_REMOTE_COMM
     | FI_SHARED_AV
     | FI_NAMED_RX_CTX;
-/// Most endpoints sharing one shared transmit context.
+/// Most endpoints sharing one shared transmit (receive) context.
 pub const MAX_EP_STX: usize = 128;
 /// Most transmit (receive) contexts of a scalable endpoint (`ep/sep.rs`).
 pub const MAX_EP_CTX: usize = 16;
@@ -276,7 +276,8 @@ pub fn entry(
             // Shared transmit contexts (the C boundary's `ep/stx.rs`):
             // how many endpoints may share one.
             max_ep_stx_ctx: MAX_EP_STX,
-            max_ep_srx_ctx: 0,
+            // Shared receive contexts (`ep/srx.rs`).
+            max_ep_srx_ctx: MAX_EP_STX,
             cntr_cnt: 256,
             mr_iov_limit: MR_IOV_LIMIT,
             // Named AVs (the engine's shm_av) are shared between the

@@ -51,6 +51,11 @@ impl DomainOps for SockDomain {
         Ok(ep)
     }
 
+    fn srx_context(&self, _attr: &oxifabric::info::RxAttr) -> Result<Arc<dyn EndpointOps>> {
+        let srx: Arc<dyn EndpointOps> = crate::ep::srx::SharedRx::new();
+        Ok(srx)
+    }
+
     fn scalable_ep(&self, info: &Info) -> Result<Vec<Arc<dyn EndpointOps>>> {
         let me = self.me.upgrade().ok_or(oxifabric::error::Error::Inval)?;
         crate::ep::sep::open(&me, info)

@@ -43,7 +43,7 @@ impl SockEp {
                 tag: None,
                 data: hdr.cq_data(),
             };
-            match st.rxq.place(src, None, payload.len()) {
+            match self.place(st, src, None, payload.len(), false) {
                 Placement::Posted { recv, region, keep } => {
                     let k = region.scatter(0, payload);
                     complete_into(

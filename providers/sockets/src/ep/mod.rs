@@ -33,6 +33,7 @@ mod retry;
 mod rma;
 mod rndv;
 pub mod sep;
+pub mod srx;
 
 use self::cm::MsgState;
 use self::rdm::Peer;
@@ -128,6 +129,8 @@ struct EpState {
     fenced: std::collections::VecDeque<HeldRma>,
     /// When the earliest RDM connection retry is due (`retry.rs`).
     next_retry: Option<std::time::Instant>,
+    /// The shared receive context bound to it (`srx.rs`).
+    srx: Option<Arc<srx::SharedRx>>,
 }
 
 /// A sockets endpoint.
@@ -241,6 +244,7 @@ impl SockEp {
                 acks: HashMap::new(),
                 tx_queued: 0,
                 next_retry: None,
+                srx: None,
                 next_conn_id: 1,
                 verifying: 0,
                 accept_backoff: Default::default(),
@@ -697,6 +701,32 @@ impl SockEp {
         Ok(())
     }
 
+    /// Copies (of injected sends, injected RMA writes, atomic operands)
+    /// queued behind peers that do not read are bounded: whether `len`
+    /// more bytes may be copied now (checked only when something is queued
+    /// at all; `-FI_EAGAIN` over `attrs::Limits::inject_queue` after a round
+    /// of progress).
+    fn copies_admit(&self, st: &mut EpState, len: usize) -> Result<()> {
+        if st.tx_queued == 0 {
+            return Ok(());
+        }
+        let limit = attrs::limits().inject_queue;
+        // One copy always fits: a single large FI_INJECT_COMPLETE send must
+        // not wait for sends that are not copies (a rendezvous waiting for
+        // its receiver) to drain.
+        let over = |st: &EpState| {
+            let owned = Self::owned_total(st);
+            owned > 0 && owned + len + ENTRY_COST > limit
+        };
+        if over(st) {
+            self.progress_locked(st);
+            if over(st) {
+                return Err(Error::Again);
+            }
+        }
+        Ok(())
+    }
+
     fn control_item(op: Op, payload: Vec<u8>, msg_id: u64) -> TxItem {
         let mut h = Header::control(op, msg_id);
         h.len = payload.len() as u64;
@@ -734,6 +764,30 @@ impl SockEp {
 
 impl EndpointOps for SockEp {
     fn bind(&self, b: Binding) -> Result<()> {
+        if let Binding::Srx(ops) = b {
+            let Some(srx) = ops
+                .into_any()
+                .and_then(|a| a.downcast::<srx::SharedRx>().ok())
+            else {
+                return Err(Error::Inval);
+            };
+            let mut st = self.lock();
+            if st.core.enabled {
+                return Err(Error::OpBadState);
+            }
+            if st.srx.is_some() {
+                prov_log!(
+                    PROV,
+                    FI_LOG_WARN,
+                    FI_LOG_EP_CTRL,
+                    "fi_ep_bind: a shared receive context is already bound"
+                );
+                return Err(Error::Inval);
+            }
+            srx.attach(self.me.clone());
+            st.srx = Some(srx);
+            return Ok(());
+        }
         self.lock().core.bind(b, self.me.clone())
     }
 
@@ -773,6 +827,9 @@ impl EndpointOps for SockEp {
         }
         st.listener = None;
         st.udp = None;
+        if let Some(srx) = st.srx.take() {
+            srx.detach(&self.me);
+        }
         st.core.unbind_all(self.me.clone());
     }
 
@@ -859,51 +916,7 @@ impl EndpointOps for SockEp {
             return Err(Error::BadFlags);
         }
         let mut guard = self.lock();
-        let st = &mut *guard;
-        if !st.core.enabled && self.ep_type != FI_EP_MSG {
-            return Err(Error::OpBadState);
-        }
-        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
-            self.progress_locked(st);
-            if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
-                return Err(Error::Again);
-            }
-        }
-        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.core.sinks.rx_room(op.flags) {
-            // The application has to read its CQ first.
-            return Err(Error::Again);
-        }
-        if op.flags & FI_PEEK != 0 {
-            // Let whatever has arrived be seen.
-            self.progress_locked(st);
-        }
-        // Without FI_DIRECTED_RECV the source address of a receive is ignored.
-        let directed;
-        let op = if self.info.caps & FI_DIRECTED_RECV == 0 && op.src != FI_ADDR_UNSPEC {
-            directed = RecvOp {
-                src: FI_ADDR_UNSPEC,
-                ..*op
-            };
-            &directed
-        } else {
-            op
-        };
-        prov_log!(
-            PROV,
-            FI_LOG_DEBUG,
-            FI_LOG_EP_DATA,
-            "recv posted: src {:#x} ctx {:#x} len {} tag {:?} flags {:#x}",
-            op.src,
-            op.context,
-            iov_len(op.iov),
-            op.tag,
-            op.flags
-        );
-        for m in st.rxq.post(op, &st.core.sinks) {
-            self.clear_to_send(st, m);
-        }
-        self.resume_paused(st);
-        Ok(())
+        self.recv_locked(&mut guard, op)
     }
 
     fn send(&self, op: &SendOp<'_>) -> Result<()> {
@@ -939,19 +952,10 @@ impl EndpointOps for SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
-        // Copies of injected sends queued behind peers that do not read
-        // are bounded (checked only when something is queued at all).
         let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
             || tx.internal & internal::NO_COMPLETION != 0;
-        if copied && st.tx_queued > 0 && self.ep_type != FI_EP_DGRAM {
-            let limit = attrs::limits().inject_queue;
-            let over = |st: &EpState| Self::owned_total(st) + len + ENTRY_COST > limit;
-            if over(st) {
-                self.progress_locked(st);
-                if over(st) {
-                    return Err(Error::Again);
-                }
-            }
+        if copied && self.ep_type != FI_EP_DGRAM {
+            self.copies_admit(st, len)?;
         }
         let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
         let msg_id = st.next_msg_id;
@@ -1050,4 +1054,55 @@ impl EndpointOps for SockEp {
 /// `FI_ECONNRESET`, the errno kept as `prov_errno`.
 fn reset(e: &std::io::Error) -> Failure {
     Failure::os(FI_ECONNRESET, e)
+}
+
+impl SockEp {
+    /// `fi_recv` with the endpoint's lock held (also called by a shared
+    /// receive context for a receive one of its unexpected messages takes).
+    fn recv_locked(&self, st: &mut EpState, op: &RecvOp<'_>) -> Result<()> {
+        if !st.core.enabled && self.ep_type != FI_EP_MSG {
+            return Err(Error::OpBadState);
+        }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+            self.progress_locked(st);
+            if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+                return Err(Error::Again);
+            }
+        }
+        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.core.sinks.rx_room(op.flags) {
+            // The application has to read its CQ first.
+            return Err(Error::Again);
+        }
+        if op.flags & FI_PEEK != 0 {
+            // Let whatever has arrived be seen.
+            self.progress_locked(st);
+        }
+        // Without FI_DIRECTED_RECV the source address of a receive is ignored.
+        let directed;
+        let op = if self.info.caps & FI_DIRECTED_RECV == 0 && op.src != FI_ADDR_UNSPEC {
+            directed = RecvOp {
+                src: FI_ADDR_UNSPEC,
+                ..*op
+            };
+            &directed
+        } else {
+            op
+        };
+        prov_log!(
+            PROV,
+            FI_LOG_DEBUG,
+            FI_LOG_EP_DATA,
+            "recv posted: src {:#x} ctx {:#x} len {} tag {:?} flags {:#x}",
+            op.src,
+            op.context,
+            iov_len(op.iov),
+            op.tag,
+            op.flags
+        );
+        for m in st.rxq.post(op, &st.core.sinks) {
+            self.clear_to_send(st, m);
+        }
+        self.resume_paused(st);
+        Ok(())
+    }
 }

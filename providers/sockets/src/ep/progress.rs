@@ -23,7 +23,7 @@ impl SockEp {
                     "message from {src:#x}: {len} bytes, tag {:?}",
                     hdr.tag()
                 );
-                match st.rxq.place(src, hdr.tag(), len) {
+                match self.place(st, src, hdr.tag(), len, false) {
                     Placement::Posted { recv, region, keep } => Some(RxState::Payload {
                         hdr,
                         dest: Dest::Posted { recv, region, keep },
@@ -145,7 +145,7 @@ impl SockEp {
                     tag: hdr.tag(),
                     data: hdr.cq_data(),
                 };
-                st.rxq.deliver(msg, payload, &st.core.sinks);
+                self.deliver(st, msg, payload);
                 self.ack(st, slot, &hdr);
             }
             (Op::Write, Dest::Prefix { b, rest }) => self.on_write_prefix(st, slot, hdr, &b, rest),

@@ -124,6 +124,9 @@ impl SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
+        if op.write && inject {
+            self.copies_admit(st, len + op.rma.len() * RMA_PREFIX)?;
+        }
         let mut held = HeldRma {
             write: op.write,
             iov: IoVec::from_slice(op.iov).ok_or(Error::Inval)?,
@@ -205,6 +208,10 @@ impl SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
+        self.copies_admit(
+            st,
+            operand.len() + compare.len() + op.rma.len() * RMA_PREFIX,
+        )?;
         let mut held = HeldRma {
             write: true,
             iov: IoVec::from_slice(op.result).ok_or(Error::Inval)?,

@@ -58,7 +58,7 @@ impl SockEp {
             },
             len: hdr.len as usize,
         };
-        match st.rxq.place_last(src, hdr.tag(), from.len) {
+        match self.place(st, src, hdr.tag(), from.len, true) {
             Placement::Posted { recv, region, keep } => {
                 let m = RndvMatch {
                     from,
