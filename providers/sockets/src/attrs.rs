@@ -155,7 +155,7 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
     (
         "max_conns",
         FI_PARAM_SIZE_T,
-        "Connections an RDM endpoint keeps open; past it, the least recently used idle one is closed (by agreement with its peer) and reopened on the next send (default: 0, half the process's descriptor limit)",
+        "Connections an RDM endpoint keeps open; past it, the least recently used idle one is closed (by agreement with its peer) and reopened on the next send (default: 0, no limit)",
     ),
     (
         "max_unexp_sz",

@@ -15,6 +15,25 @@
 //! "Idle" means: the handshake finished and the connection is the peer's
 //! one, nothing queued or waiting for it (sends, acknowledgements,
 //! rendezvous in either direction, RMA answers), and no frame half read.
+//!
+//! Accepting pauses at the limit (new connections wait in the kernel's
+//! backlog, holding none of our descriptors), except while one of our own
+//! connections waits for its `HelloAck`: its peer checks our `Hello` by
+//! connecting to our listener (`rdm.rs`), and that check waits in the
+//! same backlog, so pausing then stalls both sides for good.
+//!
+//! STATUS (not merged): no stall remains in `tests/c/wip-lru.sh`, but
+//! the descriptor count is NOT bounded by the limit: while accepting goes
+//! on for a pending `HelloAck`, the whole backlog is accepted at once and
+//! each accepted `Hello` opens a claim check (peak seen: 65 descriptors
+//! over the idle endpoint's with a limit of 8 and 32 peers), and our own
+//! dials (held sends redialled, sends to a closed peer) are not held back
+//! at the limit either. A real bound needs: dials at the limit wait for
+//! a slot (a queue of peers), accepts beyond the limit limited to a few
+//! not-yet-identified connections (a `Verify` among them is answered and
+//! ends; a `Hello` with nothing idle to close is refused so that its
+//! sender retries), so that descriptors <= limit + those few + running
+//! claim checks (at most 64) + connections being closed.
 
 use super::{now_ms, EpState, SockEp, PROV};
 use crate::conn::{ConnState, RxState};
@@ -24,26 +43,13 @@ use oxifabric::prov_log;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 
-/// `FI_SOCKETS_MAX_CONNS`; 0 (the default) picks half the process's
-/// descriptor limit, so several endpoints of a process fit.
+/// `FI_SOCKETS_MAX_CONNS`; unset or 0 (the default) means no limit, so
+/// an endpoint behaves as before the bound existed.
 pub(super) fn max_conns() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MAX.get_or_init(|| {
-        match oxifabric::param::get("sockets", "max_conns") {
-            Ok(oxifabric::param::Value::Size(n)) if n > 0 => return n.max(2),
-            _ => {}
-        }
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the struct it is given.
-        let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0;
-        if ok && rl.rlim_cur != libc::RLIM_INFINITY {
-            (rl.rlim_cur as usize / 2).max(16)
-        } else {
-            1 << 16
-        }
+    *MAX.get_or_init(|| match oxifabric::param::get("sockets", "max_conns") {
+        Ok(oxifabric::param::Value::Size(n)) if n > 0 => n.max(2),
+        _ => usize::MAX,
     })
 }
 
@@ -53,7 +59,7 @@ impl SockEp {
     /// `keep`) until the endpoint is within its limit. When none is idle
     /// yet, progress looks again (`st.over_limit`).
     pub(super) fn bound_conns(&self, st: &mut EpState, keep: usize) {
-        if self.ep_type != FI_EP_RDM {
+        if self.ep_type != FI_EP_RDM || st.max_conns == usize::MAX {
             return;
         }
         let open = Self::open_conns(st);
@@ -85,7 +91,11 @@ impl SockEp {
     /// in the kernel's backlog, holding no descriptor of ours) and idle
     /// connections start closing. True when paused.
     pub(super) fn at_conn_limit(&self, st: &mut EpState) -> bool {
-        if self.ep_type != FI_EP_RDM || Self::open_conns(st) < st.max_conns {
+        if self.ep_type != FI_EP_RDM
+            || st.max_conns == usize::MAX
+            || Self::open_conns(st) < st.max_conns
+            || Self::awaiting_hello_ack(st)
+        {
             return false;
         }
         // (Also when already paused: the accept back-off of resource
@@ -100,9 +110,26 @@ impl SockEp {
         true
     }
 
+    /// One of our own connections waits for its `HelloAck`: the peer
+    /// checks our claim by connecting to our listener, so accepting must
+    /// go on or both sides wait for each other.
+    fn awaiting_hello_ack(st: &EpState) -> bool {
+        st.conns.iter().flatten().any(|c| {
+            c.outgoing
+                && c.verifies.is_none()
+                && !c.transient
+                && c.peer.is_some_and(|sa| {
+                    st.peers
+                        .get(&sa)
+                        .is_some_and(|p| !p.ready && p.conn.is_some())
+                })
+        })
+    }
+
     /// Watches the listener again once below the limit.
     pub(super) fn resume_accepting(&self, st: &mut EpState) {
-        if st.accept_paused && Self::open_conns(st) < st.max_conns {
+        if st.accept_paused && (Self::open_conns(st) < st.max_conns || Self::awaiting_hello_ack(st))
+        {
             st.accept_paused = false;
             if let Some(l) = &st.listener {
                 let _ = self

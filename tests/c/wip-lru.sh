@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# An RDM endpoint keeps at most FI_SOCKETS_MAX_CONNS connections: a hub
+# NOT in make check yet (the descriptor bound fails, see ep/lru.rs); run
+# with tests/run-c-tests.sh wip-lru. An RDM endpoint keeps at most FI_SOCKETS_MAX_CONNS connections: a hub
 # limited to 8 exchanges data-checked messages with 32 peer endpoints
 # round-robin, closing the least recently used idle connection (agreed with
 # its peer, nothing lost) and reconnecting on the next send; every message
