@@ -16,30 +16,42 @@
 //! one, nothing queued or waiting for it (sends, acknowledgements,
 //! rendezvous in either direction, RMA answers), and no frame half read.
 //!
-//! Accepting pauses at the limit (new connections wait in the kernel's
-//! backlog, holding none of our descriptors), except while one of our own
-//! connections waits for its `HelloAck`: its peer checks our `Hello` by
-//! connecting to our listener (`rdm.rs`), and that check waits in the
-//! same backlog, so pausing then stalls both sides for good.
+//! New connections wait while the limit's worth of descriptors is held
+//! (open connections and those being closed; a waiting one makes an idle
+//! one start closing):
+//! - a dial (a send to a peer without a connection) waits: the peer's
+//!   sends queue (`slot_wait`) and progress dials once there is room;
+//! - accepting pauses: new connections wait in the kernel's backlog,
+//!   holding none of our descriptors. Except while one of our own `Hello`s
+//!   waits for its answer: the peer checks it by connecting to our
+//!   listener (`rdm.rs`), and that check waits in the same backlog behind
+//!   other peers' connections, so a full pause stalls both sides for good
+//!   (the stall this design replaced). Then up to [`UNKNOWN_ACCEPTS`]
+//!   connections are taken in whose first frame is not read yet; a
+//!   `Verify` among them is answered and ends, and a `Hello` while the
+//!   limit is held is refused (closed unanswered; its sender tries again
+//!   after a pause, `retry.rs`, so its sends fail only after
+//!   `FI_SOCKETS_CONN_TIMEOUT` of refusals), unless we are connecting to
+//!   that peer ourselves or our sends wait for exactly that connection.
 //!
-//! STATUS (not merged): no stall remains in `tests/c/wip-lru.sh`, but
-//! the descriptor count is NOT bounded by the limit: while accepting goes
-//! on for a pending `HelloAck`, the whole backlog is accepted at once and
-//! each accepted `Hello` opens a claim check (peak seen: 65 descriptors
-//! over the idle endpoint's with a limit of 8 and 32 peers), and our own
-//! dials (held sends redialled, sends to a closed peer) are not held back
-//! at the limit either. A real bound needs: dials at the limit wait for
-//! a slot (a queue of peers), accepts beyond the limit limited to a few
-//! not-yet-identified connections (a `Verify` among them is answered and
-//! ends; a `Hello` with nothing idle to close is refused so that its
-//! sender retries), so that descriptors <= limit + those few + running
-//! claim checks (at most 64) + connections being closed.
+//! So an endpoint with limit L holds at most about L + [`UNKNOWN_ACCEPTS`]
+//! connection descriptors counted against the limit (plus one per
+//! simultaneous connect being settled), plus short-lived transient ones:
+//! one claim check per accepted `Hello` being checked and one incoming
+//! check per `Hello` of ours waiting, each at most that many again: in
+//! all below 3 (L + 4). `tests/c/t-lru.sh` measures it (limit 8: 17 to
+//! 27 descriptors above the idle endpoint's, bound 36).
+//!
+//! A limit below the number of peers an application keeps busy at once
+//! makes the others wait (for a free connection, or in our backlog);
+//! unset, there is no limit and none of this runs.
 
 use super::{now_ms, EpState, SockEp, PROV};
 use crate::conn::{ConnState, RxState};
 use crate::wire::Op;
 use oxifabric::abi::*;
 use oxifabric::prov_log;
+use oxifabric::service::ep_core::Failure;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 
@@ -53,6 +65,12 @@ pub(super) fn max_conns() -> usize {
     })
 }
 
+/// Accepted connections not yet identified that an endpoint at its limit
+/// takes in while one of its own `Hello`s waits for the peer's check
+/// (which arrives through the listener's backlog, behind other peers'
+/// connections).
+const UNKNOWN_ACCEPTS: usize = 4;
+
 impl SockEp {
     /// A new connection was added (or, while over the limit, progress
     /// runs): start closing least recently used idle connections (not
@@ -64,7 +82,7 @@ impl SockEp {
         }
         let open = Self::open_conns(st);
         // With connections waiting to be accepted, make room for one.
-        let target = if st.accept_paused {
+        let target = if st.accept_paused || st.slot_waiting {
             st.max_conns - 1
         } else {
             st.max_conns
@@ -78,7 +96,14 @@ impl SockEp {
         }
     }
 
-    /// Connections that count against the limit.
+    /// Descriptors held by connections that count against the limit,
+    /// including those being closed: new connections (dials, accepts)
+    /// wait for these, so closing ones cannot pile up.
+    fn held_conns(st: &EpState) -> usize {
+        st.conns.iter().flatten().filter(|c| !c.transient).count()
+    }
+
+    /// Connections that count against the limit and are not closing.
     fn open_conns(st: &EpState) -> usize {
         st.conns
             .iter()
@@ -91,11 +116,7 @@ impl SockEp {
     /// in the kernel's backlog, holding no descriptor of ours) and idle
     /// connections start closing. True when paused.
     pub(super) fn at_conn_limit(&self, st: &mut EpState) -> bool {
-        if self.ep_type != FI_EP_RDM
-            || st.max_conns == usize::MAX
-            || Self::open_conns(st) < st.max_conns
-            || Self::awaiting_hello_ack(st)
-        {
+        if self.ep_type != FI_EP_RDM || Self::may_accept(st) {
             return false;
         }
         // (Also when already paused: the accept back-off of resource
@@ -107,6 +128,104 @@ impl SockEp {
         }
         st.accept_paused = true;
         self.bound_conns(st, usize::MAX);
+        true
+    }
+
+    /// Below the limit; or at it while one of our `Hello`s waits for its
+    /// answer and fewer than [`UNKNOWN_ACCEPTS`] accepted connections
+    /// have not said what they are yet.
+    fn may_accept(st: &EpState) -> bool {
+        st.max_conns == usize::MAX
+            || Self::held_conns(st) < st.max_conns
+            || (Self::awaiting_hello_ack(st) && Self::unknown_accepts(st) < UNKNOWN_ACCEPTS)
+    }
+
+    /// At the limit, a new connection to `sa` waits (its sends queue)
+    /// until one is free; meanwhile an idle one starts closing. True when
+    /// the dial waits.
+    pub(super) fn dial_must_wait(&self, st: &mut EpState, sa: SocketAddr) -> bool {
+        if self.ep_type != FI_EP_RDM
+            || st.max_conns == usize::MAX
+            || Self::held_conns(st) < st.max_conns
+        {
+            return false;
+        }
+        let p = st.peers.entry(sa).or_default();
+        p.slot_wait = true;
+        p.retry.at = None;
+        st.slot_waiting = true;
+        self.bound_conns(st, usize::MAX);
+        true
+    }
+
+    /// Dials the peers waiting for a free connection while there is room
+    /// (from progress), in no particular order.
+    pub(super) fn dial_waiting(&self, st: &mut EpState) {
+        while st.slot_waiting && Self::held_conns(st) < st.max_conns {
+            let Some(sa) = st
+                .peers
+                .iter()
+                .find_map(|(sa, p)| p.slot_wait.then_some(*sa))
+            else {
+                st.slot_waiting = false;
+                return;
+            };
+            let Some(p) = st.peers.get_mut(&sa) else {
+                continue;
+            };
+            p.slot_wait = false;
+            if p.conn.is_none() && !p.pending.is_empty() {
+                self.dial_pending(st, sa);
+            }
+        }
+    }
+
+    /// Accepted connections whose first frame (`Hello` or `Verify`) has
+    /// not been read yet.
+    fn unknown_accepts(st: &EpState) -> usize {
+        st.conns
+            .iter()
+            .flatten()
+            .filter(|c| !c.outgoing && !c.transient && c.claim.is_none() && c.peer.is_none())
+            .count()
+    }
+
+    /// A `Hello` on accepted `slot` claiming `claim` while over the limit
+    /// with nothing idle to close: refused (the connection is closed
+    /// unanswered, and its sender tries again after a pause, `retry.rs`),
+    /// unless we are connecting to that peer ourselves or our sends wait
+    /// for this very connection (our `Hello` lost the tie-break). Sends
+    /// that wait for a free connection (`slot_wait`) do not count: we dial
+    /// ourselves once one is free. True when refused.
+    pub(super) fn refuse_hello(&self, st: &mut EpState, slot: usize, claim: SocketAddr) -> bool {
+        if self.ep_type != FI_EP_RDM || st.max_conns == usize::MAX {
+            return false;
+        }
+        if Self::held_conns(st) <= st.max_conns {
+            return false;
+        }
+        // Room comes once an idle connection has closed.
+        self.bound_conns(st, slot);
+        let wanted = st
+            .peers
+            .get(&claim)
+            .is_some_and(|p| p.conn.is_some() || (!p.pending.is_empty() && !p.slot_wait));
+        if wanted {
+            return false;
+        }
+        prov_log!(
+            PROV,
+            FI_LOG_DEBUG,
+            FI_LOG_EP_CTRL,
+            "connection from {claim} refused: limit {} reached, none idle",
+            st.max_conns
+        );
+        self.close_conn(
+            st,
+            slot,
+            Failure::code(0),
+            "refused at the connection limit",
+        );
         true
     }
 
@@ -128,8 +247,7 @@ impl SockEp {
 
     /// Watches the listener again once below the limit.
     pub(super) fn resume_accepting(&self, st: &mut EpState) {
-        if st.accept_paused && (Self::open_conns(st) < st.max_conns || Self::awaiting_hello_ack(st))
-        {
+        if st.accept_paused && Self::may_accept(st) {
             st.accept_paused = false;
             if let Some(l) = &st.listener {
                 let _ = self
@@ -277,6 +395,12 @@ impl SockEp {
             return;
         }
         st.peers.entry(sa).or_default().pending = held;
+        self.dial_pending(st, sa);
+    }
+
+    /// Connects to `sa` for the sends waiting for it (which fail if it
+    /// cannot even start).
+    fn dial_pending(&self, st: &mut EpState, sa: SocketAddr) {
         if let Err(e) = self.rdm_connect(st, sa, FI_ADDR_NOTAVAIL) {
             let items: Vec<_> = st
                 .peers

@@ -87,6 +87,8 @@ struct EpState {
     max_conns: usize,
     /// Over `max_conns` with none idle to close: progress looks again.
     over_limit: bool,
+    /// Peers wait to be dialled until a connection is free (`lru.rs`).
+    slot_waiting: bool,
     /// At `max_conns`, new connections wait in the listener's backlog
     /// (the listener is not watched) until one closes.
     accept_paused: bool,
@@ -230,6 +232,7 @@ impl SockEp {
                 stages: Default::default(),
                 max_conns: lru::max_conns(),
                 over_limit: false,
+                slot_waiting: false,
                 accept_paused: false,
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),

@@ -401,8 +401,9 @@ impl SockEp {
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
         self.flush_deferred(st);
-        if st.over_limit || st.accept_paused {
+        if st.over_limit || st.accept_paused || st.slot_waiting {
             self.bound_conns(st, usize::MAX);
+            self.dial_waiting(st);
             self.resume_accepting(st);
         }
         if let Some(l) = &st.listener {

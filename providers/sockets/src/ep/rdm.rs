@@ -25,6 +25,8 @@ pub(super) struct Peer {
     pub(super) conn: Option<usize>,
     /// The handshake on `conn` finished: sends go straight to it.
     pub(super) ready: bool,
+    /// Waits for a free connection before it is dialled (`lru.rs`).
+    pub(super) slot_wait: bool,
     /// Sends waiting for the handshake.
     pub(super) pending: crate::conn::TxQueue,
     /// Connection attempts that failed before the handshake (`retry.rs`).
@@ -59,11 +61,9 @@ impl SockEp {
         // Connected, connecting, waiting for the next attempt, or for the
         // check of a connection claiming that address: the send joins the
         // queue.
-        if st
-            .peers
-            .get(&sa)
-            .is_some_and(|p| p.conn.is_some() || p.retry.at.is_some() || p.verifying.is_some())
-        {
+        if st.peers.get(&sa).is_some_and(|p| {
+            p.conn.is_some() || p.retry.at.is_some() || p.verifying.is_some() || p.slot_wait
+        }) {
             return Ok(sa);
         }
         self.rdm_connect(st, sa, dest)
@@ -79,6 +79,9 @@ impl SockEp {
         sa: SocketAddr,
         dest: fi_addr_t,
     ) -> std::io::Result<()> {
+        if self.dial_must_wait(st, sa) {
+            return Ok(());
+        }
         st.peers.entry(sa).or_default().retry.attempt();
         let stream = sock::connect_nonblocking(&sa).inspect_err(|e| {
             prov_log!(
@@ -110,6 +113,7 @@ impl SockEp {
             p.conn.is_none()
                 && p.verifying.is_none()
                 && p.retry.at.is_none()
+                && !p.slot_wait
                 && !p.pending.is_empty()
         });
         if !waiting {
@@ -265,6 +269,9 @@ impl SockEp {
         }
         if let Some((_, true)) = self.tie_break(st, claim, slot) {
             self.answer_hello(st, slot, Op::HelloNack);
+            return;
+        }
+        if self.refuse_hello(st, slot, claim) {
             return;
         }
         if nonce == 0 {
