@@ -304,6 +304,10 @@ pub struct Conn {
     pub verifies: Option<(usize, u64, u64)>,
     /// Short-lived by design (a claim check): its end is not an error.
     pub transient: bool,
+    /// Accepted, and its first frame (`Hello` or `Verify`) was read: it
+    /// no longer counts as unidentified at the connection limit
+    /// (`ep/lru.rs`).
+    pub introduced: bool,
     /// Being closed because it is idle (`Bye` sent or acknowledged,
     /// `ep/lru.rs`): sends for its peer wait until it is gone.
     pub closing: bool,
@@ -376,6 +380,7 @@ impl Conn {
             claim: None,
             verifies: None,
             transient: false,
+            introduced: false,
             closing: false,
             last_used: 0,
             stage: None,

@@ -39,8 +39,9 @@
 //! simultaneous connect being settled), plus short-lived transient ones:
 //! one claim check per accepted `Hello` being checked and one incoming
 //! check per `Hello` of ours waiting, each at most that many again: in
-//! all below 3 (L + 4). `tests/c/t-lru.sh` measures it (limit 8: 17 to
-//! 27 descriptors above the idle endpoint's, bound 36).
+//! all below 3 (L + 4). `tests/c/t-lru.sh` measures it: limit 8 and 64
+//! peers, 11 to 16 descriptors above the idle endpoint's (bound 36;
+//! without the limit, 128).
 //!
 //! A limit below the number of peers an application keeps busy at once
 //! makes the others wait (for a free connection, or in our backlog);
@@ -186,7 +187,7 @@ impl SockEp {
         st.conns
             .iter()
             .flatten()
-            .filter(|c| !c.outgoing && !c.transient && c.claim.is_none() && c.peer.is_none())
+            .filter(|c| !c.outgoing && !c.introduced)
             .count()
     }
 

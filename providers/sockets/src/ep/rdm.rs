@@ -253,6 +253,9 @@ impl SockEp {
             self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected hello");
             return;
         }
+        if let Some(c) = st.conns[slot].as_mut() {
+            c.introduced = true;
+        }
         if st.local.is_some_and(|me| same_addr(&me, &claim)) {
             // An endpoint talking to itself (fi_write to its own address):
             // the claim is checked against the nonce of our own Hello, no
@@ -348,6 +351,7 @@ impl SockEp {
         }
         if let Some(c) = st.conns[slot].as_mut() {
             c.transient = true;
+            c.introduced = true;
         }
         let ok = nonce != 0
             && sockaddr(b).is_some_and(|checker| {
