@@ -18,6 +18,15 @@
 #           fi_multi_recv -O: only the older zero-length-message check.
 #           multinode: fi_tsend to a peer not listening yet fails at once
 #           with -FI_ENOENT (no retry).
+#           fi_cq_data -e dgram (as -e rdm): tagged receive completions carry FI_MSG
+#           besides FI_TAGGED, and send completions of fi_senddata,
+#           fi_sendmsg(FI_REMOTE_CQ_DATA) (tagged too) carry
+#           FI_REMOTE_CQ_DATA, which fi_cq(3) gives to the receive side only.
+#           fi_av_xfer -e dgram (-e rdm alike): fi_cq_readfrom gives FI_ADDR_NOTAVAIL for
+#           peers that are in the AV, and the stale fi_addr after the peer
+#           was removed and inserted again.
+#  udp      fi_cq_data, fi_av_xfer -e dgram skip: no remote CQ data
+#           (cq_data_size 0), no FI_TAGGED.
 #  tcp, tcp;ofi_rxm  multinode -m: fi_tsend to a peer that never appears
 #           stays -FI_EAGAIN (no error within the bound).
 #  Shared/scalable contexts and shared AVs: only sockets has them (others

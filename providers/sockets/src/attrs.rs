@@ -29,8 +29,11 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_REMOTE_COMM
     | FI_SHARED_AV
     | FI_NAMED_RX_CTX;
-/// Capabilities of datagram endpoints.
+/// Capabilities of datagram endpoints. Tagged messages travel in the same
+/// datagram header as on reliable endpoints (`wire.rs`), so `FI_TAGGED`
+/// costs nothing here (upstream's sockets DGRAM entry offers it too).
 pub const DGRAM_CAPS: u64 = FI_MSG
+    | FI_TAGGED
     | FI_SEND
     | FI_RECV
     | FI_DIRECTED_RECV
@@ -244,11 +247,7 @@ pub fn entry(
             max_order_raw_size: if rma { max_msg } else { 0 },
             max_order_war_size: 0,
             max_order_waw_size: if rma { max_msg } else { 0 },
-            mem_tag_format: if ep_type == FI_EP_DGRAM {
-                0
-            } else {
-                TAG_FORMAT
-            },
+            mem_tag_format: TAG_FORMAT,
             // The most a scalable endpoint may have (hints ask for fewer).
             tx_ctx_cnt: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },
             rx_ctx_cnt: if ep_type == FI_EP_MSG { 1 } else { MAX_EP_CTX },

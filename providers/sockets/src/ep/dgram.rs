@@ -40,10 +40,10 @@ impl SockEp {
                 .map_or(FI_ADDR_NOTAVAIL, |av| av.reverse(&from));
             let msg = MsgInfo {
                 src,
-                tag: None,
+                tag: hdr.tag(),
                 data: hdr.cq_data(),
             };
-            match self.place(st, src, None, payload.len(), false) {
+            match self.place(st, src, hdr.tag(), payload.len(), false) {
                 Placement::Posted { recv, region, keep } => {
                     let k = region.scatter(0, payload);
                     complete_into(
