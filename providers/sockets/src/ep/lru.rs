@@ -40,7 +40,7 @@
 //! one claim check per accepted `Hello` being checked and one incoming
 //! check per `Hello` of ours waiting, each at most that many again: in
 //! all below 3 (L + 4). `tests/c/t-lru.sh` measures it: limit 8 and 64
-//! peers, 11 to 16 descriptors above the idle endpoint's (bound 36;
+//! peers, 11 to 18 descriptors above the idle endpoint's (bound 36;
 //! without the limit, 128).
 //!
 //! A limit below the number of peers an application keeps busy at once
