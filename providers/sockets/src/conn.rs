@@ -304,6 +304,16 @@ pub struct Conn {
     pub verifies: Option<(usize, u64, u64)>,
     /// Short-lived by design (a claim check): its end is not an error.
     pub transient: bool,
+    /// Accepted, and its first frame (`Hello` or `Verify`) was read: it
+    /// no longer counts as unidentified at the connection limit
+    /// (`ep/lru.rs`).
+    pub introduced: bool,
+    /// Being closed because it is idle (`Bye` sent or acknowledged,
+    /// `ep/lru.rs`): sends for its peer wait until it is gone.
+    pub closing: bool,
+    /// When it last carried a frame (ms, `ep::now_ms`): the least recently
+    /// used idle connection is the one closed at the limit.
+    pub last_used: u64,
     /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
     /// A connection holds a stage buffer only while it has such bytes
     /// (or is reading); an idle one gives it back to its endpoint's
@@ -370,6 +380,9 @@ impl Conn {
             claim: None,
             verifies: None,
             transient: false,
+            introduced: false,
+            closing: false,
+            last_used: 0,
             stage: None,
             lo: 0,
             hi: 0,

@@ -125,6 +125,13 @@ pub enum Op {
     /// operands, then (compare operations) the compare values; `tag`
     /// says what ([`AtomicTag`]).
     Atomic = 19,
+    /// An endpoint closes this idle connection to stay within its
+    /// connection limit (`ep/lru.rs`), if the peer agrees; no payload.
+    Bye = 20,
+    /// Answer to `Bye`: nothing in flight here either; the asker closes.
+    ByeAck = 21,
+    /// Answer to `Bye`: something is in flight here; the connection stays.
+    ByeNack = 22,
 }
 
 /// What an `Atomic` frame asks for, packed in its `tag`: the `fi_op` in
@@ -248,6 +255,9 @@ impl Op {
             17 => Op::ReadReq,
             18 => Op::RmaResp,
             19 => Op::Atomic,
+            20 => Op::Bye,
+            21 => Op::ByeAck,
+            22 => Op::ByeNack,
             _ => return None,
         })
     }
@@ -387,6 +397,9 @@ impl Header {
                 | Op::Cts
                 | Op::VerifyAck
                 | Op::VerifyNack
+                | Op::Bye
+                | Op::ByeAck
+                | Op::ByeNack
         ) && len != 0
         {
             return Err(WireError::UnexpectedPayload);
