@@ -156,6 +156,11 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
         "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 5000)",
     ),
     (
+        "max_conns",
+        FI_PARAM_SIZE_T,
+        "Connections an RDM endpoint keeps open; past it, the least recently used idle one is closed (by agreement with its peer) and reopened on the next send (default: 0, no limit)",
+    ),
+    (
         "max_unexp_sz",
         FI_PARAM_SIZE_T,
         "Bytes an endpoint holds for messages that arrived before their receive, counting 256 per message on top of its payload; senders beyond wait (default: 268435456)",

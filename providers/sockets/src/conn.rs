@@ -312,6 +312,16 @@ pub struct Conn {
     pub challenge: Option<[u8; 32]>,
     /// While `Authenticating`: the peer's challenge, bound into its proof.
     pub peer_challenge: Option<[u8; 32]>,
+    /// Accepted, and its first frame (`Hello` or `Verify`) was read: it
+    /// no longer counts as unidentified at the connection limit
+    /// (`ep/lru.rs`).
+    pub introduced: bool,
+    /// Being closed because it is idle (`Bye` sent or acknowledged,
+    /// `ep/lru.rs`): sends for its peer wait until it is gone.
+    pub closing: bool,
+    /// When it last carried a frame (ms, `ep::now_ms`): the least recently
+    /// used idle connection is the one closed at the limit.
+    pub last_used: u64,
     /// Bytes read from the socket and not yet consumed: `stage[lo..hi]`.
     /// A connection holds a stage buffer only while it has such bytes
     /// (or is reading); an idle one gives it back to its endpoint's
@@ -380,6 +390,9 @@ impl Conn {
             transient: false,
             challenge: None,
             peer_challenge: None,
+            introduced: false,
+            closing: false,
+            last_used: 0,
             stage: None,
             lo: 0,
             hi: 0,

@@ -136,12 +136,19 @@ pub enum Op {
     /// operands, then (compare operations) the compare values; `tag`
     /// says what ([`AtomicTag`]).
     Atomic = 19,
+    /// An endpoint closes this idle connection to stay within its
+    /// connection limit (`ep/lru.rs`), if the peer agrees; no payload.
+    Bye = 20,
+    /// Answer to `Bye`: nothing in flight here either; the asker closes.
+    ByeAck = 21,
+    /// Answer to `Bye`: something is in flight here; the connection stays.
+    ByeNack = 22,
     /// First frame each side of a connection sends when its endpoint has
     /// an authorization key: 32 random bytes the peer must answer.
-    AuthChallenge = 20,
+    AuthChallenge = 23,
     /// Answer to the peer's `AuthChallenge`: HMAC-SHA256 under the key of
     /// the connection's addresses, the prover's role and both challenges.
-    AuthProof = 21,
+    AuthProof = 24,
 }
 
 /// What an `Atomic` frame asks for, packed in its `tag`: the `fi_op` in
@@ -265,8 +272,11 @@ impl Op {
             17 => Op::ReadReq,
             18 => Op::RmaResp,
             19 => Op::Atomic,
-            20 => Op::AuthChallenge,
-            21 => Op::AuthProof,
+            20 => Op::Bye,
+            21 => Op::ByeAck,
+            22 => Op::ByeNack,
+            23 => Op::AuthChallenge,
+            24 => Op::AuthProof,
             _ => return None,
         })
     }
@@ -406,6 +416,9 @@ impl Header {
                 | Op::Cts
                 | Op::VerifyAck
                 | Op::VerifyNack
+                | Op::Bye
+                | Op::ByeAck
+                | Op::ByeNack
         ) && len != 0
         {
             return Err(WireError::UnexpectedPayload);

@@ -27,6 +27,7 @@
 pub(crate) mod auth;
 mod cm;
 mod dgram;
+mod lru;
 mod progress;
 mod rdm;
 mod retry;
@@ -83,6 +84,15 @@ struct EpState {
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
     conns: Vec<Option<Conn>>,
+    /// RDM: connections kept open at most (`lru.rs`).
+    max_conns: usize,
+    /// Over `max_conns` with none idle to close: progress looks again.
+    over_limit: bool,
+    /// Peers wait to be dialled until a connection is free (`lru.rs`).
+    slot_waiting: bool,
+    /// At `max_conns`, new connections wait in the listener's backlog
+    /// (the listener is not watched) until one closes.
+    accept_paused: bool,
     /// Stage buffers of the connections that are not mid-frame.
     stages: crate::conn::StagePool,
     /// RDM peers by listening address: their one connection, whether the
@@ -241,6 +251,10 @@ impl SockEp {
                 conns: Vec::new(),
                 udp_buf: Vec::new(),
                 stages: Default::default(),
+                max_conns: lru::max_conns(),
+                over_limit: false,
+                slot_waiting: false,
+                accept_paused: false,
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
                 rma_ops: HashMap::new(),
@@ -332,6 +346,7 @@ impl SockEp {
             }
         };
         let fd = conn.stream.as_raw_fd();
+        conn.last_used = now_ms();
         st.conns[slot] = Some(conn);
         if self.epoll.add(fd, TOKEN_CONN + slot as u64, out).is_ok() {
             if let Some(c) = st.conns[slot].as_mut() {
@@ -339,6 +354,7 @@ impl SockEp {
                 c.watching_in = true;
             }
         }
+        self.bound_conns(st, slot);
         slot
     }
 
@@ -372,6 +388,16 @@ impl SockEp {
 
     /// Tears a connection down, failing everything that depended on it.
     fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &'static str) {
+        // An idle connection being closed (`lru.rs`): no error, and the
+        // sends held for its peer go on a new connection afterwards.
+        let held = self.detach_closing(st, slot);
+        self.close_conn_now(st, slot, err, why);
+        if let Some((sa, items)) = held {
+            self.redial(st, sa, items);
+        }
+    }
+
+    fn close_conn_now(&self, st: &mut EpState, slot: usize, err: Failure, why: &'static str) {
         if self.retry_later(st, slot, &err) {
             return;
         }
@@ -532,6 +558,7 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return Err(Error::NotConn);
         };
+        c.last_used = now_ms();
         // FI_MORE: the application has more sends coming; queue this one
         // so that the next send without it takes the batch in one writev.
         let more = item.done.is_some_and(|d| d.tx.flags & FI_MORE != 0);

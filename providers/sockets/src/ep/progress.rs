@@ -3,6 +3,7 @@
 //! writing queued sends, accepting connections; and the `Progress` hook the
 //! engine's CQs, counters and auto-progress thread call.
 
+use super::now_ms;
 use super::*;
 
 impl SockEp {
@@ -10,6 +11,9 @@ impl SockEp {
     pub(super) fn on_header(&self, st: &mut EpState, slot: usize, hdr: Header) -> Option<RxState> {
         if !self.auth_admits(st, slot, &hdr) {
             return None;
+        }
+        if let Some(c) = st.conns[slot].as_mut() {
+            c.last_used = now_ms();
         }
         match hdr.op {
             Op::Msg => {
@@ -64,6 +68,18 @@ impl SockEp {
             }
             Op::HelloNack => {
                 self.on_hello_nack(st, slot);
+                None
+            }
+            Op::Bye => {
+                self.on_bye(st, slot);
+                None
+            }
+            Op::ByeAck => {
+                self.on_bye_ack(st, slot);
+                None
+            }
+            Op::ByeNack => {
+                self.on_bye_nack(st, slot);
                 None
             }
             Op::VerifyAck | Op::VerifyNack => {
@@ -368,6 +384,9 @@ impl SockEp {
 
     pub(super) fn accept_all(&self, st: &mut EpState) {
         loop {
+            if self.at_conn_limit(st) {
+                return;
+            }
             let Some(l) = &st.listener else { return };
             match l.accept() {
                 Ok((s, _)) => {
@@ -396,6 +415,11 @@ impl SockEp {
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
         self.flush_deferred(st);
+        if st.over_limit || st.accept_paused || st.slot_waiting {
+            self.bound_conns(st, usize::MAX);
+            self.dial_waiting(st);
+            self.resume_accepting(st);
+        }
         if let Some(l) = &st.listener {
             st.accept_backoff
                 .resume_due(&self.epoll, l.as_raw_fd(), TOKEN_LISTENER);

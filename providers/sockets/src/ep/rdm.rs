@@ -25,6 +25,8 @@ pub(super) struct Peer {
     pub(super) conn: Option<usize>,
     /// The handshake on `conn` finished: sends go straight to it.
     pub(super) ready: bool,
+    /// Waits for a free connection before it is dialled (`lru.rs`).
+    pub(super) slot_wait: bool,
     /// Sends waiting for the handshake.
     pub(super) pending: crate::conn::TxQueue,
     /// Connection attempts that failed before the handshake (`retry.rs`).
@@ -59,11 +61,9 @@ impl SockEp {
         // Connected, connecting, waiting for the next attempt, or for the
         // check of a connection claiming that address: the send joins the
         // queue.
-        if st
-            .peers
-            .get(&sa)
-            .is_some_and(|p| p.conn.is_some() || p.retry.at.is_some() || p.verifying.is_some())
-        {
+        if st.peers.get(&sa).is_some_and(|p| {
+            p.conn.is_some() || p.retry.at.is_some() || p.verifying.is_some() || p.slot_wait
+        }) {
             return Ok(sa);
         }
         self.rdm_connect(st, sa, dest)
@@ -79,6 +79,9 @@ impl SockEp {
         sa: SocketAddr,
         dest: fi_addr_t,
     ) -> std::io::Result<()> {
+        if self.dial_must_wait(st, sa) {
+            return Ok(());
+        }
         st.peers.entry(sa).or_default().retry.attempt();
         let stream = sock::connect_nonblocking(&sa).inspect_err(|e| {
             prov_log!(
@@ -110,6 +113,7 @@ impl SockEp {
             p.conn.is_none()
                 && p.verifying.is_none()
                 && p.retry.at.is_none()
+                && !p.slot_wait
                 && !p.pending.is_empty()
         });
         if !waiting {
@@ -249,6 +253,9 @@ impl SockEp {
             self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected hello");
             return;
         }
+        if let Some(c) = st.conns[slot].as_mut() {
+            c.introduced = true;
+        }
         if st.local.is_some_and(|me| same_addr(&me, &claim)) {
             // An endpoint talking to itself (fi_write to its own address):
             // the claim is checked against the nonce of our own Hello, no
@@ -265,6 +272,9 @@ impl SockEp {
         }
         if let Some((_, true)) = self.tie_break(st, claim, slot) {
             self.answer_hello(st, slot, Op::HelloNack);
+            return;
+        }
+        if self.refuse_hello(st, slot, claim) {
             return;
         }
         if nonce == 0 {
@@ -341,6 +351,7 @@ impl SockEp {
         }
         if let Some(c) = st.conns[slot].as_mut() {
             c.transient = true;
+            c.introduced = true;
         }
         let ok = nonce != 0
             && sockaddr(b).is_some_and(|checker| {

@@ -410,6 +410,11 @@ impl SockEp {
         }
     }
 
+    /// Whether an RMA piece to `sa` still waits for its answer.
+    pub(super) fn rma_busy_with(st: &EpState, sa: SocketAddr) -> bool {
+        st.rma_parts.values().any(|p| p.to == Some(sa))
+    }
+
     /// A connection went down: the pieces that went to its peer (`gone`
     /// says which) fail with `err`.
     pub(super) fn fail_rma_to(
