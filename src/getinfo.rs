@@ -215,7 +215,11 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
             check_max(what, max, hc)?;
         }
     }
-    check_max("ep_attr.auth_key_size", p.auth_key_size, h.auth_key_size)?;
+    // A provider that checks keys (max_ep_auth_key > 0) takes the
+    // application's key of any length; others only what they advertise.
+    if prov.domain.max_ep_auth_key == 0 {
+        check_max("ep_attr.auth_key_size", p.auth_key_size, h.auth_key_size)?;
+    }
 
     let (p, h) = (&prov.tx, &hints.tx);
     check_bits("tx_attr.caps", p.caps, h.caps)?;
@@ -296,7 +300,9 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
     if h.mode != 0 {
         check_mode("domain mode", p.mode, h.mode)?;
     }
-    check_max("domain auth_key_size", p.auth_key_size, h.auth_key_size)?;
+    if p.max_ep_auth_key == 0 {
+        check_max("domain auth_key_size", p.auth_key_size, h.auth_key_size)?;
+    }
     check_max("max_err_data", p.max_err_data, h.max_err_data)?;
     check_max("mr_cnt", p.mr_cnt, h.mr_cnt)?;
     // Fields later ABI nodes appended mean something only to applications
@@ -425,6 +431,10 @@ pub fn alter(prov: &Info, hints: Option<&Info>, version: u32) -> Info {
         if h.ep.auth_key.is_some() {
             out.ep.auth_key = h.ep.auth_key.clone();
             out.ep.auth_key_size = h.ep.auth_key_size;
+        }
+        if h.domain.auth_key.is_some() && prov.domain.max_ep_auth_key > 0 {
+            out.domain.auth_key = h.domain.auth_key.clone();
+            out.domain.auth_key_size = h.domain.auth_key_size;
         }
         // Tags are matched on all 64 bits, so any layout the application
         // gives its tags works; it gets its own format back (MPI libraries

@@ -12,6 +12,7 @@ pub mod connreq;
 pub mod cq;
 pub mod ep_core;
 pub mod eq;
+pub mod hmac;
 pub mod mr;
 pub mod progress;
 pub mod rxq;

@@ -288,8 +288,10 @@ pub fn entry(
             max_err_data: CM_DATA_SIZE,
             mr_cnt: 1 << 16,
             tclass: 0,
-            // No authorization keys and no group ids; counters are 64-bit.
-            max_ep_auth_key: 0,
+            // One authorization key per endpoint (no default one:
+            // auth_key_size 0, as upstream); no group ids; counters are
+            // 64-bit.
+            max_ep_auth_key: 1,
             max_group_id: 0,
             max_cntr_value: u64::MAX,
             max_err_cntr_value: u64::MAX,

@@ -17,6 +17,9 @@ use std::sync::Arc;
 pub enum ConnState {
     /// Non-blocking connect in progress.
     Connecting,
+    /// Connected, proving the authorization key both ways
+    /// (`ep/auth.rs`): only key-proof frames are written or accepted.
+    Authenticating,
     /// Usable.
     Open,
 }
@@ -304,6 +307,11 @@ pub struct Conn {
     pub verifies: Option<(usize, u64, u64)>,
     /// Short-lived by design (a claim check): its end is not an error.
     pub transient: bool,
+    /// While `Authenticating`: the challenge we sent, which the peer's
+    /// proof must answer.
+    pub challenge: Option<[u8; 32]>,
+    /// While `Authenticating`: the peer's challenge, bound into its proof.
+    pub peer_challenge: Option<[u8; 32]>,
     /// Accepted, and its first frame (`Hello` or `Verify`) was read: it
     /// no longer counts as unidentified at the connection limit
     /// (`ep/lru.rs`).
@@ -380,6 +388,8 @@ impl Conn {
             claim: None,
             verifies: None,
             transient: false,
+            challenge: None,
+            peer_challenge: None,
             introduced: false,
             closing: false,
             last_used: 0,

@@ -18,6 +18,9 @@ pub struct SockDomain {
     auto: Option<AutoProgress>,
     /// Registered memory: peers' RMA into this domain is checked here.
     pub mr: Arc<MrTable>,
+    /// `fi_domain_attr.auth_key`: the key its endpoints require of peers
+    /// unless their own `fi_ep_attr.auth_key` names another.
+    pub auth_key: Option<Vec<u8>>,
 }
 
 impl SockDomain {
@@ -27,6 +30,7 @@ impl SockDomain {
         Arc::new_cyclic(|me| SockDomain {
             me: me.clone(),
             auto,
+            auth_key: info.domain.auth_key.clone().filter(|k| !k.is_empty()),
             mr: Arc::new(MrTable::new(
                 info.domain.mr_mode,
                 info.domain.mr_iov_limit.min(crate::attrs::MR_IOV_LIMIT),

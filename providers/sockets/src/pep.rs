@@ -3,6 +3,7 @@
 //! the endpoint that accepts it (or answer a rejection).
 
 use crate::conn::RxState;
+use crate::ep::auth::{self, AUTH_LEN};
 use crate::sock::{self, Epoll};
 use crate::wire::{Header, Op, HEADER_LEN};
 use oxifabric::abi::*;
@@ -40,6 +41,11 @@ struct Incoming {
     stream: TcpStream,
     peer: SocketAddr,
     buf: Vec<u8>,
+    /// With a key: the challenge we sent and, once it arrived, the
+    /// peer's; `proven` once its proof checked (`ep/auth.rs`).
+    challenge: [u8; AUTH_LEN],
+    peer_challenge: Option<[u8; AUTH_LEN]>,
+    proven: bool,
 }
 
 struct PepState {
@@ -56,6 +62,9 @@ struct PepState {
 pub struct SockPep {
     me: Weak<SockPep>,
     info: Info,
+    /// The key connecting peers must prove they hold before their
+    /// request is reported (`ep/auth.rs`).
+    auth_key: Option<Vec<u8>>,
     epoll: Epoll,
     st: Mutex<PepState>,
 }
@@ -65,11 +74,18 @@ impl SockPep {
         if info.ep.ep_type != FI_EP_MSG && info.ep.ep_type != FI_EP_UNSPEC {
             return Err(Error::Inval);
         }
+        let auth_key = info
+            .ep
+            .auth_key
+            .clone()
+            .or_else(|| info.domain.auth_key.clone())
+            .filter(|k| !k.is_empty());
         let local = info.src_addr.as_ref().and_then(|b| sockaddr(b));
         let epoll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
         Ok(Arc::new_cyclic(|me| SockPep {
             me: me.clone(),
             info: info.clone(),
+            auth_key,
             epoll,
             st: Mutex::new(PepState {
                 core: PepCore::default(),
@@ -101,11 +117,18 @@ impl SockPep {
                             st.incoming.push(None);
                             st.incoming.len() - 1
                         });
+                    let challenge = auth::challenge();
+                    if self.auth_key.is_some() && !write_frame(&s, Op::AuthChallenge, &challenge) {
+                        continue;
+                    }
                     let _ = self.epoll.add(s.as_raw_fd(), 1 + slot as u64, false);
                     st.incoming[slot] = Some(Incoming {
                         stream: s,
                         peer,
                         buf: Vec::new(),
+                        challenge,
+                        peer_challenge: None,
+                        proven: self.auth_key.is_none(),
                     });
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
@@ -135,8 +158,30 @@ impl SockPep {
             let need = if inc.buf.len() < HEADER_LEN {
                 HEADER_LEN - inc.buf.len()
             } else {
+                // Before the connection request, a keyed endpoint takes
+                // only the peer's challenge and proof (`ep/auth.rs`).
+                let want = |op: Op| {
+                    if inc.proven {
+                        op == Op::ConnReq
+                    } else {
+                        matches!(op, Op::AuthChallenge | Op::AuthProof)
+                    }
+                };
                 match Header::decode(&inc.buf[..HEADER_LEN], crate::attrs::CM_DATA_SIZE as u64) {
-                    Ok(h) if h.op == Op::ConnReq => HEADER_LEN + h.len as usize - inc.buf.len(),
+                    Ok(h) if want(h.op) && (h.op == Op::ConnReq || h.len == AUTH_LEN as u64) => {
+                        HEADER_LEN + h.len as usize - inc.buf.len()
+                    }
+                    Ok(_) if !inc.proven => {
+                        prov_log!(
+                            PROV,
+                            FI_LOG_WARN,
+                            FI_LOG_EP_CTRL,
+                            "connection request from {} refused: peer did not prove the authorization key",
+                            inc.peer
+                        );
+                        self.drop_incoming(st, slot);
+                        return;
+                    }
                     _ => {
                         prov_log!(
                             PROV,
@@ -151,7 +196,22 @@ impl SockPep {
                 }
             };
             if need == 0 {
-                break;
+                if inc.proven {
+                    break;
+                }
+                if !self.on_auth_frame(inc) {
+                    prov_log!(
+                        PROV,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_CTRL,
+                        "connection request from {} refused: wrong authorization key proof",
+                        inc.peer
+                    );
+                    self.drop_incoming(st, slot);
+                    return;
+                }
+                inc.buf.clear();
+                continue;
             }
             match sock::read(inc.stream.as_raw_fd(), &mut chunk[..need.min(512)]) {
                 Ok(0) => {
@@ -190,11 +250,42 @@ impl SockPep {
         st.core.request(info, req, data);
     }
 
+    /// A whole `AuthChallenge` (answered with our proof) or `AuthProof`
+    /// (checked) in `inc.buf`; false when the peer failed.
+    fn on_auth_frame(&self, inc: &mut Incoming) -> bool {
+        let Some(key) = self.auth_key.as_deref() else {
+            return false;
+        };
+        let (op, body) = (inc.buf[1], &inc.buf[HEADER_LEN..]);
+        let Ok(body) = <[u8; AUTH_LEN]>::try_from(body) else {
+            return false;
+        };
+        if op == Op::AuthChallenge as u8 {
+            inc.peer_challenge = Some(body);
+            return auth::proof(key, &inc.stream, false, false, &body, &inc.challenge)
+                .is_some_and(|p| write_frame(&inc.stream, Op::AuthProof, &p));
+        }
+        inc.proven = inc
+            .peer_challenge
+            .is_some_and(|pc| auth::proof_ok(key, &inc.stream, false, &inc.challenge, &pc, &body));
+        inc.proven
+    }
+
     fn drop_incoming(&self, st: &mut PepState, slot: usize) {
         if let Some(inc) = st.incoming[slot].take() {
             self.epoll.remove(inc.stream.as_raw_fd());
         }
     }
+}
+
+/// Writes one small frame on a fresh socket at once (its send buffer
+/// always takes a few dozen bytes); false when it did not go out whole.
+fn write_frame(s: &TcpStream, op: Op, payload: &[u8]) -> bool {
+    let mut h = Header::control(op, 0);
+    h.len = payload.len() as u64;
+    let mut frame = h.encode().to_vec();
+    frame.extend_from_slice(payload);
+    matches!(std::io::Write::write(&mut &*s, &frame), Ok(n) if n == frame.len())
 }
 
 impl Progress for SockPep {

@@ -49,6 +49,17 @@
 //! there answers `VerifyAck` only if it sent that nonce in a `Hello` to
 //! that address, else `VerifyNack`. A claim that fails (or carries no
 //! nonce) leaves the connection usable but anonymous.
+//!
+//! When the endpoint has an authorization key (`fi_domain_attr.auth_key`
+//! or `fi_ep_attr.auth_key`), every connection, RDM, MSG and claim
+//! checks alike, starts with a key proof before any other frame: each
+//! side sends `AuthChallenge` (32 random bytes) and answers the peer's
+//! with `AuthProof`, HMAC-SHA256(key, label, role, connecting address,
+//! accepting address, challenge answered, own challenge). The key itself
+//! never travels. A side that receives any other frame before a valid
+//! proof, or a proof that does not match, closes the connection; an
+//! endpoint without a key closes a connection that opens with a
+//! challenge (a keyed endpoint and an unkeyed one never talk).
 
 use oxifabric::abi::{fi_datatype, fi_op, FI_ATOMIC_READ};
 use oxifabric::service::atomic::{valid, AtomicKind};
@@ -132,6 +143,12 @@ pub enum Op {
     ByeAck = 21,
     /// Answer to `Bye`: something is in flight here; the connection stays.
     ByeNack = 22,
+    /// First frame each side of a connection sends when its endpoint has
+    /// an authorization key: 32 random bytes the peer must answer.
+    AuthChallenge = 23,
+    /// Answer to the peer's `AuthChallenge`: HMAC-SHA256 under the key of
+    /// the connection's addresses, the prover's role and both challenges.
+    AuthProof = 24,
 }
 
 /// What an `Atomic` frame asks for, packed in its `tag`: the `fi_op` in
@@ -258,6 +275,8 @@ impl Op {
             20 => Op::Bye,
             21 => Op::ByeAck,
             22 => Op::ByeNack,
+            23 => Op::AuthChallenge,
+            24 => Op::AuthProof,
             _ => return None,
         })
     }

@@ -24,6 +24,7 @@
 //! `rndv.rs` (rendezvous), `dgram.rs` (UDP) and `progress.rs` (reading,
 //! writing, dispatch).
 
+pub(crate) mod auth;
 mod cm;
 mod dgram;
 mod lru;
@@ -150,6 +151,8 @@ pub struct SockEp {
     conn_timeout: std::time::Duration,
     /// `FI_SOCKETS_TX_COALESCE`: hold back-to-back sends for one writev.
     coalesce: bool,
+    /// The authorization key peers must prove they hold (`auth.rs`).
+    auth_key: Option<Vec<u8>>,
     /// Coalesced sends wait for a progress call; the auto-progress thread
     /// writes them if the application makes none soon (see `flush_pending`).
     deferred_pending: std::sync::atomic::AtomicBool,
@@ -209,8 +212,26 @@ impl SockEp {
             );
             return Err(Error::Inval);
         }
+        let auth_key = info
+            .ep
+            .auth_key
+            .clone()
+            .or_else(|| domain.auth_key.clone())
+            .filter(|k| !k.is_empty());
+        // Datagrams have no connection to prove a key on: refused rather
+        // than ignored, so no application believes it is protected.
+        if auth_key.is_some() && ep_type == FI_EP_DGRAM {
+            prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "authorization keys need connections; FI_EP_DGRAM endpoints cannot check them"
+            );
+            return Err(Error::NoSys);
+        }
         let epoll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
         let ep = Arc::new_cyclic(|me| SockEp {
+            auth_key,
             me: me.clone(),
             ep_type,
             info: info.clone(),
@@ -349,7 +370,8 @@ impl SockEp {
     /// wake every wait at once), output while sends are queued.
     fn watch(&self, st: &mut EpState, slot: usize) {
         if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
-            let want_out = !c.txq.is_empty() || c.state == ConnState::Connecting;
+            let want_out = (!c.txq.is_empty() && c.state == ConnState::Open)
+                || c.state == ConnState::Connecting;
             let want_in = Self::reading(c);
             if want_out != c.watching_out || want_in != c.watching_in {
                 let _ = self.epoll.set(
@@ -650,7 +672,8 @@ impl SockEp {
         // Nothing goes out before the connect completes (`on_writable`
         // flushes then): a write would consume the connect's error
         // (`SO_ERROR`) and report a refused connection as a reset one.
-        if c.state == ConnState::Connecting {
+        // Nor before the peer proved the authorization key (`auth.rs`).
+        if c.state != ConnState::Open {
             return;
         }
         if let Err(e) = c.write_queued() {

@@ -9,6 +9,9 @@ use super::*;
 impl SockEp {
     /// Decides where a message's payload goes once its header is read.
     pub(super) fn on_header(&self, st: &mut EpState, slot: usize, hdr: Header) -> Option<RxState> {
+        if !self.auth_admits(st, slot, &hdr) {
+            return None;
+        }
         if let Some(c) = st.conns[slot].as_mut() {
             c.last_used = now_ms();
         }
@@ -42,7 +45,13 @@ impl SockEp {
                     }
                 }
             }
-            Op::Hello | Op::Verify | Op::ConnAccept | Op::ConnReject | Op::ConnReq => {
+            Op::Hello
+            | Op::Verify
+            | Op::ConnAccept
+            | Op::ConnReject
+            | Op::ConnReq
+            | Op::AuthChallenge
+            | Op::AuthProof => {
                 if hdr.len > MAX_CONTROL {
                     self.close_conn(st, slot, Failure::code(FI_EIO), "oversized control frame");
                     return None;
@@ -157,6 +166,9 @@ impl SockEp {
             (Op::RmaResp, Dest::Rma { .. }) => self.on_read_done(st, hdr),
             (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, hdr.msg_id, &b),
             (Op::Verify, Dest::Buffer(b)) => self.on_verify(st, slot, hdr.msg_id, &b),
+            (op @ (Op::AuthChallenge | Op::AuthProof), Dest::Buffer(b)) => {
+                self.on_auth(st, slot, op, &b)
+            }
             (Op::ConnAccept, Dest::Buffer(data)) => self.on_conn_accept(st, slot, data),
             (Op::ConnReject, Dest::Buffer(data)) => self.on_conn_reject(st, slot, data),
             _ => self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected frame"),
@@ -365,6 +377,7 @@ impl SockEp {
                 return;
             }
             c.state = ConnState::Open;
+            self.start_auth(st, slot);
         }
         self.flush(st, slot);
     }
@@ -378,7 +391,8 @@ impl SockEp {
             match l.accept() {
                 Ok((s, _)) => {
                     let conn = Conn::new(s, ConnState::Open, None);
-                    self.add_conn(st, conn, false);
+                    let slot = self.add_conn(st, conn, false);
+                    self.start_auth(st, slot);
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) => {
