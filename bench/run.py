@@ -112,7 +112,8 @@ def rdm_cfgs(with_shm=True):
 
 
 MSG_CFGS = ours_cfgs() + [Cfg('upstream', 'tcp')]
-RMA_CFGS = ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]
+# One-sided jobs: an earlier build of ours may not have RMA at all.
+RMA_CFGS = [Cfg('ours', 'sockets')] + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]
 # (job name, kind, metric, program/endpoint, configurations)
 JOBS = [
     ('fi_pingpong MSG', 'fipp', LAT, 'msg', MSG_CFGS),
@@ -438,7 +439,9 @@ def main():
     open(os.path.join(OUT, 'latest.md'), 'w').write(md)
     svg(med, os.path.join(OUT, 'latest.svg'))
     print(md)
-    ours_failed = sorted('%s (%s)' % k for k in skipped if not k[1].startswith('upstream'))
+    # Upstream providers and an earlier build of ours that fail are only
+    # noted; this build must run.
+    ours_failed = sorted('%s (%s)' % k for k in skipped if k[1].startswith('oxifabric sockets'))
     if ours_failed:
         # Upstream providers that fail here are only noted; ours must run.
         sys.exit('bench: failed: ' + ', '.join(ours_failed))
