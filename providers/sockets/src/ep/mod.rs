@@ -558,7 +558,9 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return Err(Error::NotConn);
         };
-        c.last_used = now_ms();
+        if st.max_conns != usize::MAX {
+            c.last_used = now_ms();
+        }
         // FI_MORE: the application has more sends coming; queue this one
         // so that the next send without it takes the batch in one writev.
         let more = item.done.is_some_and(|d| d.tx.flags & FI_MORE != 0);
