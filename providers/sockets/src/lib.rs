@@ -1,7 +1,7 @@
 //! oxifabric's sockets provider: `FI_EP_MSG` and `FI_EP_RDM` over TCP,
 //! `FI_EP_DGRAM` over UDP, with two-sided messaging (`fi_msg`,
 //! `fi_tagged`), and on MSG and RDM endpoints RMA and atomics over the
-//! engine's registration table (`ep/rma.rs`, `ep/atomic*`). Triggered
+//! engine's registration table (`ep/rma.rs`). Triggered
 //! operations are not implemented and not advertised.
 
 mod attrs;
