@@ -447,12 +447,11 @@ pub trait EndpointOps: Send + Sync {
     fn bind(&self, b: Binding) -> Result<()>;
     /// `fi_enable`.
     fn enable(&self) -> Result<()>;
-    /// The endpoint serves a scalable endpoint's context pair: the
-    /// directions (send, receive) for which `fi_enable` still requires a
-    /// CQ or counter. Providers built on `EpCore` set its `dirs`.
-    fn set_context_dirs(&self, send: bool, recv: bool) {
-        let _ = (send, recv);
-    }
+    /// The endpoint serves a scalable endpoint's context pair: `fi_enable`
+    /// then requires no CQ or counter, as upstream's sockets contexts
+    /// (Open MPI's btl ofi enables a receive context it never binds).
+    /// Providers built on `EpCore` set its `context_pair`.
+    fn serve_context_pair(&self) {}
     /// Releases everything; outstanding operations are dropped.
     fn close(&self);
     /// `fi_cancel`: cancels a posted receive with this context.

@@ -340,10 +340,9 @@ pub struct EpCore {
     pub fid: usize,
     ep_type: fi_ep_type,
     caps: u64,
-    /// The directions (`FI_SEND`, `FI_RECV`) `fi_enable` asks a CQ or
-    /// counter for: both, unless the endpoint serves a scalable endpoint's
-    /// context pair of which only one context is open.
-    pub dirs: u64,
+    /// Serves a scalable endpoint's context pair: `fi_enable` asks for no
+    /// CQ or counter (`EndpointOps::serve_context_pair`).
+    pub context_pair: bool,
     prov: &'static str,
 }
 
@@ -359,7 +358,7 @@ impl EpCore {
             fid: 0,
             ep_type: info.ep.ep_type,
             caps: info.caps,
-            dirs: FI_SEND | FI_RECV,
+            context_pair: false,
             prov,
         }
     }
@@ -451,7 +450,7 @@ impl EpCore {
     /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
     pub fn check_enable(&self) -> Result<()> {
         let s = &self.sinks;
-        let dir = |d: u64| self.caps & self.dirs & d != 0;
+        let dir = |d: u64| !self.context_pair && self.caps & d != 0;
         // An RMA initiator may count on its FI_READ/FI_WRITE counters.
         let tx_sink = s.tx_cq.is_some()
             || s.send_cntr.is_some()

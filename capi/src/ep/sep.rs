@@ -34,7 +34,7 @@ pub struct SepObj {
     ntx: usize,
     nrx: usize,
     /// Which endpoints have a context open (`fi_enable` enables those).
-    used: Mutex<Vec<(bool, bool)>>,
+    used: Mutex<Vec<bool>>,
     enabled: AtomicBool,
     info: Info,
     /// The AV and EQ bound to it.
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn domain_scalable_ep(
             collective: &crate::nosys_ep::COLLECTIVE_OPS as *const _ as *mut _,
         };
         let obj = SepObj {
-            used: Mutex::new(vec![(false, false); eps.len()]),
+            used: Mutex::new(vec![false; eps.len()]),
             eps,
             ntx: count(info.ep.tx_ctx_cnt),
             nrx: count(info.ep.rx_ctx_cnt),
@@ -210,13 +210,7 @@ unsafe extern "C" fn sep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int 
 /// context's own `fi_enable`.
 fn enable_used(h: &SepHandle) -> c_int {
     let used = h.inner.used.lock().unwrap_or_else(|p| p.into_inner());
-    for (ep, _) in h
-        .inner
-        .eps
-        .iter()
-        .zip(used.iter())
-        .filter(|(_, (t, r))| *t || *r)
-    {
+    for (ep, _) in h.inner.eps.iter().zip(used.iter()).filter(|(_, u)| **u) {
         if let Err(e) = ep.enable() {
             return e.code();
         }
@@ -296,19 +290,8 @@ unsafe fn open_ctx(
             class,
             Some(BindRef::new(&h.binds)),
         );
-        {
-            let mut used = h.inner.used.lock().unwrap_or_else(|p| p.into_inner());
-            if class == FI_CLASS_TX_CTX {
-                used[k].0 = true;
-            } else {
-                used[k].1 = true;
-            }
-            // Contexts enable without a CQ requirement, as upstream's
-            // sockets contexts do: Open MPI's btl ofi opens a receive
-            // context it never binds (it only does one-sided work), and
-            // enables it.
-            h.inner.eps[k].set_context_dirs(false, false);
-        }
+        h.inner.used.lock().unwrap_or_else(|p| p.into_inner())[k] = true;
+        h.inner.eps[k].serve_context_pair();
         // SAFETY: `out` is not NULL and writable (pointer contract).
         unsafe { *out = p };
         0

@@ -819,9 +819,8 @@ impl EndpointOps for SockEp {
         self.lock().core.bind(b, self.me.clone())
     }
 
-    fn set_context_dirs(&self, send: bool, recv: bool) {
-        let mut st = self.lock();
-        st.core.dirs = if send { FI_SEND } else { 0 } | if recv { FI_RECV } else { 0 };
+    fn serve_context_pair(&self) {
+        self.lock().core.context_pair = true;
     }
 
     fn enable(&self) -> Result<()> {
