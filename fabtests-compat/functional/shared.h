@@ -262,16 +262,22 @@ static inline void ft_listen(void)
 /* MSG server: waits for a connection request and accepts it with
  * `data`/`len` as private data; the endpoint's domain is ours (same
  * fabric). Fills `req` with the FI_CONNREQ entry (its data included). */
-static inline void ft_accept(struct fi_eq_cm_entry *req, size_t reqlen, const void *data, size_t len)
+/* Accepts the connection request `req` already read from the EQ. */
+static inline void ft_accept_req(struct fi_eq_cm_entry *req, const void *data, size_t len)
 {
 	struct fi_eq_cm_entry cm;
 	int rc;
-	ft_eq_expect(FI_CONNREQ, req, reqlen);
 	ft_conn_info = req->info;
 	ft_open_ep(ft_conn_info);
 	if ((rc = fi_accept(ft_ep, data, len)))
 		ft_die("fi_accept: %s", fi_strerror(-rc));
 	ft_eq_expect(FI_CONNECTED, &cm, sizeof(cm));
+}
+
+static inline void ft_accept(struct fi_eq_cm_entry *req, size_t reqlen, const void *data, size_t len)
+{
+	ft_eq_expect(FI_CONNREQ, req, reqlen);
+	ft_accept_req(req, data, len);
 }
 
 /* MSG client: connects with private data and waits for FI_CONNECTED,
