@@ -43,6 +43,11 @@ $(LIB): $(STATICLIB) capi/c/shim.c capi/libfabric.map $(wildcard include/rdma/*.
 
 comma := ,
 
+# The release whose API the headers carry (FI_MAJOR/MINOR/REVISION_VERSION in
+# the generated fabric.h, from src/abi): pkg-config reports it, as
+# fi_tostr(FI_TYPE_VERSION) and fi_version() do.
+API_RELEASE := $(shell awk '/^\#define FI_(MAJOR|MINOR|REVISION)_VERSION / { v = v (v == "" ? "" : ".") $$3 } END { print v }' include/rdma/fabric.h)
+
 deps:
 	@missing=""; for p in $(DEPS); do \
 		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -142,7 +147,7 @@ install: all
 	ln -sf libfabric.so.1 $(DESTDIR)$(PREFIX)/lib/libfabric.so
 	install -m 0644 include/rdma/*.h $(DESTDIR)$(PREFIX)/include/rdma/
 	install -m 0644 include/rdma/providers/*.h $(DESTDIR)$(PREFIX)/include/rdma/providers/
-	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@version@|2.1.0|g' pkgconfig/libfabric.pc.in \
+	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@version@|$(API_RELEASE)|g' pkgconfig/libfabric.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libfabric.pc
 
 clean:

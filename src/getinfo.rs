@@ -40,8 +40,10 @@ pub const SECONDARY_CAPS: u64 = FI_MULTI_RECV
     | FI_SOURCE_ERR
     | FI_RMA_PMEM;
 
-/// `fi_getinfo` flags this library understands.
-pub const VALID_FLAGS: u64 = FI_NUMERICHOST | FI_SOURCE | FI_PROV_ATTR_ONLY;
+/// `fi_getinfo` flags this library understands. `FI_RESCAN` (2.2) asks for
+/// a fresh look at the network interfaces: every call reads them afresh
+/// already, so it needs nothing more.
+pub const VALID_FLAGS: u64 = FI_NUMERICHOST | FI_SOURCE | FI_PROV_ATTR_ONLY | FI_RESCAN;
 
 /// Memory registration bits that the old `FI_MR_BASIC` mode stands for.
 pub const MR_BASIC_MAP: c_int = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
@@ -147,11 +149,14 @@ pub fn check_mr_mode(
     }
 }
 
+/// Whether an entry of format `prov` serves hints asking for `hint`: the
+/// umbrella formats `FI_SOCKADDR` and (2.3) `FI_SOCKADDR_IP` take the IPv4
+/// and IPv6 entries.
 fn addr_format_ok(prov: u32, hint: u32) -> bool {
+    let umbrella = hint == FI_SOCKADDR as u32 || hint == FI_SOCKADDR_IP as u32;
     hint == FI_FORMAT_UNSPEC as u32
         || prov == hint
-        || (hint == FI_SOCKADDR as u32
-            && (prov == FI_SOCKADDR_IN as u32 || prov == FI_SOCKADDR_IN6 as u32))
+        || (umbrella && (prov == FI_SOCKADDR_IN as u32 || prov == FI_SOCKADDR_IN6 as u32))
 }
 
 /// Checks one candidate against every hint. The error names the attribute.

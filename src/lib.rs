@@ -13,10 +13,12 @@ pub mod param;
 pub mod provider;
 
 /// `FI_VERSION(2, 6)`: the API version this library implements, that of
-/// upstream's newest ABI node (`FABRIC_1.9`, libfabric 2.5–2.6). Every
-/// older API version is accepted too; what each one changes in the
-/// structs applications allocate is in [`compat`].
-pub const FI_VERSION_CURRENT: u32 = (2 << 16) | 6;
+/// upstream's newest release (2.6, ABI node `FABRIC_1.9`) and of the
+/// headers generated from [`abi`]. Every older API version is accepted too;
+/// what each one changes in the structs applications allocate is in
+/// [`compat`].
+pub const FI_VERSION_CURRENT: u32 =
+    ((abi::FI_MAJOR_VERSION as u32) << 16) | abi::FI_MINOR_VERSION as u32;
 pub mod compat;
 pub mod object;
 pub mod ops;

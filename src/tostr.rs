@@ -211,6 +211,8 @@ const ADDR_FORMATS: &[&str] = &[
     "FI_ADDR_PSMX3",
     "FI_ADDR_OPX",
     "FI_ADDR_CXI",
+    "FI_ADDR_UCX",
+    "FI_SOCKADDR_IP",
 ];
 const THREADING: &[&str] = &[
     "FI_THREAD_UNSPEC",
@@ -344,8 +346,23 @@ const LOG_SUBSYS: &[&str] = &[
     "core", "fabric", "domain", "ep_ctrl", "ep_data", "av", "cq", "eq", "mr", "cntr",
 ];
 
-/// The version string `FI_TYPE_VERSION` prints (whatever the data).
-const LIB_VERSION: &str = "1.17.0";
+const WAIT_OBJS: &[&str] = &[
+    "FI_WAIT_NONE",
+    "FI_WAIT_UNSPEC",
+    "FI_WAIT_SET",
+    "FI_WAIT_FD",
+    "FI_WAIT_MUTEX_COND",
+    "FI_WAIT_YIELD",
+    "FI_WAIT_POLLFD",
+];
+const CQ_WAIT_CONDS: &[&str] = &["FI_CQ_COND_NONE", "FI_CQ_COND_THRESHOLD"];
+
+/// The release string `FI_TYPE_VERSION` prints whatever the data (upstream
+/// prints its package version): that of the API the headers carry, "2.6.0",
+/// the same release `fi_version()` and pkg-config name.
+pub fn library_version() -> String {
+    format!("{FI_MAJOR_VERSION}.{FI_MINOR_VERSION}.{FI_REVISION_VERSION}")
+}
 
 /// Bit 31 marks provider-specific address formats and protocols.
 const PROV_SPECIFIC_BIT: u32 = 1 << 31;
@@ -698,7 +715,7 @@ pub unsafe fn write(o: &mut Out, data: *const c_void, datatype: c_int) -> bool {
         FI_TYPE_AV_TYPE => o.push(name_of(AV_TYPES, u32v())),
         FI_TYPE_ATOMIC_TYPE => o.push(name_of(DATATYPES, u32v())),
         FI_TYPE_ATOMIC_OP => o.push(name_of(ATOMIC_OPS, u32v())),
-        FI_TYPE_VERSION => o.push(LIB_VERSION),
+        FI_TYPE_VERSION => o.push(&library_version()),
         FI_TYPE_EQ_EVENT => o.push(name_of(EQ_EVENTS, u32v())),
         FI_TYPE_CQ_EVENT_FLAGS => flags(o, u64v(), CQ_FLAGS),
         // SAFETY: as above.
@@ -710,6 +727,8 @@ pub unsafe fn write(o: &mut Out, data: *const c_void, datatype: c_int) -> bool {
         FI_TYPE_CQ_FORMAT => o.push(name_of(CQ_FORMATS, u32v())),
         FI_TYPE_LOG_LEVEL => o.push(name_of(LOG_LEVELS, u32v())),
         FI_TYPE_LOG_SUBSYS => o.push(name_of(LOG_SUBSYS, u32v())),
+        FI_TYPE_CQ_WAIT_COND => o.push(name_of(CQ_WAIT_CONDS, u32v())),
+        FI_TYPE_WAIT_OBJ => o.push(name_of(WAIT_OBJS, u32v())),
         _ => o.push("Unknown type"),
     }
     true

@@ -224,6 +224,19 @@ unsafe fn insert_list(
     flags: u64,
     context: *mut c_void,
 ) -> c_int {
+    if flags & FI_FIREWALL_ADDR != 0 {
+        // 2.2's flag: never connect to these peers. The engine connects to
+        // any peer it sends to, so honouring it is not possible here.
+        core_warn!(
+            FI_LOG_AV,
+            "fi_av_insert: FI_FIREWALL_ADDR is not supported (the sockets engine opens connections to the peers it sends to)"
+        );
+        return -FI_EBADFLAGS;
+    }
+    if flags & !(FI_MORE | FI_SYNC_ERR | FI_EVENT) != 0 {
+        core_warn!(FI_LOG_AV, "fi_av_insert: unsupported flags {flags:#x}");
+        return -FI_EBADFLAGS;
+    }
     if h.inner.av.read_only() {
         core_warn!(FI_LOG_AV, "fi_av_insert: the AV was opened with FI_READ");
         return -FI_EACCES;
@@ -303,11 +316,6 @@ extern "C" fn av_insert(
             core_warn!(FI_LOG_AV, "fi_av_insert: addr is NULL");
             return -FI_EINVAL;
         }
-        if flags & !(FI_MORE | FI_SYNC_ERR | FI_EVENT) != 0 {
-            core_warn!(FI_LOG_AV, "fi_av_insert: unsupported flags {flags:#x}");
-            return -FI_EBADFLAGS;
-        }
-
         let mut list = Vec::with_capacity(count);
         // SAFETY (this loop): rule 2, addr holds count addresses of the
         // AV's format back to back, so each p is the start of one.

@@ -15,7 +15,7 @@ use oxifabric::info::{self, Info};
 use oxifabric::provider::{self, Request};
 use oxifabric::{core_info, core_warn, param};
 
-/// `fi_version`: the API version this library implements (1.17).
+/// `fi_version`: the API version this library implements (2.6).
 #[no_mangle]
 pub extern "C" fn fi_version() -> u32 {
     oxifabric::FI_VERSION_CURRENT

@@ -84,8 +84,11 @@ struct fid_wait;
 /* `FI_MAJOR_VERSION`. */
 #define FI_MAJOR_VERSION 2
 
-/* `FI_MINOR_VERSION`. */
-#define FI_MINOR_VERSION 1
+/*
+ * `FI_MINOR_VERSION`: these headers are libfabric 2.6's API (what each
+ * release after 2.1 added is listed in `docs/api-2.2-2.6.md`).
+ */
+#define FI_MINOR_VERSION 6
 
 /* `FI_REVISION_VERSION`. */
 #define FI_REVISION_VERSION 0
@@ -177,11 +180,24 @@ struct fid_wait;
 /* `FI_MATCH_COMPLETE`. */
 #define FI_MATCH_COMPLETE (1ULL << 31)
 
+/*
+ * `FI_RESCAN` (2.2): an `fi_getinfo` flag asking the provider to look at
+ * the host's network interfaces again instead of a cached list.
+ */
+#define FI_RESCAN (1ULL << 35)
+
 /* `FI_PEER_TRANSFER`. */
 #define FI_PEER_TRANSFER (1ULL << 36)
 
 /* `FI_AV_USER_ID`. */
 #define FI_AV_USER_ID (1ULL << 41)
+
+/*
+ * `FI_FIREWALL_ADDR` (2.2): an `fi_av_insert*` flag saying the peers
+ * inserted sit behind a firewall, so the provider must not open
+ * connections to them (only use ones they opened).
+ */
+#define FI_FIREWALL_ADDR (1ULL << 42)
 
 /* `FI_PEER`. */
 #define FI_PEER (1ULL << 43)
@@ -426,6 +442,12 @@ enum {
 	FI_ADDR_CXI = 15,
 	/* `FI_ADDR_UCX`. */
 	FI_ADDR_UCX = 16,
+	/*
+	 * `FI_SOCKADDR_IP` (2.3): an IPv4 or IPv6 socket address
+	 * (`FI_SOCKADDR_IN` or `FI_SOCKADDR_IN6`), never an InfiniBand one,
+	 * which `FI_SOCKADDR` also covers.
+	 */
+	FI_SOCKADDR_IP = 17,
 };
 
 /* `fi_addr_t`. */
@@ -1106,6 +1128,12 @@ enum {
 	FI_SET_VAL = 18,
 	/* `FI_EXPORT_FID`. */
 	FI_EXPORT_FID = 19,
+	/*
+	 * `FI_GET_FD` (2.2): the `int` file descriptor underneath an
+	 * endpoint (a tcp socket), for socket options libfabric does not
+	 * expose.
+	 */
+	FI_GET_FD = 20,
 };
 
 /* `enum fi_type`. */
@@ -1178,6 +1206,10 @@ enum fi_type {
 	FI_TYPE_CNTR_ATTR = 32,
 	/* `FI_TYPE_CQ_ERR_ENTRY`. */
 	FI_TYPE_CQ_ERR_ENTRY = 33,
+	/* `FI_TYPE_CQ_WAIT_COND` (by 2.4): an `enum fi_cq_wait_cond`. */
+	FI_TYPE_CQ_WAIT_COND = 34,
+	/* `FI_TYPE_WAIT_OBJ` (by 2.4): an `enum fi_wait_obj`. */
+	FI_TYPE_WAIT_OBJ = 35,
 };
 
 /* `fi_tostr`. */

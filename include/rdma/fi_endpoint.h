@@ -101,6 +101,11 @@ enum {
 	FI_OPT_INJECT_RMA_SIZE = 18,
 	/* `FI_OPT_INJECT_ATOMIC_SIZE` (size_t). */
 	FI_OPT_INJECT_ATOMIC_SIZE = 19,
+	/*
+	 * `FI_OPT_FIREWALL_ADDR` (2.2; bool as `int`): whether this endpoint
+	 * sits behind a firewall, so peers must not connect to it.
+	 */
+	FI_OPT_FIREWALL_ADDR = 20,
 };
 
 /* Values for `FI_OPT_FI_HMEM_P2P`: peer-to-peer device memory policy. */

@@ -186,8 +186,13 @@ enum {
 	FI_ENORX = 269,
 	/* No more memory registrations available (2.0). */
 	FI_ENOMR = 270,
+	/*
+	 * The peer is behind a firewall and no connection from it exists
+	 * (2.2; see `FI_FIREWALL_ADDR`).
+	 */
+	FI_EFIREWALLADDR = 271,
 	/* One past the last libfabric error number. */
-	FI_ERRNO_MAX = 271,
+	FI_ERRNO_MAX = 272,
 };
 
 /* Returns a static description of a (positive or negative) error number. */

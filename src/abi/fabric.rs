@@ -5,8 +5,9 @@ use super::*;
 /// `FI_MAJOR_VERSION`.
 pub const FI_MAJOR_VERSION: c_int = 2;
 
-/// `FI_MINOR_VERSION`.
-pub const FI_MINOR_VERSION: c_int = 1;
+/// `FI_MINOR_VERSION`: these headers are libfabric 2.6's API (what each
+/// release after 2.1 added is listed in `docs/api-2.2-2.6.md`).
+pub const FI_MINOR_VERSION: c_int = 6;
 
 /// `FI_REVISION_VERSION`.
 pub const FI_REVISION_VERSION: c_int = 0;
@@ -98,11 +99,20 @@ pub const FI_COMMIT_COMPLETE: u64 = 1 << 30;
 /// `FI_MATCH_COMPLETE`.
 pub const FI_MATCH_COMPLETE: u64 = 1 << 31;
 
+/// `FI_RESCAN` (2.2): an `fi_getinfo` flag asking the provider to look at
+/// the host's network interfaces again instead of a cached list.
+pub const FI_RESCAN: u64 = 1 << 35;
+
 /// `FI_PEER_TRANSFER`.
 pub const FI_PEER_TRANSFER: u64 = 1 << 36;
 
 /// `FI_AV_USER_ID`.
 pub const FI_AV_USER_ID: u64 = 1 << 41;
+
+/// `FI_FIREWALL_ADDR` (2.2): an `fi_av_insert*` flag saying the peers
+/// inserted sit behind a firewall, so the provider must not open
+/// connections to them (only use ones they opened).
+pub const FI_FIREWALL_ADDR: u64 = 1 << 42;
 
 /// `FI_PEER`.
 pub const FI_PEER: u64 = 1 << 43;
@@ -354,6 +364,10 @@ c_anon_enum! {
         FI_ADDR_CXI = 15,
         /// `FI_ADDR_UCX`.
         FI_ADDR_UCX = 16,
+        /// `FI_SOCKADDR_IP` (2.3): an IPv4 or IPv6 socket address
+        /// (`FI_SOCKADDR_IN` or `FI_SOCKADDR_IN6`), never an InfiniBand one,
+        /// which `FI_SOCKADDR` also covers.
+        FI_SOCKADDR_IP = 17,
     }
 }
 
@@ -1197,6 +1211,10 @@ c_anon_enum! {
         FI_SET_VAL = 18,
         /// `FI_EXPORT_FID`.
         FI_EXPORT_FID = 19,
+        /// `FI_GET_FD` (2.2): the `int` file descriptor underneath an
+        /// endpoint (a tcp socket), for socket options libfabric does not
+        /// expose.
+        FI_GET_FD = 20,
     }
 }
 
@@ -1271,6 +1289,10 @@ c_enum! {
         FI_TYPE_CNTR_ATTR = 32,
         /// `FI_TYPE_CQ_ERR_ENTRY`.
         FI_TYPE_CQ_ERR_ENTRY = 33,
+        /// `FI_TYPE_CQ_WAIT_COND` (by 2.4): an `enum fi_cq_wait_cond`.
+        FI_TYPE_CQ_WAIT_COND = 34,
+        /// `FI_TYPE_WAIT_OBJ` (by 2.4): an `enum fi_wait_obj`.
+        FI_TYPE_WAIT_OBJ = 35,
     }
 }
 

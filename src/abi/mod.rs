@@ -1,6 +1,6 @@
 //! The `#[repr(C)]` mirror of libfabric 2.x's public C headers (the API of
-//! Debian 13's 2.1, with the newest ABI node's `fi_domain_attr`); the older
-//! nodes' layouts are in [`layouts`].
+//! 2.6, the newest release; what 2.2–2.6 added to Debian 13's 2.1 is listed
+//! in `docs/api-2.2-2.6.md`); the older nodes' layouts are in [`layouts`].
 //!
 //! This module is the single source of truth for every public type, constant
 //! and vtable layout: `tools/hdrgen` reads these files and writes

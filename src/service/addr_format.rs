@@ -36,12 +36,14 @@ impl AddrFormat {
     const IN6: u32 = FI_SOCKADDR_IN6 as u32;
     const IB: u32 = FI_SOCKADDR_IB as u32;
     const SOCKADDR: u32 = FI_SOCKADDR as u32;
+    /// `FI_SOCKADDR_IP` (2.3): IPv4 or IPv6, as `FI_SOCKADDR` minus AF_IB.
+    const IP: u32 = FI_SOCKADDR_IP as u32;
     const STR: u32 = FI_ADDR_STR as u32;
     const UNSPEC: u32 = FI_FORMAT_UNSPEC as u32;
 
     /// Whether addresses of this format are IP socket addresses.
     pub fn is_ip(self) -> bool {
-        matches!(self.0, Self::IN | Self::IN6 | Self::SOCKADDR)
+        matches!(self.0, Self::IN | Self::IN6 | Self::SOCKADDR | Self::IP)
     }
 
     /// The length of the address at `p`, read from the format (fixed size)
@@ -66,7 +68,7 @@ impl AddrFormat {
                 }
                 (n < MAX_STR_ADDR).then_some(n + 1)
             }
-            Self::IN | Self::IN6 | Self::SOCKADDR | Self::UNSPEC => {
+            Self::IN | Self::IN6 | Self::SOCKADDR | Self::IP | Self::UNSPEC => {
                 // A socket address says its own family (an application may
                 // pass an IPv6 peer to an endpoint opened as IPv4).
                 // SAFETY: the caller promises the family field is readable.
@@ -84,7 +86,7 @@ impl AddrFormat {
     /// Whether `raw` is a valid address of this format.
     pub fn valid(self, raw: &[u8]) -> bool {
         match self.0 {
-            Self::IN | Self::IN6 | Self::SOCKADDR => self.socket_addr(raw).is_some(),
+            Self::IN | Self::IN6 | Self::SOCKADDR | Self::IP => self.socket_addr(raw).is_some(),
             Self::IB => raw.len() >= SOCKADDR_IB_LEN && family_of(raw) == Some(AF_IB),
             Self::STR => raw.contains(&0) || !raw.is_empty(),
             _ => !raw.is_empty(),
@@ -150,6 +152,10 @@ mod tests {
         }
         assert!(AddrFormat(FI_SOCKADDR_IN as u32).valid(&v4));
         assert!(!AddrFormat(FI_SOCKADDR_IN as u32).valid(&[1, 2, 3]));
+        let ip = AddrFormat(FI_SOCKADDR_IP as u32);
+        assert!(ip.is_ip() && ip.valid(&v4) && ip.valid(&v6));
+        // SAFETY: as above.
+        assert_eq!(unsafe { ip.len_at(v6.as_ptr()) }, Some(28));
     }
 
     #[test]

@@ -25,6 +25,7 @@ exec "$OXI_ROOT/tests/trixie/inroot.sh" "$root" "$OXI_LIB" "$work" bash -c '
 	out=$(c fi_info --version)
 	echo "$out"
 	grep -q "^libfabric api: 2.1$" <<<"$out" || { echo "FAIL: not Debian 13 fi_info"; fail=1; }
+	grep -qx "libfabric: $OXI_API_RELEASE" <<<"$out" || { echo "FAIL: want libfabric: $OXI_API_RELEASE"; fail=1; }
 	lib=$(c env LD_DEBUG=libs fi_info --version 2>&1 | sed -n "s/.*calling init: \(.*libfabric.*\)/\1/p" | head -1)
 	case "$lib" in "$OXI_IN"/lib/*) echo "ok: fi_info loaded $lib";; *) echo "FAIL: fi_info loaded $lib, not ours"; fail=1;; esac
 	out=$(c fi_info -l) && grep -q "^sockets:" <<<"$out" && grep -q "^tcp:" <<<"$out" &&

@@ -17,6 +17,8 @@ int main(void)
 {
 	uint32_t v = fi_version();
 	printf("%u.%u %s\n", FI_MAJOR(v), FI_MINOR(v), fi_strerror(FI_ETRUNC));
+	printf("%d.%d.%d %s\n", FI_MAJOR_VERSION, FI_MINOR_VERSION, FI_REVISION_VERSION,
+	       fi_tostr(&v, FI_TYPE_VERSION));
 	return 0;
 }
 C
@@ -24,8 +26,15 @@ flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs libfabr
 echo "pkg-config: $flags"
 gcc -o "$prefix/hello" "$prefix/hello.c" $flags
 out=$(LD_LIBRARY_PATH=$prefix/lib "$prefix/hello")
-[ "$out" = "2.6 Truncation error" ] || { echo "unexpected output: $out"; exit 1; }
+# One story: fi_version(), the installed headers, fi_tostr(FI_TYPE_VERSION)
+# and pkg-config all name the same release.
+api=${OXI_API_RELEASE%.*}
+want="$api Truncation error
+$OXI_API_RELEASE $OXI_API_RELEASE"
+[ "$out" = "$want" ] || { echo "unexpected output: $out (want: $want)"; exit 1; }
+pcv=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion libfabric)
+[ "$pcv" = "$OXI_API_RELEASE" ] || { echo "pkg-config version $pcv, want $OXI_API_RELEASE"; exit 1; }
 LD_LIBRARY_PATH=$prefix/lib ldd "$prefix/hello" | grep -q "libfabric.so.1 => $prefix/lib/libfabric.so.1" ||
 	{ echo "the program did not resolve the installed library"; LD_LIBRARY_PATH=$prefix/lib ldd "$prefix/hello"; exit 1; }
-echo "installed and used: $out"
+echo "installed and used: $(tr "\n" " " <<<"$out"); pkg-config version $pcv"
 rm -rf "$prefix"

@@ -8,7 +8,10 @@ run() { LD_LIBRARY_PATH=$OXI_LIB "$@"; }
 
 out=$(run fi_info --version)
 echo "$out"
+# "libfabric api" is the API fi_info was built against (1.17); "libfabric"
+# is the library's release, fi_tostr(FI_TYPE_VERSION): ours, 2.6's.
 grep -q '^libfabric api: 1.17$' <<<"$out" || { echo "fi_info --version: wrong API version"; exit 1; }
+grep -qx "libfabric: $OXI_API_RELEASE" <<<"$out" || { echo "fi_info --version: want libfabric: $OXI_API_RELEASE"; exit 1; }
 # fi_info must really have loaded our library, not the system one.
 lib=$(LD_LIBRARY_PATH=$OXI_LIB LD_DEBUG=libs fi_info --version 2>&1 | sed -n 's/.*calling init: \(.*libfabric.*\)/\1/p' | head -1)
 case "$lib" in "$OXI_LIB"/*) ;; *) echo "fi_info loaded '$lib', not ours"; exit 1;; esac
