@@ -441,6 +441,38 @@ pub enum OptValue {
     Size(usize),
 }
 
+impl OptValue {
+    /// Whether `fi_endpoint(3)` gives option `name` of `level` a `size_t`
+    /// value, the only kind [`OptValue`] carries. Any other option (the
+    /// `int` and `bool` ones such as `FI_OPT_FI_HMEM_P2P`,
+    /// `FI_OPT_FIREWALL_ADDR`, and the negative provider-specific ones) is
+    /// one no endpoint here implements: `fi_setopt` answers
+    /// `-FI_ENOPROTOOPT` whatever its length, as upstream's providers do
+    /// for an option they do not know, instead of judging the length first.
+    pub fn is_size_option(level: c_int, name: c_int) -> bool {
+        level == FI_OPT_ENDPOINT
+            && matches!(
+                name,
+                FI_OPT_MIN_MULTI_RECV
+                    | FI_OPT_CM_DATA_SIZE
+                    | FI_OPT_BUFFERED_MIN
+                    | FI_OPT_BUFFERED_LIMIT
+                    | FI_OPT_SEND_BUF_SIZE
+                    | FI_OPT_RECV_BUF_SIZE
+                    | FI_OPT_TX_SIZE
+                    | FI_OPT_RX_SIZE
+                    | FI_OPT_MAX_MSG_SIZE
+                    | FI_OPT_MAX_TAGGED_SIZE
+                    | FI_OPT_MAX_RMA_SIZE
+                    | FI_OPT_MAX_ATOMIC_SIZE
+                    | FI_OPT_INJECT_MSG_SIZE
+                    | FI_OPT_INJECT_TAGGED_SIZE
+                    | FI_OPT_INJECT_RMA_SIZE
+                    | FI_OPT_INJECT_ATOMIC_SIZE
+            )
+    }
+}
+
 /// An active endpoint.
 pub trait EndpointOps: Send + Sync {
     /// Binds a CQ, counter, EQ or AV.

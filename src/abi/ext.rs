@@ -31,6 +31,12 @@ c_anon_enum! {
         FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES = -FI_PROV_SPECIFIC_EFA + 5,
         /// EFA: in-order delivery of 128-byte aligned writes (bool).
         FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES = -FI_PROV_SPECIFIC_EFA + 6,
+        /// EFA (2.2): every peer runs the same software, so the first
+        /// exchange may skip capability handshakes (bool).
+        FI_OPT_EFA_HOMOGENEOUS_PEERS = -FI_PROV_SPECIFIC_EFA + 7,
+        /// EFA (2.5; also in 2.3.x/2.4.x point releases): whether RDMA writes
+        /// with immediate data may complete without a posted receive (bool).
+        FI_OPT_EFA_USE_UNSOLICITED_WRITE_RECV = -FI_PROV_SPECIFIC_EFA + 8,
     }
 }
 

@@ -10,7 +10,7 @@
  *   - fi_domain_attr carries 2.5's counter limits;
  *   - FI_FIREWALL_ADDR on every AV insert call is refused (-FI_EBADFLAGS);
  *   - fi_control(FI_GET_FD) is -FI_ENOSYS, fi_getopt(FI_OPT_FIREWALL_ADDR)
- *     -FI_ENOPROTOOPT.
+ *     and the new EFA options (not an EFA endpoint) -FI_ENOPROTOOPT.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -23,6 +23,8 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_ext.h>
+#include <stdbool.h>
 #include "check.h"
 
 _Static_assert(FI_MAJOR_VERSION == 2 && FI_MINOR_VERSION == 6, "API 2.6");
@@ -32,6 +34,8 @@ _Static_assert(FI_SOCKADDR_IP == 17, "FI_SOCKADDR_IP");
 _Static_assert(FI_GET_FD == 20, "FI_GET_FD");
 _Static_assert(FI_OPT_FIREWALL_ADDR == 20, "FI_OPT_FIREWALL_ADDR");
 _Static_assert(FI_EFIREWALLADDR == 271 && FI_ERRNO_MAX == 272, "FI_EFIREWALLADDR");
+_Static_assert(FI_OPT_EFA_HOMOGENEOUS_PEERS == -FI_PROV_SPECIFIC_EFA + 7 &&
+	       FI_OPT_EFA_USE_UNSOLICITED_WRITE_RECV == -FI_PROV_SPECIFIC_EFA + 8, "EFA options");
 _Static_assert(FI_TYPE_CQ_WAIT_COND == 34 && FI_TYPE_WAIT_OBJ == 35, "fi_type");
 _Static_assert(offsetof(struct fi_domain_attr, max_cntr_value) == 208 &&
 	       offsetof(struct fi_domain_attr, max_err_cntr_value) == 216 &&
@@ -105,6 +109,13 @@ int main(void)
 	CHECK(fi_endpoint(domain, info, &ep, NULL));
 	EXPECT_RC(fi_control(&ep->fid, FI_GET_FD, &fd), -FI_ENOSYS);
 	EXPECT_RC(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_FIREWALL_ADDR, &fd, &len), -FI_ENOPROTOOPT);
+	{
+		bool on = true;
+		EXPECT_RC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_EFA_HOMOGENEOUS_PEERS, &on, sizeof(on)),
+			  -FI_ENOPROTOOPT);
+		EXPECT_RC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_EFA_USE_UNSOLICITED_WRITE_RECV, &on,
+				    sizeof(on)), -FI_ENOPROTOOPT);
+	}
 
 	CHECK(fi_close(&ep->fid));
 	CHECK(fi_close(&av->fid));

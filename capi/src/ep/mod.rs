@@ -22,9 +22,9 @@ use crate::fabric::info_arg;
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
-use oxifabric::core_warn;
 use oxifabric::object::{BindRef, Handle};
 use oxifabric::ops::{Binding, EndpointOps, IoVec, OptValue};
+use oxifabric::{core_trace, core_warn};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -429,6 +429,13 @@ unsafe extern "C" fn ep_setopt(
     optlen: usize,
 ) -> c_int {
     with_handle!(ep_handle, f, "fi_setopt", |h| {
+        if !OptValue::is_size_option(level, optname) {
+            core_trace!(
+                FI_LOG_EP_CTRL,
+                "fi_setopt: option {optname} of level {level} is not supported"
+            );
+            return -FI_ENOPROTOOPT;
+        }
         if optval.is_null() || optlen < core::mem::size_of::<usize>() {
             return -FI_EINVAL;
         }
