@@ -111,6 +111,10 @@ struct EpState {
     /// by the scan that finds none), so posting a receive scans the
     /// connections only when one can be waiting for it.
     maybe_paused: bool,
+    /// The progress pass under way (or the last) is the application's,
+    /// not the auto-progress thread's: bare answers may wait for its next
+    /// call (`submit_as`).
+    app_pass: bool,
     /// Our own copies held by every queue of this endpoint (connections'
     /// and waiting peers'), kept by the queues themselves.
     copies: crate::conn::Ledger,
@@ -275,6 +279,7 @@ impl SockEp {
                 accept_backoff: Default::default(),
                 burst: false,
                 maybe_paused: false,
+                app_pass: false,
                 copies: Default::default(),
                 dirty: Vec::new(),
             }),
@@ -373,7 +378,10 @@ impl SockEp {
     /// wake every wait at once), output while sends are queued.
     fn watch(&self, st: &mut EpState, slot: usize) {
         if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
-            let want_out = (!c.txq.is_empty() && c.state == ConnState::Open)
+            // Sends held for coalescing go out at the next progress call
+            // (`flush_deferred`), not on readiness: watching for output
+            // meanwhile would cost two epoll_ctl calls per batch.
+            let want_out = (!c.txq.is_empty() && c.state == ConnState::Open && !c.deferred)
                 || c.state == ConnState::Connecting;
             let want_in = Self::reading(c);
             if want_out != c.watching_out || want_in != c.watching_in {
@@ -556,7 +564,18 @@ impl SockEp {
     }
 
     /// Queues (or sends at once) one frame on a connection.
-    fn submit(&self, st: &mut EpState, slot: usize, mut item: TxItem) -> Result<()> {
+    fn submit(&self, st: &mut EpState, slot: usize, item: TxItem) -> Result<()> {
+        self.submit_as(st, slot, item, false)
+    }
+
+    /// [`Self::submit`]; `lazy` marks a frame nobody waits on more than on
+    /// what the application does next (a write's bare answer): during a
+    /// pass the application drives, it waits for the next frame to that
+    /// peer or the next progress call (the auto-progress thread's within
+    /// about a millisecond when none comes), so an RMA ping-pong's answer
+    /// and reply share one writev instead of costing the target a send
+    /// before its application even sees the write.
+    fn submit_as(&self, st: &mut EpState, slot: usize, mut item: TxItem, lazy: bool) -> Result<()> {
         let inject = matches!(item.data, TxData::Owned(_));
         let Some(c) = st.conns[slot].as_mut() else {
             return Err(Error::NotConn);
@@ -573,12 +592,10 @@ impl SockEp {
         // first send after progress goes at once, so a ping-pong never
         // waits.
         let data = item.done.is_some();
-        let coalesce = data
-            && !more
+        let coalesce = (data && !more && st.burst && item.total <= COALESCE_BYTES
+            || lazy && st.app_pass)
             && self.coalesce
-            && st.burst
-            && c.state == ConnState::Open
-            && item.total <= COALESCE_BYTES;
+            && c.state == ConnState::Open;
         if c.txq.is_empty() && c.state == ConnState::Open && !more && !coalesce {
             if let Err(e) = c.write_item(&mut item) {
                 let f = reset(&e);

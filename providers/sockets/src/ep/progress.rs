@@ -510,6 +510,7 @@ impl Progress for SockEp {
         let Ok(mut st) = self.st.try_lock() else {
             return;
         };
+        st.app_pass = true;
         self.progress_locked(&mut st);
     }
 
@@ -540,6 +541,7 @@ impl Progress for SockEp {
             return false;
         }
         if let Ok(mut st) = self.st.try_lock() {
+            st.app_pass = false;
             self.progress_locked(&mut st);
         }
         true
