@@ -10,11 +10,14 @@ mod atomic;
 pub(crate) use atomic::query_atomic;
 mod cm;
 mod data;
+mod deferred;
 mod msg;
 mod rma;
 pub mod sep;
 pub mod stx;
 mod tagged;
+mod trigger;
+pub(crate) use deferred::domain_control;
 
 use crate::boundary::with_handle;
 use crate::domain::domain_handle;
@@ -49,6 +52,8 @@ pub struct EpObj {
     alias_of: Option<BindRef>,
     /// A shared transmit context is bound (at most one, `stx.rs`).
     stx_bound: std::sync::atomic::AtomicBool,
+    /// Opened with `FI_TRIGGER`: operations may be posted with that flag.
+    trigger_cap: bool,
     _domain: BindRef,
 }
 
@@ -176,6 +181,7 @@ fn new_handle(
         addr_format: info.addr_format,
         alias_of,
         stx_bound: Default::default(),
+        trigger_cap: info.caps & FI_TRIGGER != 0,
         _domain: domain,
     };
     let ops = obj.ops.clone();
@@ -362,6 +368,7 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     addr_format: h.inner.addr_format,
                     alias_of: Some(BindRef::new(&h.binds)),
                     stx_bound: Default::default(),
+                    trigger_cap: h.inner.trigger_cap,
                     _domain: h.inner._domain.again(),
                 };
                 // SAFETY: `a.fid` is not NULL and points to the caller's
