@@ -44,7 +44,9 @@
 #                  release work (only successes count), the completion
 #                  counter of a deferred FI_OP_WRITE counts only sometimes,
 #                  and a deferred FI_OP_TRECV never receives, so the run
-#                  stops at the deferred FI_OP_TSEND it should match
+#                  stops at the deferred FI_OP_TSEND it should match;
+#                  fi_cancel of a triggered send not yet due is
+#                  -FI_ENOENT and the send runs at its threshold
 #   tcp;ofi_rxm    fi_mr_test: the same flag, and fi_mr_regv accepts
 #                  iov_count above mr_iov_limit (1)
 #                  fi_rma_badaccess: a write with a wrong key completes

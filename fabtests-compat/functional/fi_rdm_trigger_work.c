@@ -435,6 +435,40 @@ static void phase_work_client(void)
 	fi_close(&c->fid);
 }
 
+/* ---- fi_cancel ---- */
+
+/* A triggered send not yet due is canceled by fi_cancel: an FI_ECANCELED
+ * error completion with its context, and it never runs. Client only; the
+ * message has a tag the server never receives, so a provider that runs
+ * it anyway disturbs nothing else. */
+static void phase_cancel(void)
+{
+	static struct fi_triggered_context t;
+	struct fid_cntr *hand = os_open_cntr();
+	struct iovec iov = { local.buf, 64 };
+	struct fi_msg_tagged m = { .msg_iov = &iov, .desc = &local.desc, .iov_count = 1, .addr = ft_peer,
+				   .tag = TAG + 0xdead, .context = &t };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	ssize_t rc;
+	os_set_trigger(&t, hand, 1);
+	FT_POST(fi_tsendmsg(ft_ep, &m, FI_TRIGGER), "fi_tsendmsg(FI_TRIGGER)");
+	rc = fi_cancel(&ft_ep->fid, &t);
+	FT_CHECK(rc == 0, "fi_cancel of a triggered send not yet due: %zd (%s)", rc, fi_strerror((int) -rc));
+	if (rc == 0) {
+		memset(&err, 0, sizeof(err));
+		FT_CHECK(ft_cq_wait(ft_txcq, &e, &err, NULL) == -FI_ECANCELED &&
+				 err.op_context == &t,
+			 "canceled triggered send: want an FI_ECANCELED error completion with its context, got err %d "
+			 "op_context %p",
+			 err.err, err.op_context);
+	}
+	FT_RC(fi_cntr_add(hand, 1), 0);
+	FT_CHECK(xf_cq_quiet(ft_txcq, NULL, QUIET), "a canceled triggered send ran at its threshold");
+	FT_RC(fi_close(&hand->fid), 0);
+	ft_log("cancel: done");
+}
+
 /* ---- bad input ---- */
 
 /* Runs `call` in a child and returns its result; a crash or hang of the
@@ -590,6 +624,7 @@ int main(int argc, char **argv)
 	if (ft_is_client()) {
 		phase_bad_input();
 		phase_work_local();
+		phase_cancel();
 	}
 	os_sync();
 	if (ft_is_client())

@@ -687,4 +687,44 @@ mod tests {
         );
         assert_eq!((rwrite.read(), rread.read()), (2, 1));
     }
+
+    #[test]
+    fn deferred_work_reports_through_its_hook_and_at_the_endpoint_only_with_fi_completion() {
+        use crate::service::trigger::{add_hook, Hook};
+        let tx = cq();
+        let (send, comp) = (cntr(), cntr());
+        let s = Sinks {
+            tx_cq: Some(tx.clone()),
+            send_cntr: Some(send.clone()),
+            ..Default::default()
+        };
+        let t = |ctx, flags| TxCtx {
+            ctx,
+            flags,
+            internal: internal::DEFERRED_WORK,
+            comp: tx_flags(false),
+        };
+        let hook = |context| Hook {
+            context,
+            cntr: Some(comp.clone()),
+        };
+        // Without FI_COMPLETION: only the completion counter.
+        s.tx_done(&t(add_hook(hook(11)), 0));
+        // With it: the endpoint's CQ (the application's context) and
+        // counter too.
+        s.tx_done(&t(add_hook(hook(12)), FI_COMPLETION));
+        // A failure: the completion counter's errors.
+        s.tx_err(&t(add_hook(hook(13)), 0), Failure::code(FI_EIO));
+        let mut got = Vec::new();
+        let _ = tx.read(8, |_, c| got.push(c.op_context));
+        assert_eq!(got, [12]);
+        assert_eq!((comp.read(), comp.readerr(), send.read()), (2, 1, 1));
+        // A failure with no completion counter still reaches the CQ.
+        let lone = add_hook(Hook {
+            context: 14,
+            cntr: None,
+        });
+        s.tx_err(&t(lone, 0), Failure::code(FI_EIO));
+        assert_eq!(tx.read(8, |_, _| {}), Err(Error::Avail));
+    }
 }

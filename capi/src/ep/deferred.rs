@@ -19,7 +19,7 @@ use oxifabric::core_warn;
 use oxifabric::object::BindRef;
 use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::cntr::Counter;
-use oxifabric::service::trigger::{defer_cntr, Counts, When, WorkKey};
+use oxifabric::service::trigger::{defer_cntr, Counts, Tag, When, WorkKey};
 use std::sync::Arc;
 
 /// `fi_control` on a domain.
@@ -135,7 +135,10 @@ unsafe fn queue(d: &DomainHandle, work: *const fi_deferred_work) -> c_int {
         cntr: trigger.clone(),
         threshold: w.threshold,
         counts: Counts::SuccessesAndErrors,
-        key: Some(key),
+        tag: Tag {
+            work: Some(key),
+            ..Default::default()
+        },
     };
     if matches!(w.op_type, FI_OP_CNTR_SET | FI_OP_CNTR_ADD) {
         if !w.completion_cntr.is_null() {

@@ -12,7 +12,7 @@ use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::ops::EndpointOps;
 use oxifabric::service::cntr::Counter;
-use oxifabric::service::trigger::{self, Counts, Deferred, Hook, When, WorkKey};
+use oxifabric::service::trigger::{self, Counts, Deferred, Hook, Tag, When, WorkKey};
 use std::sync::Arc;
 
 /// A deferred work request's condition and completion counter, checked by
@@ -66,13 +66,18 @@ pub(super) unsafe fn plan(
         );
         return Err(-FI_EINVAL);
     }
+    let tag = |work| Tag {
+        work,
+        ep: ep_id(h),
+        context,
+    };
     match post {
         Post::Work(w) => Ok(Plan::Defer(
             When {
                 cntr: w.trigger,
                 threshold: w.threshold,
                 counts: Counts::SuccessesAndErrors,
-                key: Some(w.key),
+                tag: tag(Some(w.key)),
             },
             Some(Hook {
                 context,
@@ -94,7 +99,7 @@ pub(super) unsafe fn plan(
                     cntr,
                     threshold,
                     counts: Counts::Successes,
-                    key: None,
+                    tag: tag(None),
                 },
                 None,
             ))
@@ -181,8 +186,48 @@ pub(super) fn carry_out<O>(
     match plan {
         Plan::Issue => crate::handles::rc(post(&*h.inner.ops, op)) as isize,
         Plan::Defer(when, hook) => {
+            remember(h, &when.cntr);
             trigger::defer_op(h.inner.ops.clone(), copy(op), hook, when);
             0
         }
+    }
+}
+
+/// What names the endpoint in the engine's trigger lists: its provider
+/// object, which an alias shares.
+fn ep_id(h: &EpHandle) -> usize {
+    Arc::as_ptr(&h.inner.ops) as *const () as usize
+}
+
+/// Records a counter that holds jobs of endpoint `h` (for `fi_cancel` and
+/// `fi_close`).
+fn remember(h: &EpHandle, c: &Arc<Counter>) {
+    let mut l = h.inner.triggered.lock().unwrap_or_else(|p| p.into_inner());
+    l.retain(|w| w.strong_count() > 0);
+    if !l.iter().any(|w| w.as_ptr() == Arc::as_ptr(c)) {
+        l.push(Arc::downgrade(c));
+    }
+}
+
+/// The counters holding jobs of endpoint `h`.
+fn counters(h: &EpHandle) -> Vec<Arc<Counter>> {
+    let l = h.inner.triggered.lock().unwrap_or_else(|p| p.into_inner());
+    l.iter().filter_map(std::sync::Weak::upgrade).collect()
+}
+
+/// `fi_cancel` of a triggered operation of `h` not yet issued: whether
+/// one with `context` was found (and reported canceled).
+pub(super) fn cancel(h: &EpHandle, context: usize) -> bool {
+    counters(h)
+        .iter()
+        .map(|c| trigger::cancel_op(c, ep_id(h), context))
+        .sum::<usize>()
+        > 0
+}
+
+/// The endpoint `h` closes: its jobs are dropped.
+pub(super) fn close(h: &EpHandle) {
+    for c in counters(h) {
+        trigger::drop_ep(&c, ep_id(h));
     }
 }

@@ -62,18 +62,32 @@ pub struct WorkKey {
     pub work: usize,
 }
 
+/// What a queued job is, for canceling it: the deferred work request it
+/// came from, and the endpoint and context of a data transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tag {
+    /// Set for deferred work (`FI_CANCEL_WORK`, `FI_FLUSH_WORK`).
+    pub work: Option<WorkKey>,
+    /// The endpoint a data transfer is posted on (an address naming its
+    /// provider object), 0 for counter operations: `fi_cancel` and
+    /// `fi_close` of the endpoint find its jobs by it.
+    pub ep: usize,
+    /// The operation's context as the application gave it.
+    pub context: usize,
+}
+
 /// When a job runs: once `cntr` reaches `threshold` as `counts` says.
 pub struct When {
     pub cntr: Arc<Counter>,
     pub threshold: u64,
     pub counts: Counts,
-    /// Set for deferred work (so it can be canceled).
-    pub key: Option<WorkKey>,
+    /// What it is (for canceling).
+    pub tag: Tag,
 }
 
 struct Entry {
     counts: Counts,
-    key: Option<WorkKey>,
+    tag: Tag,
     job: Box<dyn Job>,
 }
 
@@ -105,12 +119,12 @@ impl TriggerList {
     }
 
     /// Queues a job; the caller checks the counter afterwards.
-    pub fn push(&self, threshold: u64, counts: Counts, key: Option<WorkKey>, job: Box<dyn Job>) {
+    pub fn push(&self, threshold: u64, counts: Counts, tag: Tag, job: Box<dyn Job>) {
         let mut q = self.lock();
         q.seq += 1;
         let seq = q.seq;
         q.entries
-            .insert((threshold, seq), Entry { counts, key, job });
+            .insert((threshold, seq), Entry { counts, tag, job });
         self.has_work.store(true, Ordering::SeqCst);
     }
 
@@ -137,23 +151,31 @@ impl TriggerList {
         jobs
     }
 
-    /// Removes the deferred work requests `pick` selects; returns how many.
-    /// The jobs are dropped after the lock is released (they hold
-    /// endpoints, whose last reference may go with them).
+    /// Removes the jobs `pick` selects and returns them, in order; the
+    /// caller drops them (or reports them canceled) after the lock is
+    /// released: they hold endpoints, whose last reference may go with
+    /// them.
+    pub fn remove(&self, pick: impl Fn(&Tag) -> bool) -> Vec<Box<dyn Job>> {
+        let mut q = self.lock();
+        let keys: Vec<(u64, u64)> = q
+            .entries
+            .iter()
+            .filter(|(_, e)| pick(&e.tag))
+            .map(|(k, _)| *k)
+            .collect();
+        let gone = keys
+            .iter()
+            .filter_map(|k| q.entries.remove(k))
+            .map(|e| e.job)
+            .collect();
+        self.has_work.store(!q.entries.is_empty(), Ordering::SeqCst);
+        gone
+    }
+
+    /// Removes, without a report, the deferred work requests `pick`
+    /// selects (`FI_CANCEL_WORK`, `FI_FLUSH_WORK`); returns how many.
     pub fn cancel(&self, pick: impl Fn(&WorkKey) -> bool) -> usize {
-        let gone: Vec<Entry> = {
-            let mut q = self.lock();
-            let keys: Vec<(u64, u64)> = q
-                .entries
-                .iter()
-                .filter(|(_, e)| e.key.as_ref().is_some_and(&pick))
-                .map(|(k, _)| *k)
-                .collect();
-            let gone = keys.iter().filter_map(|k| q.entries.remove(k)).collect();
-            self.has_work.store(!q.entries.is_empty(), Ordering::SeqCst);
-            gone
-        };
-        gone.len()
+        self.remove(|t| t.work.as_ref().is_some_and(&pick)).len()
     }
 }
 
@@ -182,8 +204,30 @@ pub fn defer_cntr(target: Arc<Counter>, value: u64, set: bool, when: When) {
 fn defer(job: Box<dyn Job>, when: When) {
     when.cntr
         .triggers()
-        .push(when.threshold, when.counts, when.key, job);
+        .push(when.threshold, when.counts, when.tag, job);
     when.cntr.check_triggers(true);
+}
+
+/// `fi_cancel` of a triggered operation not yet issued: removes the jobs
+/// of endpoint `ep` with `context` from `cntr` and reports each canceled
+/// (an `FI_ECANCELED` error completion, as for a canceled receive).
+/// Returns how many.
+pub fn cancel_op(cntr: &Counter, ep: usize, context: usize) -> usize {
+    let gone = cntr
+        .triggers()
+        .remove(|t| t.ep == ep && t.context == context && t.work.is_none());
+    let n = gone.len();
+    for mut j in gone {
+        j.fail(Error::Canceled);
+    }
+    n
+}
+
+/// The endpoint `ep` is closing: its jobs waiting on `cntr` (triggered
+/// operations and deferred work) are dropped without a report, as its
+/// posted operations are.
+pub fn drop_ep(cntr: &Counter, ep: usize) {
+    drop(cntr.triggers().remove(|t| t.ep == ep));
 }
 
 /// What a deferred work request reports on completion: the application's

@@ -265,12 +265,17 @@ impl Job for PostJob {
     }
 
     fn fail(&mut self, e: Error) {
-        let f = Failure::cause(e.errno(), "the triggered operation could not be issued");
-        crate::core_warn!(
-            FI_LOG_EP_DATA,
-            "triggered operation refused when its threshold was reached: {}",
-            f.describe()
-        );
+        let f = if e == Error::Canceled {
+            Failure::code(FI_ECANCELED)
+        } else {
+            let f = Failure::cause(e.errno(), "the triggered operation could not be issued");
+            crate::core_warn!(
+                FI_LOG_EP_DATA,
+                "triggered operation refused when its threshold was reached: {}",
+                f.describe()
+            );
+            f
+        };
         let Some(sinks) = self.ep.completion_sinks() else {
             if let Some(c) = self.hook.as_ref().and_then(|h| h.cntr.as_ref()) {
                 c.inc_err();

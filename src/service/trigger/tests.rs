@@ -34,12 +34,15 @@ fn settled(log: &Mutex<Vec<u64>>, want: &[u64]) {
     }
 }
 
-fn when(c: &Arc<Counter>, threshold: u64, counts: Counts, key: Option<WorkKey>) -> When {
+fn when(c: &Arc<Counter>, threshold: u64, counts: Counts, work: Option<WorkKey>) -> When {
     When {
         cntr: c.clone(),
         threshold,
         counts,
-        key,
+        tag: Tag {
+            work,
+            ..Default::default()
+        },
     }
 }
 
