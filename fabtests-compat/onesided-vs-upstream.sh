@@ -32,9 +32,10 @@
 #                  fi_rdm_rma_event: fi_cntr_wait timing out returns +110,
 #                  not -FI_ETIMEDOUT
 #                  fi_rdm_rma_trigger passes
-#                  fi_rdm_trigger_work: triggered messages and atomics
-#                  pass; bad input: FI_TRIGGER_XPU and a counter of
-#                  another domain are accepted (0), a NULL counter in the
+#                  fi_rdm_trigger_work (-e rdm, -e msg alike): triggered
+#                  messages and atomics pass; bad input: FI_TRIGGER_XPU
+#                  and a counter of another domain are accepted (0), a
+#                  NULL counter in the
 #                  triggered context, a NULL work request, a NULL
 #                  triggering counter and a NULL operation crash
 #                  (SIGSEGV; the program makes these calls in a child), a

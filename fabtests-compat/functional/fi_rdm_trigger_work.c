@@ -32,7 +32,7 @@
  * Deferred operations name &work.context as their context (fi_trigger(3)
  * lets a provider require it; upstream's sockets does).
  *
- * Run: -e rdm
+ * Run: -e rdm (or -e msg: the same on a connected endpoint)
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -603,8 +603,8 @@ int main(int argc, char **argv)
 	struct os_rkey mine = { 0, 0, 0 };
 	char *tbuf, *lbuf;
 	ft_args(argc, argv, NULL, NULL);
-	if (ft_ep_type != FI_EP_RDM)
-		ft_die("fi_rdm_trigger_work runs on RDM endpoints (-e rdm)");
+	if (ft_ep_type != FI_EP_RDM && ft_ep_type != FI_EP_MSG)
+		ft_die("fi_rdm_trigger_work runs on RDM or MSG endpoints (-e rdm, -e msg)");
 	hints = os_hints(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_TRIGGER);
 	os_require(hints);
 	ft_setup(hints);
