@@ -35,12 +35,11 @@
 #                  fi_rdm_trigger_work (-e rdm, -e msg alike): triggered
 #                  messages and atomics pass; bad input: FI_TRIGGER_XPU
 #                  and a counter of another domain are accepted (0), a
-#                  NULL counter in the
-#                  triggered context, a NULL work request, a NULL
-#                  triggering counter and a NULL operation crash
-#                  (SIGSEGV; the program makes these calls in a child), a
-#                  counter operation with a completion counter is
-#                  accepted; deferred work: FI_CANCEL_WORK and
+#                  NULL counter in the triggered context, a NULL work
+#                  request, a NULL triggering counter and a NULL operation
+#                  crash (SIGSEGV; the program makes these calls in a
+#                  child), a counter operation with a completion counter
+#                  is accepted; deferred work: FI_CANCEL_WORK and
 #                  FI_FLUSH_WORK are -FI_ENOSYS, the error count does not
 #                  release work (only successes count), the completion
 #                  counter of a deferred FI_OP_WRITE counts only sometimes,
