@@ -56,6 +56,12 @@ impl Counter {
         self.sources.remove(s);
     }
 
+    /// Asks the next read to drive sources holding work that no descriptor
+    /// reports (sends held for coalescing); see `Sources::kick`.
+    pub fn kick_progress(&self) {
+        self.sources.kick();
+    }
+
     /// Counts one success (provider side: work it makes due runs on the
     /// trigger thread, never under the provider's lock).
     pub fn inc(&self) {

@@ -138,6 +138,12 @@ impl CompletionQueue {
         self.sources.remove(s);
     }
 
+    /// Asks the next read to drive sources holding work that no descriptor
+    /// reports (sends held for coalescing); see `Sources::kick`.
+    pub fn kick_progress(&self) {
+        self.sources.kick();
+    }
+
     /// Drives the progress of every bound endpoint.
     pub fn progress(&self) {
         self.sources.progress();

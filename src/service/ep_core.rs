@@ -188,6 +188,25 @@ pub fn tx_flags(tagged: bool) -> u64 {
 }
 
 impl Sinks {
+    /// Tells every bound queue and counter that this endpoint holds work
+    /// only its progress writes (sends held for coalescing), so a queue
+    /// shared by many endpoints drives it on the next read.
+    pub fn kick_progress(&self) {
+        let cqs = [&self.tx_cq, &self.rx_cq];
+        for cq in cqs.into_iter().flatten() {
+            cq.kick_progress();
+        }
+        let cntrs = [
+            &self.send_cntr,
+            &self.recv_cntr,
+            &self.read_cntr,
+            &self.write_cntr,
+        ];
+        for c in cntrs.into_iter().flatten() {
+            c.kick_progress();
+        }
+    }
+
     fn wants_tx(&self, t: &TxCtx) -> bool {
         t.internal & internal::NO_COMPLETION == 0
             && (!self.tx_selective || t.flags & FI_COMPLETION != 0)

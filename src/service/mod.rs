@@ -12,6 +12,7 @@ pub mod cntr;
 pub mod connreq;
 pub mod cq;
 pub mod ep_core;
+pub mod epoll;
 pub mod eq;
 pub mod hmac;
 pub mod mr;

@@ -107,6 +107,13 @@ struct EpState {
     /// is posting back to back, so further sends wait in their queues
     /// (send coalescing) until progress writes them, many per writev.
     burst: bool,
+    /// Some connection may be `Paused` (set whenever one pauses; cleared
+    /// by the scan that finds none), so posting a receive scans the
+    /// connections only when one can be waiting for it.
+    maybe_paused: bool,
+    /// Our own copies held by every queue of this endpoint (connections'
+    /// and waiting peers'), kept by the queues themselves.
+    copies: crate::conn::Ledger,
     /// Connections holding coalesced sends.
     dirty: Vec<usize>,
     /// DGRAM: the buffer datagrams are received into (allocated once).
@@ -144,9 +151,9 @@ pub struct SockEp {
     domain: Arc<SockDomain>,
     epoll: Epoll,
     st: Mutex<EpState>,
-    /// When the application last drove progress itself (ms since start):
-    /// the auto-progress thread stays out of its way while it polls.
-    app_progress_ms: std::sync::atomic::AtomicU64,
+    /// The application's own progress calls: the auto-progress thread
+    /// stays out of its way while it polls.
+    app_polls: oxifabric::service::progress::AppPolls,
     /// How long RDM connection setup is retried (`retry.rs`).
     conn_timeout: std::time::Duration,
     /// `FI_SOCKETS_TX_COALESCE`: hold back-to-back sends for one writev.
@@ -172,13 +179,7 @@ fn coalesce_enabled() -> bool {
 }
 
 /// Milliseconds since the first call, for coarse activity timestamps.
-pub fn now_ms() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_millis() as u64
-}
+pub use oxifabric::service::progress::clock_ms as now_ms;
 
 const PROV: &str = "sockets";
 /// Why an MSG connection ended when the peer sent `Shutdown`.
@@ -237,7 +238,7 @@ impl SockEp {
             info: info.clone(),
             domain,
             epoll,
-            app_progress_ms: std::sync::atomic::AtomicU64::new(0),
+            app_polls: Default::default(),
             conn_timeout: retry::conn_timeout(),
             st: Mutex::new(EpState {
                 core: EpCore::new(info, PROV),
@@ -273,6 +274,8 @@ impl SockEp {
                 verifying: 0,
                 accept_backoff: Default::default(),
                 burst: false,
+                maybe_paused: false,
+                copies: Default::default(),
                 dirty: Vec::new(),
             }),
             coalesce: coalesce_enabled(),
@@ -605,13 +608,17 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return Ok(());
         };
-        c.txq.push_back(item);
+        c.txq.push_back(item, &st.copies);
         if coalesce {
             if !c.deferred {
                 c.deferred = true;
                 st.dirty.push(slot);
-                self.deferred_pending
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                if !self
+                    .deferred_pending
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    st.core.sinks.kick_progress();
+                }
             }
             if c.txq.len() >= COALESCE_ITEMS {
                 self.flush(st, slot);
@@ -701,12 +708,7 @@ impl SockEp {
     /// Memory of our own copies queued on every connection and for every
     /// peer still in its handshake.
     fn owned_total(st: &EpState) -> usize {
-        st.conns
-            .iter()
-            .flatten()
-            .map(|c| c.txq.owned())
-            .sum::<usize>()
-            + st.peers.values().map(|p| p.pending.owned()).sum::<usize>()
+        st.copies.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether an operation may be posted now: the endpoint is enabled,
