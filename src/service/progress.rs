@@ -91,7 +91,7 @@ const SWEEP_EVERY: Duration = Duration::from_millis(4);
 /// epoll set of the queue's, and a read drives only the sources that set
 /// reports ready, those that asked through [`Sources::kick`] (sends held
 /// for coalescing), those without a descriptor, and all of them every
-/// [`SWEEP_EVERY`].
+/// `SWEEP_EVERY` (4 ms).
 #[derive(Default)]
 pub struct Sources {
     inner: Mutex<Inner>,
