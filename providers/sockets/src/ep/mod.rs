@@ -1091,6 +1091,10 @@ impl EndpointOps for SockEp {
         Some(self.me.clone())
     }
 
+    fn completion_sinks(&self) -> Option<oxifabric::service::ep_core::Sinks> {
+        Some(self.lock().core.sinks.clone())
+    }
+
     fn set_fid(&self, fid: usize) {
         self.lock().core.fid = fid;
     }
