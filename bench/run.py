@@ -130,8 +130,12 @@ JOBS = [
     ('fi_rma_pingpong', 'ft', LAT, 'fi_rma_pingpong', RMA_CFGS),
     ('fi_rma_bw atomic', 'ft', BW, 'fi_rma_bw -o atomic', RMA_CFGS),
     ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')]),
-    # MPI one-sided: Open MPI's osc rdma over btl ofi (put and get).
-    ('MPI one-sided', 'mpi1', None, None, [Cfg('ours', 'sockets'), Cfg('upstream', 'tcp;ofi_rxm')]),
+    # MPI one-sided: Open MPI's osc rdma over btl ofi (put and get). Open
+    # MPI 4.1 does not run it on upstream here (btl ofi finds the ranks
+    # unreachable over tcp;ofi_rxm; sockets crashes): the full run tries
+    # and notes that, the smoke run in make check does not.
+    ('MPI one-sided', 'mpi1', None, None, [Cfg('ours', 'sockets')] + ([] if SMOKE else [
+        Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)])),
     ('many peers', 'peers', None, None,
      ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
