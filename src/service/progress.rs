@@ -246,6 +246,28 @@ impl Sources {
     /// Runs the progress of every live source once (with many sources,
     /// of those that have something to do).
     pub fn progress(&self) {
+        if self.nest.get().is_none() {
+            // Few sources (the common case, on every poll): one lock, the
+            // handles copied out to the stack, progress without our lock.
+            let mut few: [Option<Arc<dyn Progress>>; NEST_ABOVE] = Default::default();
+            let many = {
+                let l = self.lock();
+                let many = l.live > NEST_ABOVE;
+                if !many {
+                    let live = l.live().filter_map(|(_, w)| w.upgrade());
+                    for (slot, s) in few.iter_mut().zip(live) {
+                        *slot = Some(s);
+                    }
+                }
+                many
+            };
+            if !many {
+                for s in few.iter().flatten() {
+                    s.progress();
+                }
+                return;
+            }
+        }
         let nest = self.nested();
         let mut l = self.lock();
         let mut run = std::mem::take(&mut l.scratch);
