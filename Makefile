@@ -109,12 +109,12 @@ check: deps lint test-rust all fuzz-quick upstream-sets
 # The benchmark programs: built against Debian's headers and libfabric
 # (ABI-identical to ours); run.py switches libraries with LD_LIBRARY_PATH.
 BENCH_DIR := build/bench
-BENCH_FT := fi_msg_pingpong fi_rdm_tagged_pingpong fi_rdm_tagged_bw fi_rdm_many_peers fi_rma_bw
+BENCH_FT := fi_msg_pingpong fi_rdm_tagged_pingpong fi_rdm_tagged_bw fi_rdm_many_peers fi_rma_bw fi_rma_pingpong
 BENCH_PROGS := $(addprefix $(BENCH_DIR)/,$(BENCH_FT) tcp_pingpong rsswrap mpi_bench)
 
 bench-progs: $(BENCH_PROGS)
 
-$(BENCH_DIR)/fi_%: fabtests-compat/benchmarks/fi_%.c fabtests-compat/benchmarks/bench_common.h fabtests-compat/benchmarks/sizes.h
+$(BENCH_DIR)/fi_%: fabtests-compat/benchmarks/fi_%.c fabtests-compat/benchmarks/bench_common.h fabtests-compat/benchmarks/rma_common.h fabtests-compat/benchmarks/sizes.h
 	@mkdir -p $(BENCH_DIR)
 	$(CC) -std=c99 -O2 -Wall -Wextra -Werror -o $@ $< -lfabric
 

@@ -124,7 +124,18 @@ JOBS = [
     # RMA streaming (a window of 64 in flight): the providers with FI_RMA.
     ('fi_rma_bw write', 'ft', BW, 'fi_rma_bw -o write', RMA_CFGS),
     ('fi_rma_bw read', 'ft', BW, 'fi_rma_bw -o read', RMA_CFGS),
+    # RMA latency: a ping-pong of fi_writedata (the target learns of a
+    # write from its remote CQ data); atomic rate: FI_SUM on uint64, 64 in
+    # flight.
+    ('fi_rma_pingpong', 'ft', LAT, 'fi_rma_pingpong', RMA_CFGS),
+    ('fi_rma_bw atomic', 'ft', BW, 'fi_rma_bw -o atomic', RMA_CFGS),
     ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')]),
+    # MPI one-sided: Open MPI's osc rdma over btl ofi (put and get). Open
+    # MPI 4.1 does not run it on upstream here (btl ofi finds the ranks
+    # unreachable over tcp;ofi_rxm; sockets crashes): the full run tries
+    # and notes that, the smoke run in make check does not.
+    ('MPI one-sided', 'mpi1', None, None, [Cfg('ours', 'sockets')] + ([] if SMOKE else [
+        Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)])),
     ('many peers', 'peers', None, None,
      ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
@@ -135,8 +146,12 @@ if os.environ.get('OXI_BENCH_JOBS'):
 # Jobs whose results come out of another job's run (MPI and TCP give two each).
 METRIC = {'fi_pingpong MSG': LAT, 'fi_pingpong RDM': LAT, 'fi_msg_pingpong': LAT,
           'fi_rdm_tagged_pingpong': LAT, 'fi_rdm_tagged_bw': BW, 'fi_rma_bw write': BW,
-          'fi_rma_bw read': BW, 'MPI ping-pong': LAT,
-          'MPI bandwidth': BW, 'TCP ping-pong': LAT, 'TCP stream': BW}
+          'fi_rma_bw read': BW, 'fi_rma_pingpong': LAT, 'fi_rma_bw atomic': BW, 'MPI ping-pong': LAT,
+          'MPI bandwidth': BW, 'MPI put latency': LAT, 'MPI get latency': LAT, 'MPI put bandwidth': BW,
+          'MPI get bandwidth': BW, 'TCP ping-pong': LAT, 'TCP stream': BW}
+# mpi_bench -O result lines and the job each goes to.
+MPI1_LINES = {'put_lat': 'MPI put latency', 'get_lat': 'MPI get latency', 'put_bw': 'MPI put bandwidth',
+              'get_bw': 'MPI get bandwidth'}
 
 notes = []
 
@@ -269,27 +284,34 @@ def run_cfg(job, kind, arg, cfg, size=None):
         return (res, rss) if ok else fail(job, cfg, out + err)
     elif kind == 'peers':
         return run_peers(job, cfg, env)
-    else:  # mpi
+    else:  # mpi, mpi1 (one-sided through osc rdma over btl ofi)
         env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
+        btl = ['--mca', 'btl', 'self'] if kind == 'mpi' else [
+            '--mca', 'btl', 'ofi,self', '--mca', 'osc', 'rdma', '--mca', 'btl_ofi_provider_include', cfg.prov]
         cmd = ['mpirun', '--oversubscribe', '-np', '2', '--host', 'localhost:2', '--mca', 'pml', 'cm',
-               '--mca', 'mtl', 'ofi', '--mca', 'mtl_ofi_provider_include', cfg.prov, '--mca', 'btl', 'self',
+               '--mca', 'mtl', 'ofi', '--mca', 'mtl_ofi_provider_include', cfg.prov] + btl + [
                '--mca', 'oob_tcp_if_include', 'lo']
         cmd += ['-x', 'FI_TCP_IFACE', '-x', 'FI_SOCKETS_IFACE', '-x', 'FI_UDP_IFACE']
         if cfg.lib in ('ours', 'before'):
             cmd += ['-x', 'LD_LIBRARY_PATH']
         cmd += [os.path.join(BIN, 'mpi_bench'), '-S', sizes, '-I', n, '-W', '1' if SMOKE else '64']
+        cmd += ['-O'] if kind == 'mpi1' else []
         try:
             p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT * 2)
             out, ok = p.stdout + p.stderr, p.returncode == 0
         except subprocess.TimeoutExpired as e:
             out, ok = str(e.stdout or '') + str(e.stderr or ''), False
-        pp, bw, ranks = {}, {}, {}
+        pp, bw, ranks, one = {}, {}, {}, {}
         for line in out.splitlines():
             f = line.split()
             if len(f) == 5 and f[0] in ('pingpong', 'bw'):
                 (pp if f[0] == 'pingpong' else bw)[int(f[1])] = (float(f[3]), float(f[4]))
+            elif len(f) == 5 and f[0] in MPI1_LINES:
+                one.setdefault(MPI1_LINES[f[0]], {})[int(f[1])] = (float(f[3]), float(f[4]))
             elif len(f) == 3 and f[0] == 'rss':
                 ranks[int(f[1])] = int(f[2])
+        if kind == 'mpi1':
+            return (one, {}) if ok and one else fail(job, cfg, out)
         if not ok or not pp:
             return fail(job, cfg, out)
         return {'MPI ping-pong': pp, 'MPI bandwidth': bw}, {'MPI': (ranks.get(0), ranks.get(1))}
@@ -469,7 +491,9 @@ def size_name(s):
 def report(med, rss, elapsed, counts=None):
     MED_KEYS[:] = sorted(med, key=lambda k: k[2])
     order = ['fi_pingpong MSG', 'fi_msg_pingpong', 'fi_pingpong RDM', 'fi_rdm_tagged_pingpong',
-             'fi_rdm_tagged_bw', 'fi_rma_bw write', 'fi_rma_bw read', 'MPI ping-pong', 'MPI bandwidth', 'TCP ping-pong', 'TCP stream']
+             'fi_rdm_tagged_bw', 'fi_rma_bw write', 'fi_rma_bw read', 'fi_rma_pingpong', 'fi_rma_bw atomic',
+             'MPI ping-pong', 'MPI bandwidth', 'MPI put latency', 'MPI get latency', 'MPI put bandwidth',
+             'MPI get bandwidth', 'TCP ping-pong', 'TCP stream']
     L = ['# oxifabric benchmark (%s run)' % MODE, '',
          'Same binaries on both libraries (switching only `LD_LIBRARY_PATH`); loopback on a shared '
          '%d-core machine; every configuration run %d times, interleaved; medians. Latency is usec per '
@@ -505,6 +529,7 @@ def report(med, rss, elapsed, counts=None):
             L.append('| ' + ' | '.join(row) + ' |')
         L.append('')
     L += rate_section(med)
+    L += atomic_section(med)
     L += syscall_section(counts or {})
     L += peers_section(med)
     L += ['## Peak RSS (KiB, median over runs; each process measured on its own)', '',
@@ -523,23 +548,36 @@ def report(med, rss, elapsed, counts=None):
     return '\n'.join(L) + '\n'
 
 
-def rate_section(med):
-    """Message rate from fi_rdm_tagged_bw (a window of 64 sends in flight): messages/s."""
-    labels = [l for l in labels_of('fi_rdm_tagged_bw') if l != 'upstream shm']
+def rate_table(med, job, title, sizes):
+    """Operations per second of a windowed job (1e6 / usec per transfer), ours against tcp;ofi_rxm."""
+    labels = [l for l in labels_of(job) if l != 'upstream shm']
     if not labels:
         return []
-    L = ['## Message rate (fi_rdm_tagged_bw, 64 in flight): messages/s', '',
+    L = ['## %s' % title, '',
          '| size | ' + ' | '.join(labels) + ' | ours / up tcp;ofi_rxm |', '|---' * (len(labels) + 2) + '|']
-    for s in RATE_SIZES:
+    for s in sizes:
         row = [size_name(s)]
         for l in labels:
-            v = med.get(('fi_rdm_tagged_bw', l, s))
+            v = med.get((job, l, s))
             row.append('%.0f' % (1e6 / v[0]) if v and v[0] > 0 else 'n/a')
-        a = med.get(('fi_rdm_tagged_bw', 'oxifabric sockets', s))
-        b = med.get(('fi_rdm_tagged_bw', 'upstream tcp;ofi_rxm', s))
+        a = med.get((job, 'oxifabric sockets', s))
+        b = med.get((job, 'upstream tcp;ofi_rxm', s))
         row.append('%.2fx' % (b[0] / a[0]) if a and b and a[0] > 0 else 'n/a')
         L.append('| ' + ' | '.join(row) + ' |')
     return L + ['']
+
+
+def rate_section(med):
+    """Message rate from fi_rdm_tagged_bw (a window of 64 sends in flight): messages/s."""
+    return rate_table(med, 'fi_rdm_tagged_bw', 'Message rate (fi_rdm_tagged_bw, 64 in flight): messages/s',
+                      RATE_SIZES)
+
+
+def atomic_section(med):
+    """Atomic rate from fi_rma_bw -o atomic (FI_SUM on uint64, 64 in flight): operations/s."""
+    return rate_table(med, 'fi_rma_bw atomic',
+                      'Atomic rate (fi_rma_bw -o atomic: FI_SUM on uint64, 64 in flight): operations/s',
+                      sorted({k[2] for k in med if k[0] == 'fi_rma_bw atomic'}))
 
 
 def peers_section(med):
@@ -617,6 +655,10 @@ def targets(med, tcp_lat, tcp_bw):
             t = tcp_bw.get(s)
             line('%s RMA bandwidth (%s), ours / plain TCP stream' % (size_name(s), name),
                  o / t[1] if o and t else None, 0.9, False)
+    o = ours('fi_rma_pingpong', ls, 0)
+    b = best_up(med, 'fi_rma_pingpong', ls, 0)
+    line('%d B RMA write latency (fi_rma_pingpong, writedata), ours / upstream best (%s)' % (ls, b[1] if b else '-'),
+         o / b[0] if o and b else None, 0.8, True)
     for s in (8, KI):
         o = ours('fi_rdm_tagged_bw', s, 0)
         b = med.get(('fi_rdm_tagged_bw', 'upstream tcp;ofi_rxm', s))

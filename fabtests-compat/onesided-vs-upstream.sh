@@ -31,6 +31,22 @@
 #                  more after the restore)
 #                  fi_rdm_rma_event: fi_cntr_wait timing out returns +110,
 #                  not -FI_ETIMEDOUT
+#                  fi_rdm_rma_trigger passes
+#                  fi_rdm_trigger_work (-e rdm, -e msg alike): triggered
+#                  messages and atomics pass; bad input: FI_TRIGGER_XPU
+#                  and a counter of another domain are accepted (0), a
+#                  NULL counter in the triggered context, a NULL work
+#                  request, a NULL triggering counter and a NULL operation
+#                  crash (SIGSEGV; the program makes these calls in a
+#                  child), a counter operation with a completion counter
+#                  is accepted; deferred work: FI_CANCEL_WORK and
+#                  FI_FLUSH_WORK are -FI_ENOSYS, the error count does not
+#                  release work (only successes count), the completion
+#                  counter of a deferred FI_OP_WRITE counts only sometimes,
+#                  and a deferred FI_OP_TRECV never receives, so the run
+#                  stops at the deferred FI_OP_TSEND it should match;
+#                  fi_cancel of a triggered send not yet due is
+#                  -FI_ENOENT and the send runs at its threshold
 #   tcp;ofi_rxm    fi_mr_test: the same flag, and fi_mr_regv accepts
 #                  iov_count above mr_iov_limit (1)
 #                  fi_rma_badaccess: a write with a wrong key completes

@@ -242,6 +242,13 @@ pub mod internal {
     /// The operation never generates a completion (`fi_inject`,
     /// `fi_injectdata`, `fi_tinject`...); errors are still reported.
     pub const NO_COMPLETION: u64 = 1;
+    /// The operation is deferred work (`fi_control(FI_QUEUE_WORK)`) being
+    /// issued: its `context` is the key of a
+    /// [`crate::service::trigger::Hook`] holding the application's context
+    /// and completion counter, and it reports at the endpoint only with
+    /// `FI_COMPLETION` (fi_trigger(3)); [`crate::service::ep_core::Sinks`]
+    /// routes it.
+    pub const DEFERRED_WORK: u64 = 2;
 }
 
 /// A send as posted by the application.
@@ -272,6 +279,8 @@ pub struct RecvOp<'a> {
     pub src: fi_addr_t,
     pub context: usize,
     pub flags: u64,
+    /// The engine's own flags ([`internal`]).
+    pub internal: u64,
     /// Tag and ignore mask for tagged receives.
     pub tag: Option<(u64, u64)>,
 }
@@ -552,6 +561,14 @@ pub trait EndpointOps: Send + Sync {
     /// Free transmit slots.
     fn tx_size_left(&self) -> Result<usize> {
         Err(Error::NoSys)
+    }
+    /// Where the endpoint's completions go (its CQs and counters), so that
+    /// the engine can report an operation it issues for the application
+    /// and that fails (a triggered operation whose post is refused).
+    /// Providers built on `EpCore` return a copy of its `sinks`; None
+    /// where there is none (the failure is then only logged).
+    fn completion_sinks(&self) -> Option<crate::service::ep_core::Sinks> {
+        None
     }
     /// The endpoint's own progress (for binding to CQs and counters).
     fn as_progress(&self) -> Option<std::sync::Weak<dyn Progress>> {

@@ -19,6 +19,9 @@ pub struct DomainObj {
     _fabric: BindRef,
     /// The EQ bound with `fi_domain_bind` (held so it cannot close first).
     eq: std::sync::Mutex<Option<BindRef>>,
+    /// Counters that deferred work of this domain was queued on
+    /// (`FI_FLUSH_WORK` looks there).
+    pub deferred_cntrs: std::sync::Mutex<Vec<std::sync::Weak<oxifabric::service::cntr::Counter>>>,
 }
 
 pub type DomainHandle = Handle<fid_domain, DomainObj>;
@@ -27,7 +30,7 @@ static DOMAIN_FI_OPS: fi_ops = fi_ops {
     size: core::mem::size_of::<fi_ops>(),
     close: Some(domain_close),
     bind: Some(domain_bind),
-    control: Some(crate::nosys::control),
+    control: Some(crate::ep::domain_control),
     ops_open: Some(crate::nosys::ops_open),
     tostr: Some(crate::nosys::tostr),
     ops_set: Some(crate::nosys::ops_set),
@@ -107,6 +110,7 @@ pub(crate) extern "C" fn fabric_domain2(
                     api_version: fh.c.api_version,
                     _fabric: BindRef::new(&fh.binds),
                     eq: std::sync::Mutex::new(None),
+                    deferred_cntrs: Default::default(),
                 };
                 // SAFETY: rule 3, dom is not NULL (checked above).
                 unsafe { *dom = DomainHandle::boxed(c, FI_CLASS_DOMAIN, obj) };

@@ -83,6 +83,7 @@ struct bench {
 	uint64_t tx_done, rx_done; /* completions seen (data + control) */
 	int is_client;
 	int tagged;         /* fi_tsend/fi_trecv instead of fi_send/fi_recv */
+	enum fi_cq_format cq_format; /* set after parse_opts; 0: FI_CQ_FORMAT_CONTEXT */
 	const char *name;
 };
 
@@ -323,7 +324,7 @@ static inline void alloc_buffers(struct bench *b)
 static inline void open_cqs(struct bench *b)
 {
 	struct fi_cq_attr ca = { 0 };
-	ca.format = FI_CQ_FORMAT_CONTEXT;
+	ca.format = b->cq_format ? b->cq_format : FI_CQ_FORMAT_CONTEXT;
 	ca.wait_obj = FI_WAIT_NONE;
 	ca.size = (size_t) b->o.window * 2 + 64;
 	CHECK(fi_cq_open(b->domain, &ca, &b->txcq, NULL));
@@ -345,7 +346,7 @@ static inline void bind_ep(struct bench *b)
  * seconds without a completion. */
 static inline void wait_cq(struct bench *b, struct fid_cq *cq, uint64_t *done, uint64_t target, const char *what)
 {
-	struct fi_cq_entry e[16];
+	struct fi_cq_data_entry e[16]; /* room for any format a program picks */
 	double last = 0;
 	unsigned spins = 0;
 	while (*done < target) {

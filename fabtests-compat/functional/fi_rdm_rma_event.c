@@ -37,27 +37,17 @@
 static struct fid_cntr *c_rw, *c_rr, *c_mr; /* server */
 static struct fid_cntr *c_w, *c_r;         /* client */
 
-static struct fid_cntr *open_cntr(void)
-{
-	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
-	struct fid_cntr *c;
-	int rc = fi_cntr_open(ft_domain, &a, &c, NULL);
-	if (rc)
-		ft_die("fi_cntr_open: %s", fi_strerror(-rc));
-	return c;
-}
-
 static void bind_counters(struct fid_ep *ep)
 {
 	int rc;
 	if (ft_is_client()) {
-		c_w = open_cntr();
-		c_r = open_cntr();
+		c_w = os_open_cntr();
+		c_r = os_open_cntr();
 		if ((rc = fi_ep_bind(ep, &c_w->fid, FI_WRITE)) || (rc = fi_ep_bind(ep, &c_r->fid, FI_READ)))
 			ft_die("fi_ep_bind(counter, FI_WRITE / FI_READ): %s", fi_strerror(-rc));
 	} else {
-		c_rw = open_cntr();
-		c_rr = open_cntr();
+		c_rw = os_open_cntr();
+		c_rr = os_open_cntr();
 		if ((rc = fi_ep_bind(ep, &c_rw->fid, FI_REMOTE_WRITE)))
 			ft_die("fi_ep_bind(counter, FI_REMOTE_WRITE): %s", fi_strerror(-rc));
 		if ((rc = fi_ep_bind(ep, &c_rr->fid, FI_REMOTE_READ)))
@@ -168,7 +158,7 @@ int main(int argc, char **argv)
 	os_init();
 	os_reg(&local, lbuf, sizeof(lbuf), FI_READ | FI_WRITE);
 	if (!ft_is_client()) {
-		c_mr = open_cntr();
+		c_mr = os_open_cntr();
 		rc = os_reg_rc(&a, abuf, sizeof(abuf), FI_REMOTE_READ | FI_REMOTE_WRITE, FI_RMA_EVENT);
 		if (rc)
 			ft_die("fi_mr_reg(FI_RMA_EVENT): %s", fi_strerror(-rc));

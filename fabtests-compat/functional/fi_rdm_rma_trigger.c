@@ -30,32 +30,14 @@ static struct fid_cntr *tc, *wc; /* client: by hand, FI_WRITE */
 static struct os_mr tgt, local;
 static struct os_rkey peer;
 
-static struct fid_cntr *open_cntr(void)
-{
-	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
-	struct fid_cntr *c;
-	int rc = fi_cntr_open(ft_domain, &a, &c, NULL);
-	if (rc)
-		ft_die("fi_cntr_open: %s", fi_strerror(-rc));
-	return c;
-}
-
 static void bind_write_counter(struct fid_ep *ep)
 {
 	int rc;
 	if (!ft_is_client())
 		return;
-	wc = open_cntr();
+	wc = os_open_cntr();
 	if ((rc = fi_ep_bind(ep, &wc->fid, FI_WRITE)))
 		ft_die("fi_ep_bind(counter, FI_WRITE): %s", fi_strerror(-rc));
-}
-
-static void set_trigger(struct fi_triggered_context *t, struct fid_cntr *c, size_t threshold)
-{
-	memset(t, 0, sizeof(*t));
-	t->event_type = FI_TRIGGER_THRESHOLD;
-	t->trigger.threshold.cntr = c;
-	t->trigger.threshold.threshold = threshold;
 }
 
 /* Client: the initiator CQ stays empty for a while. */
@@ -110,9 +92,9 @@ static void phase_threshold(void)
 					 .rma_iov = &rr, .rma_iov_count = 1, .context = &tr };
 		struct fi_msg_tagged sm = { .msg_iov = &siov, .desc = &local.desc, .iov_count = 1, .addr = ft_peer,
 					    .tag = TAG, .context = &ts };
-		set_trigger(&tw, tc, 2);
-		set_trigger(&tr, tc, 3);
-		set_trigger(&ts, tc, 4);
+		os_set_trigger(&tw, tc, 2);
+		os_set_trigger(&tr, tc, 3);
+		os_set_trigger(&ts, tc, 4);
 		xf_fill_at(lb, LEN, 0x100);
 		memset(lb + LEN, 0, LEN);
 		xf_fill_at(lb + 2 * LEN, 100, 0x300);
@@ -176,7 +158,7 @@ static void phase_chained(void)
 		struct fi_msg_rma m = { .msg_iov = &iov, .desc = &local.desc, .iov_count = 1, .addr = ft_peer,
 					.rma_iov = &r, .rma_iov_count = 1, .context = &t };
 		uint64_t now = fi_cntr_read(wc);
-		set_trigger(&t, wc, (size_t) now + 1);
+		os_set_trigger(&t, wc, (size_t) now + 1);
 		xf_fill_at(lb + off, LEN, 0x400);      /* the triggered write: the whole range */
 		xf_fill_at(lb + off + LEN, LEN / 2, 0x500); /* the ordinary write: the first half */
 		FT_POST(fi_writemsg(ft_ep, &m, FI_TRIGGER), "fi_writemsg(FI_TRIGGER on the FI_WRITE counter)");
@@ -221,7 +203,7 @@ int main(int argc, char **argv)
 	mine = os_rkey_of(&tgt, 0, 4 * LEN);
 	os_swap_keys(&mine, &peer, 1);
 	if (ft_is_client())
-		tc = open_cntr();
+		tc = os_open_cntr();
 	phase_threshold();
 	phase_chained();
 	os_sync();

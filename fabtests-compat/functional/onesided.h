@@ -291,6 +291,27 @@ static inline long os_untouched(const void *p, size_t n, unsigned char v)
 	return -1;
 }
 
+/* A counter of the domain, with a wait object (fi_cntr_wait works). */
+static inline struct fid_cntr *os_open_cntr(void)
+{
+	struct fi_cntr_attr a = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
+	struct fid_cntr *c;
+	int rc = fi_cntr_open(ft_domain, &a, &c, NULL);
+	if (rc)
+		ft_die("fi_cntr_open: %s", fi_strerror(-rc));
+	return c;
+}
+
+/* A triggered context (fi_trigger(3)): released once counter c reaches
+ * threshold. */
+static inline void os_set_trigger(struct fi_triggered_context *t, struct fid_cntr *c, size_t threshold)
+{
+	memset(t, 0, sizeof(*t));
+	t->event_type = FI_TRIGGER_THRESHOLD;
+	t->trigger.threshold.cntr = c;
+	t->trigger.threshold.threshold = threshold;
+}
+
 /* Completion flags the one-sided programs look at. */
 #define OS_OPFLAGS \
 	(FI_SEND | FI_RECV | FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | \

@@ -2,11 +2,21 @@
  * MPI ping-pong latency and streaming bandwidth between ranks 0 and 1, for
  * bench/run.py (run through Open MPI's ofi MTL on either libfabric).
  *
- *   mpirun -np 2 ... mpi_bench [-S 1,64,1k,...] [-I iters] [-W window]
+ *   mpirun -np 2 ... mpi_bench [-S 1,64,1k,...] [-I iters] [-W window] [-O]
+ *
+ * -O measures one-sided communication instead (for Open MPI's osc rdma
+ * over btl ofi): rank 0 puts to and gets from a window rank 1 created
+ * with MPI_Win_create on its own heap memory (an MPI_Win_allocate window
+ * may be served through shared memory on one node, bypassing libfabric),
+ * in a passive-target epoch (MPI_Win_lock_all). Latency is one operation
+ * and its MPI_Win_flush (the time until it is complete at the target);
+ * bandwidth is a window (-W) of operations, then one flush.
  *
  * Output, one line per measurement, machine-readable:
  *   pingpong <bytes> <iters> <usec one-way> <MB/s>
  *   bw <bytes> <messages> <usec per message> <MB/s>
+ *   put_lat|get_lat <bytes> <iters> <usec per op+flush> <MB/s>   (-O)
+ *   put_bw|get_bw <bytes> <ops> <usec per op> <MB/s>            (-O)
  *   rss <rank> <peak KiB of this rank's own image (VmHWM)>
  * -I is the iteration count at small sizes; above 64 KiB it is scaled so a
  * size moves about 64 MiB (at least 10).
@@ -49,15 +59,71 @@ static int iters_for(int base, size_t size)
 	return n < base ? (int) n : base;
 }
 
+/* One put to (or get from) the start of rank 1's window. */
+static void one_op(int get, char *buf, int cnt, MPI_Win win)
+{
+	if (get)
+		MPI_Get(buf, cnt, MPI_BYTE, 1, 0, cnt, MPI_BYTE, win);
+	else
+		MPI_Put(buf, cnt, MPI_BYTE, 1, 0, cnt, MPI_BYTE, win);
+}
+
+/* -O: put and get latency and bandwidth, rank 0 the origin. */
+static void onesided(int rank, const size_t *sizes, int nsizes, int base, int window, size_t max)
+{
+	char *mem = calloc(1, max), *buf = calloc(1, max);
+	MPI_Win win;
+	if (!mem || !buf)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Win_create(mem, (MPI_Aint) max, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_lock_all(0, win);
+	for (int get = 0; get < 2; get++) {
+		for (int k = 0; k < nsizes; k++) {
+			size_t sz = sizes[k];
+			int n = iters_for(base, sz), cnt = (int) sz;
+			int windows = (n + window - 1) / window;
+			double t0 = 0, t = 0;
+			MPI_Barrier(MPI_COMM_WORLD);
+			if (rank == 0) {
+				for (int i = -10; i < n; i++) {
+					if (i == 0)
+						t0 = MPI_Wtime();
+					one_op(get, buf, cnt, win);
+					MPI_Win_flush(1, win);
+				}
+				t = MPI_Wtime() - t0;
+				printf("%s_lat %zu %d %.3f %.2f\n", get ? "get" : "put", sz, n, t * 1e6 / n,
+				       (double) sz * n / t / 1e6);
+				for (int i = -1; i < windows; i++) {
+					if (i == 0)
+						t0 = MPI_Wtime();
+					for (int j = 0; j < window; j++)
+						one_op(get, buf, cnt, win);
+					MPI_Win_flush(1, win);
+				}
+				t = MPI_Wtime() - t0;
+				long ops = (long) windows * window;
+				printf("%s_bw %zu %ld %.3f %.2f\n", get ? "get" : "put", sz, ops, t * 1e6 / (double) ops,
+				       (double) sz * ops / t / 1e6);
+				fflush(stdout);
+			}
+		}
+	}
+	MPI_Win_unlock_all(win);
+	MPI_Win_free(&win);
+	free(mem);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	size_t sizes[MAX_SIZES] = { 1, 64, 1024, 8192, 65536, 1 << 20, 4 << 20 }, max = 1;
-	int nsizes = 7, base = 1000, window = 64, rank, np, c;
+	int nsizes = 7, base = 1000, window = 64, rank, np, c, one_sided = 0;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &np);
-	while ((c = getopt(argc, argv, "S:I:W:")) != -1) {
+	while ((c = getopt(argc, argv, "S:I:W:O")) != -1) {
 		if (c == 'S') {
 			nsizes = parse_size_list(optarg, sizes, MAX_SIZES);
 			if (nsizes < 0) {
@@ -68,6 +134,8 @@ int main(int argc, char **argv)
 			base = atoi(optarg);
 		} else if (c == 'W') {
 			window = atoi(optarg);
+		} else if (c == 'O') {
+			one_sided = 1;
 		}
 	}
 	if (np != 2 || base < 1 || window < 1 || nsizes < 1) {
@@ -83,6 +151,13 @@ int main(int argc, char **argv)
 	if (!buf || !req)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	int peer = 1 - rank;
+	if (one_sided) {
+		onesided(rank, sizes, nsizes, base, window, max);
+		free(buf);
+		free(req);
+		MPI_Finalize();
+		return 0;
+	}
 
 	for (int k = 0; k < nsizes; k++) {
 		size_t sz = sizes[k];

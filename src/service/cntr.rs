@@ -2,6 +2,7 @@
 
 use super::progress::{Progress, Sources};
 use super::signal::{deadline, Signal};
+use super::trigger::TriggerList;
 use crate::abi::*;
 use crate::error::{Error, Result};
 use std::ops::ControlFlow;
@@ -18,6 +19,8 @@ pub struct Counter {
     last_seen: AtomicU64,
     signal: Signal,
     sources: Sources,
+    /// Triggered operations and deferred work waiting on this counter.
+    triggers: TriggerList,
 }
 
 impl Counter {
@@ -39,6 +42,7 @@ impl Counter {
             last_seen: AtomicU64::new(0),
             signal: Signal::new().map_err(|e| Error::os(FI_EMFILE, &e))?,
             sources: Sources::default(),
+            triggers: TriggerList::default(),
         })
     }
 
@@ -52,14 +56,23 @@ impl Counter {
         self.sources.remove(s);
     }
 
-    /// Counts one success (provider side).
-    pub fn inc(&self) {
-        self.add(1);
+    /// Asks the next read to drive sources holding work that no descriptor
+    /// reports (sends held for coalescing); see `Sources::kick`.
+    pub fn kick_progress(&self) {
+        self.sources.kick();
     }
 
-    /// Counts one failure (provider side).
+    /// Counts one success (provider side: work it makes due runs on the
+    /// trigger thread, never under the provider's lock).
+    pub fn inc(&self) {
+        self.value.fetch_add(1, Ordering::SeqCst);
+        self.updated(false);
+    }
+
+    /// Counts one failure (provider side, as `inc`).
     pub fn inc_err(&self) {
-        self.adderr(1);
+        self.errs.fetch_add(1, Ordering::SeqCst);
+        self.updated(false);
     }
 
     /// `fi_cntr_read`.
@@ -74,28 +87,54 @@ impl Counter {
         self.errs.load(Ordering::Acquire)
     }
 
-    /// `fi_cntr_add`.
+    /// `fi_cntr_add` (the application's call: work it makes due is issued
+    /// before it returns).
     pub fn add(&self, v: u64) {
-        self.value.fetch_add(v, Ordering::AcqRel);
-        self.signal.set();
+        self.value.fetch_add(v, Ordering::SeqCst);
+        self.updated(true);
     }
 
     /// `fi_cntr_set`.
     pub fn set(&self, v: u64) {
-        self.value.store(v, Ordering::Release);
-        self.signal.set();
+        self.value.store(v, Ordering::SeqCst);
+        self.updated(true);
     }
 
     /// `fi_cntr_adderr`.
     pub fn adderr(&self, v: u64) {
-        self.errs.fetch_add(v, Ordering::AcqRel);
-        self.signal.set();
+        self.errs.fetch_add(v, Ordering::SeqCst);
+        self.updated(true);
     }
 
     /// `fi_cntr_seterr`.
     pub fn seterr(&self, v: u64) {
-        self.errs.store(v, Ordering::Release);
+        self.errs.store(v, Ordering::SeqCst);
+        self.updated(true);
+    }
+
+    /// After every update: wake waiters, run triggered work now due.
+    fn updated(&self, inline: bool) {
         self.signal.set();
+        self.check_triggers(inline);
+    }
+
+    /// The triggered work waiting on this counter (`service::trigger`).
+    pub fn triggers(&self) -> &TriggerList {
+        &self.triggers
+    }
+
+    /// Issues the triggered work that is due: on this thread when
+    /// `inline` (no provider lock is held), else on the trigger thread.
+    /// One atomic load when nothing waits.
+    pub fn check_triggers(&self, inline: bool) {
+        if !self.triggers.has_work() {
+            return;
+        }
+        let due = self.triggers.take_due(
+            self.value.load(Ordering::SeqCst),
+            self.errs.load(Ordering::SeqCst),
+        );
+        super::trigger::run_due(due, inline);
     }
 
     /// `fi_cntr_wait`: until the value reaches `threshold` (Ok), the error

@@ -138,6 +138,12 @@ impl CompletionQueue {
         self.sources.remove(s);
     }
 
+    /// Asks the next read to drive sources holding work that no descriptor
+    /// reports (sends held for coalescing); see `Sources::kick`.
+    pub fn kick_progress(&self) {
+        self.sources.kick();
+    }
+
     /// Drives the progress of every bound endpoint.
     pub fn progress(&self) {
         self.sources.progress();
@@ -145,8 +151,19 @@ impl CompletionQueue {
 
     /// Reads up to `max` completions, handing each to `out`. `Again` when
     /// empty, `Avail` when an error is first in line.
+    ///
+    /// Progress runs only when nothing is queued: entries already here
+    /// come back without a pass over the endpoints (a syscall or more),
+    /// and what a pass leaves for the application's next call (an RMA
+    /// answer waiting to share a writev with its reply) is not sent alone
+    /// by a read that had nothing to wait for. Progress cannot starve:
+    /// entries only come from it, so a reader reaches an empty queue. A
+    /// read of no entries (`max` 0, the idiom for "drive progress") always
+    /// progresses.
     pub fn read(&self, max: usize, mut out: impl FnMut(usize, &Completion)) -> Result<usize> {
-        self.progress();
+        if max == 0 || self.queued.load(Ordering::Relaxed) == 0 {
+            self.progress();
+        }
         self.read_ready(max, &mut out)
     }
 

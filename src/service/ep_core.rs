@@ -16,6 +16,7 @@ use crate::service::cq::{Completion, CompletionQueue, CqError};
 use crate::service::eq::{EqError, Event, EventData, EventQueue};
 use crate::service::progress::Progress;
 use crate::service::rxq::{rx_flags, Posted};
+use crate::service::trigger;
 use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 
@@ -187,6 +188,25 @@ pub fn tx_flags(tagged: bool) -> u64 {
 }
 
 impl Sinks {
+    /// Tells every bound queue and counter that this endpoint holds work
+    /// only its progress writes (sends held for coalescing), so a queue
+    /// shared by many endpoints drives it on the next read.
+    pub fn kick_progress(&self) {
+        let cqs = [&self.tx_cq, &self.rx_cq];
+        for cq in cqs.into_iter().flatten() {
+            cq.kick_progress();
+        }
+        let cntrs = [
+            &self.send_cntr,
+            &self.recv_cntr,
+            &self.read_cntr,
+            &self.write_cntr,
+        ];
+        for c in cntrs.into_iter().flatten() {
+            c.kick_progress();
+        }
+    }
+
     fn wants_tx(&self, t: &TxCtx) -> bool {
         t.internal & internal::NO_COMPLETION == 0
             && (!self.tx_selective || t.flags & FI_COMPLETION != 0)
@@ -220,6 +240,9 @@ impl Sinks {
 
     /// A send (or RMA operation) finished.
     pub fn tx_done(&self, t: &TxCtx) {
+        if t.internal & internal::DEFERRED_WORK != 0 {
+            return self.deferred_tx(t, None);
+        }
         if self.wants_tx(t) {
             if let Some(cq) = &self.tx_cq {
                 cq.push(Completion {
@@ -264,6 +287,9 @@ impl Sinks {
     /// A send failed. Errors are always reported, even for operations
     /// that asked for no completion.
     pub fn tx_err(&self, t: &TxCtx, f: Failure) {
+        if t.internal & internal::DEFERRED_WORK != 0 {
+            return self.deferred_tx(t, Some(f));
+        }
         if let Some(cq) = &self.tx_cq {
             cq.push_err(CqError {
                 comp: Completion {
@@ -283,8 +309,64 @@ impl Sinks {
         }
     }
 
+    /// Deferred work (fi_trigger(3)) finished: its completion counter
+    /// counts it; the endpoint reports it only when the operation asked
+    /// for `FI_COMPLETION`, and an error also when there is no completion
+    /// counter (so that no failure goes unseen).
+    fn deferred_tx(&self, t: &TxCtx, f: Option<Failure>) {
+        let Some(h) = trigger::take_hook(t.ctx) else {
+            return;
+        };
+        let own = TxCtx {
+            ctx: h.context,
+            internal: t.internal & !internal::DEFERRED_WORK,
+            ..*t
+        };
+        let at_ep = t.flags & FI_COMPLETION != 0;
+        match f {
+            None if at_ep => self.tx_done(&own),
+            Some(f) if at_ep || h.cntr.is_none() => self.tx_err(&own, f),
+            _ => {}
+        }
+        if let Some(c) = h.cntr {
+            if f.is_none() {
+                c.inc();
+            } else {
+                c.inc_err();
+            }
+        }
+    }
+
+    /// [`Sinks::deferred_tx`] for a receive: the hook and the receive as
+    /// the application posted it.
+    fn deferred_rx(&self, p: &Posted) -> Option<(trigger::Hook, Posted)> {
+        let h = trigger::take_hook(p.ctx)?;
+        let own = Posted {
+            ctx: h.context,
+            internal: p.internal & !internal::DEFERRED_WORK,
+            ..*p
+        };
+        Some((h, own))
+    }
+
     /// A receive finished; `extra_flags` adds e.g. `FI_MULTI_RECV`.
     pub fn rx_done(&self, p: &Posted, comp: Completion, extra_flags: u64) {
+        if p.internal & internal::DEFERRED_WORK != 0 {
+            let Some((h, own)) = self.deferred_rx(p) else {
+                return;
+            };
+            if p.flags & FI_COMPLETION != 0 {
+                let comp = Completion {
+                    op_context: own.ctx,
+                    ..comp
+                };
+                self.rx_done(&own, comp, extra_flags);
+            }
+            if let Some(c) = h.cntr {
+                c.inc();
+            }
+            return;
+        }
         if self.wants_rx(p.flags) || extra_flags & FI_MULTI_RECV != 0 {
             if let Some(cq) = &self.rx_cq {
                 cq.push(comp);
@@ -297,24 +379,41 @@ impl Sinks {
 
     /// A posted receive failed (`olen` bytes did not fit).
     pub fn rx_err(&self, p: &Posted, f: Failure, len: usize, olen: usize) {
-        self.rx_err_full(CqError {
-            comp: Completion {
-                op_context: p.ctx,
-                flags: rx_flags(p.tag.is_some(), None),
-                len,
-                tag: p.tag.map_or(0, |t| t.0),
-                src: FI_ADDR_NOTAVAIL,
-                ..Default::default()
+        self.rx_err_full(
+            p,
+            CqError {
+                comp: Completion {
+                    op_context: p.ctx,
+                    flags: rx_flags(p.tag.is_some(), None),
+                    len,
+                    tag: p.tag.map_or(0, |t| t.0),
+                    src: FI_ADDR_NOTAVAIL,
+                    ..Default::default()
+                },
+                olen,
+                err: f.err,
+                prov_errno: f.prov_errno,
+                err_data: f.err_data(),
             },
-            olen,
-            err: f.err,
-            prov_errno: f.prov_errno,
-            err_data: f.err_data(),
-        });
+        );
     }
 
-    /// A receive failed; the caller built the whole error entry.
-    pub fn rx_err_full(&self, e: CqError) {
+    /// A receive `p` failed; the caller built the whole error entry.
+    pub fn rx_err_full(&self, p: &Posted, e: CqError) {
+        if p.internal & internal::DEFERRED_WORK != 0 {
+            let Some((h, own)) = self.deferred_rx(p) else {
+                return;
+            };
+            if p.flags & FI_COMPLETION != 0 || h.cntr.is_none() {
+                let mut e = e;
+                e.comp.op_context = own.ctx;
+                self.rx_err_full(&own, e);
+            }
+            if let Some(c) = h.cntr {
+                c.inc_err();
+            }
+            return;
+        }
         if let Some(cq) = &self.rx_cq {
             cq.push_err(e);
         }
@@ -606,5 +705,45 @@ mod tests {
             [(FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA, 100, 0xdada, 0)]
         );
         assert_eq!((rwrite.read(), rread.read()), (2, 1));
+    }
+
+    #[test]
+    fn deferred_work_reports_through_its_hook_and_at_the_endpoint_only_with_fi_completion() {
+        use crate::service::trigger::{add_hook, Hook};
+        let tx = cq();
+        let (send, comp) = (cntr(), cntr());
+        let s = Sinks {
+            tx_cq: Some(tx.clone()),
+            send_cntr: Some(send.clone()),
+            ..Default::default()
+        };
+        let t = |ctx, flags| TxCtx {
+            ctx,
+            flags,
+            internal: internal::DEFERRED_WORK,
+            comp: tx_flags(false),
+        };
+        let hook = |context| Hook {
+            context,
+            cntr: Some(comp.clone()),
+        };
+        // Without FI_COMPLETION: only the completion counter.
+        s.tx_done(&t(add_hook(hook(11)), 0));
+        // With it: the endpoint's CQ (the application's context) and
+        // counter too.
+        s.tx_done(&t(add_hook(hook(12)), FI_COMPLETION));
+        // A failure: the completion counter's errors.
+        s.tx_err(&t(add_hook(hook(13)), 0), Failure::code(FI_EIO));
+        let mut got = Vec::new();
+        let _ = tx.read(8, |_, c| got.push(c.op_context));
+        assert_eq!(got, [12]);
+        assert_eq!((comp.read(), comp.readerr(), send.read()), (2, 1, 1));
+        // A failure with no completion counter still reaches the CQ.
+        let lone = add_hook(Hook {
+            context: 14,
+            cntr: None,
+        });
+        s.tx_err(&t(lone, 0), Failure::code(FI_EIO));
+        assert_eq!(tx.read(8, |_, _| {}), Err(Error::Avail));
     }
 }

@@ -1,8 +1,9 @@
 //! Engine services every provider reuses instead of writing its own:
 //! completion queues, event queues, counters, address vectors, wake-up
 //! signals, the progress hook, address formats, the memory-registration
-//! table (`mr`), and the endpoint core (`ep_core`: bindings
-//! and completion routing; `rxq`: receive matching).
+//! table (`mr`), triggered operations and deferred work (`trigger`), and
+//! the endpoint core (`ep_core`: bindings and completion routing; `rxq`:
+//! receive matching).
 
 pub mod addr_format;
 pub mod atomic;
@@ -11,6 +12,7 @@ pub mod cntr;
 pub mod connreq;
 pub mod cq;
 pub mod ep_core;
+pub mod epoll;
 pub mod eq;
 pub mod hmac;
 pub mod mr;
@@ -18,4 +20,5 @@ pub mod progress;
 pub mod rxq;
 pub mod shm_av;
 pub mod signal;
+pub mod trigger;
 pub mod waitset;

@@ -2,8 +2,10 @@
 //! drive their providers' progress (manual progress, blocking waits).
 
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use super::epoll::Epoll;
 use std::time::{Duration, Instant};
 
 /// Something that moves data when asked: an endpoint or a domain.
@@ -31,63 +33,302 @@ pub trait Progress: Send + Sync {
     }
 }
 
+/// The application's progress calls on one source, counted without a
+/// clock read on its fast path; the auto-progress thread turns the count
+/// into how long ago the application last polled.
+#[derive(Default)]
+pub struct AppPolls {
+    calls: AtomicU64,
+    /// The count the auto-progress thread saw last, and when it changed
+    /// (ms on [`clock_ms`]'s clock); only that thread writes these.
+    seen: AtomicU64,
+    changed_ms: AtomicU64,
+}
+
+impl AppPolls {
+    /// The application drove progress (fast path: a load and a store;
+    /// concurrent callers may lose a count, which only has to change).
+    pub fn note(&self) {
+        let n = self.calls.load(Ordering::Relaxed);
+        self.calls.store(n.wrapping_add(1), Ordering::Relaxed);
+    }
+
+    /// Milliseconds since the count last changed, as far as the calling
+    /// (auto-progress) thread has looked: within one of its slices.
+    pub fn idle_ms(&self) -> u64 {
+        let now = clock_ms();
+        let n = self.calls.load(Ordering::Relaxed);
+        if self.seen.swap(n, Ordering::Relaxed) != n {
+            self.changed_ms.store(now, Ordering::Relaxed);
+            return 0;
+        }
+        now.saturating_sub(self.changed_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// Milliseconds since the first call (a monotonic clock for idle checks).
+pub fn clock_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+/// Above this many sources, a queue stops asking each one for its I/O
+/// and asks the kernel once which of them have any (see [`Sources`]).
+const NEST_ABOVE: usize = 4;
+
+/// How often a queue with nested sources still drives every one of them:
+/// their timers (connection retries, paused accepts, held connections) and
+/// the auto-progress thread's view that the application polls (10 ms) need
+/// a pass now and then even without I/O.
+const SWEEP_EVERY: Duration = Duration::from_millis(4);
+
 /// The progress sources bound to a queue or counter.
+///
+/// With a few sources every read drives each of them (one `epoll_wait`
+/// each, the fewest syscalls for the common one-endpoint case). With
+/// more, each read driving every source costs a syscall per endpoint even
+/// when one has data: the sources' wait descriptors are nested in one
+/// epoll set of the queue's, and a read drives only the sources that set
+/// reports ready, those that asked through [`Sources::kick`] (sends held
+/// for coalescing), those without a descriptor, and all of them every
+/// `SWEEP_EVERY` (4 ms).
 #[derive(Default)]
 pub struct Sources {
-    list: Mutex<Vec<Weak<dyn Progress>>>,
+    inner: Mutex<Inner>,
+    /// The nested set, once there are more than [`NEST_ABOVE`] sources.
+    nest: OnceLock<Epoll>,
+    kicked: AtomicBool,
+    /// [`SWEEP_EVERY`] unless a test sets it (`None`).
+    sweep_every: Option<Duration>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// Index = the token in the nested set; `None` is a free slot.
+    slots: Vec<Option<Slot>>,
+    live: usize,
+    /// Slots whose descriptor is not in the nested set yet. Sources are
+    /// added and removed while their endpoint holds its own lock, and
+    /// asking one for its descriptor may take that lock: reads do it.
+    unregistered: Vec<usize>,
+    /// Slots of sources without a wait descriptor (driven on every read).
+    unwatched: Vec<usize>,
+    last_sweep: Option<Instant>,
+    /// Storage reused by reads, so they allocate nothing.
+    scratch: Vec<Arc<dyn Progress>>,
+}
+
+struct Slot {
+    src: Weak<dyn Progress>,
+    /// The descriptor put in the nested set.
+    fd: Option<RawFd>,
+}
+
+impl Inner {
+    fn live(&self) -> impl Iterator<Item = (usize, &Weak<dyn Progress>)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| w.as_ref().map(|w| (i, &w.src)))
+    }
+
+    fn free(&mut self, i: usize) {
+        if self.slots[i].take().is_some() {
+            self.live -= 1;
+        }
+        self.unwatched.retain(|&u| u != i);
+        self.unregistered.retain(|&u| u != i);
+    }
 }
 
 impl Sources {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Adds a source; dropped ones are forgotten lazily.
     pub fn add(&self, s: Weak<dyn Progress>) {
-        let mut l = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        l.retain(|w| w.strong_count() > 0);
-        if !l.iter().any(|w| w.ptr_eq(&s)) {
-            l.push(s);
+        let mut l = self.lock();
+        let dead: Vec<usize> = l
+            .live()
+            .filter(|(_, w)| w.strong_count() == 0)
+            .map(|(i, _)| i)
+            .collect();
+        for i in dead {
+            // Its descriptor closed with it, which took it out of the
+            // nested set.
+            l.free(i);
         }
+        if l.live().any(|(_, w)| w.ptr_eq(&s)) {
+            return;
+        }
+        let slot = Some(Slot { src: s, fd: None });
+        let i = match l.slots.iter().position(Option::is_none) {
+            Some(i) => {
+                l.slots[i] = slot;
+                i
+            }
+            None => {
+                l.slots.push(slot);
+                l.slots.len() - 1
+            }
+        };
+        l.live += 1;
+        l.unregistered.push(i);
     }
 
     /// Removes a source (when its endpoint is closed).
     pub fn remove(&self, s: &Weak<dyn Progress>) {
-        let mut l = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        l.retain(|w| !w.ptr_eq(s) && w.strong_count() > 0);
+        let mut l = self.lock();
+        let Some(i) = l.live().find(|(_, w)| w.ptr_eq(s)).map(|(i, _)| i) else {
+            return;
+        };
+        let fd = l.slots[i].as_ref().and_then(|x| x.fd);
+        // Only a live source's number still names its descriptor (a
+        // dead one's may have been reused by another source's set).
+        if let (Some(nest), Some(fd), Some(_alive)) = (self.nest.get(), fd, s.upgrade()) {
+            nest.remove(fd);
+        }
+        l.free(i);
     }
 
-    /// Runs every live source's progress once.
+    /// Asks the next read to drive the sources that hold work no
+    /// descriptor reports ([`Progress::flush_pending`]).
+    pub fn kick(&self) {
+        if self.nest.get().is_some() {
+            self.kicked.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The nested set when there are (or were) more than [`NEST_ABOVE`]
+    /// sources, with every source's descriptor in it. Called without our
+    /// lock: a source may take its own lock to name its descriptor, and
+    /// sources come and go under theirs.
+    fn nested(&self) -> Option<&Epoll> {
+        let pending: Vec<(usize, Arc<dyn Progress>)> = {
+            let mut l = self.lock();
+            if self.nest.get().is_none() && l.live <= NEST_ABOVE {
+                return None;
+            }
+            if l.unregistered.is_empty() {
+                return self.nest.get();
+            }
+            let l = &mut *l;
+            let slots = &l.slots;
+            l.unregistered
+                .drain(..)
+                .filter_map(|i| Some((i, slots[i].as_ref()?.src.upgrade()?)))
+                .collect()
+        };
+        if self.nest.get().is_none() {
+            // Without a set of our own, every read drives every source,
+            // as with few.
+            let _ = self.nest.set(Epoll::new().ok()?);
+        }
+        let nest = self.nest.get()?;
+        let fds: Vec<Option<RawFd>> = pending.iter().map(|(_, s)| s.wait_fd()).collect();
+        let mut l = self.lock();
+        for ((i, s), fd) in pending.iter().zip(fds) {
+            let Some(slot) = l.slots[*i].as_mut() else {
+                continue;
+            };
+            if !std::ptr::addr_eq(slot.src.as_ptr(), Arc::as_ptr(s)) {
+                continue; // removed meanwhile, and the slot reused
+            }
+            match fd {
+                Some(fd) if nest.add(fd, *i as u64, false).is_ok() => slot.fd = Some(fd),
+                _ => l.unwatched.push(*i),
+            }
+        }
+        Some(nest)
+    }
+
+    /// Runs the progress of every live source once (with many sources,
+    /// of those that have something to do).
     pub fn progress(&self) {
-        // Clone the (few) handles out so that progress runs without our lock.
-        let mut buf: [Option<std::sync::Arc<dyn Progress>>; 8] = Default::default();
-        let n = {
-            let l = self.list.lock().unwrap_or_else(|p| p.into_inner());
-            if l.len() > buf.len() {
-                let all: Vec<_> = l.iter().filter_map(Weak::upgrade).collect();
-                drop(l);
-                for s in all {
+        if self.nest.get().is_none() {
+            // Few sources (the common case, on every poll): one lock, the
+            // handles copied out to the stack, progress without our lock.
+            let mut few: [Option<Arc<dyn Progress>>; NEST_ABOVE] = Default::default();
+            let many = {
+                let l = self.lock();
+                let many = l.live > NEST_ABOVE;
+                if !many {
+                    let live = l.live().filter_map(|(_, w)| w.upgrade());
+                    for (slot, s) in few.iter_mut().zip(live) {
+                        *slot = Some(s);
+                    }
+                }
+                many
+            };
+            if !many {
+                for s in few.iter().flatten() {
                     s.progress();
                 }
                 return;
             }
-            let mut n = 0;
-            for w in l.iter() {
-                if let Some(s) = w.upgrade() {
-                    buf[n] = Some(s);
-                    n += 1;
-                }
-            }
-            n
-        };
-        for s in buf.iter().take(n).flatten() {
+        }
+        let nest = self.nested();
+        let mut l = self.lock();
+        let mut run = std::mem::take(&mut l.scratch);
+        if let Some(nest) = nest {
+            self.pick_nested(nest, &mut l, &mut run);
+        } else {
+            run.extend(l.live().filter_map(|(_, w)| w.upgrade()));
+        }
+        // Progress runs without our lock.
+        drop(l);
+        for s in &run {
             s.progress();
+        }
+        run.clear();
+        let mut l = self.lock();
+        if l.scratch.capacity() < run.capacity() {
+            l.scratch = run;
         }
     }
 
-    /// The wait descriptors of every live source.
+    /// The sources a read drives when they are nested.
+    fn pick_nested(&self, nest: &Epoll, l: &mut Inner, run: &mut Vec<Arc<dyn Progress>>) {
+        let now = Instant::now();
+        let every = self.sweep_every.unwrap_or(SWEEP_EVERY);
+        if l.last_sweep.is_none_or(|t| now.duration_since(t) >= every) {
+            l.last_sweep = Some(now);
+            run.extend(l.live().filter_map(|(_, w)| w.upgrade()));
+            return;
+        }
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
+        let n = nest.wait(&mut evs, 0);
+        for ev in &evs[..n] {
+            let s = l.slots.get(ev.u64 as usize).and_then(Option::as_ref);
+            run.extend(s.and_then(|s| s.src.upgrade()));
+        }
+        for &i in &l.unwatched {
+            run.extend(l.slots[i].as_ref().and_then(|s| s.src.upgrade()));
+        }
+        if self.kicked.swap(false, Ordering::Relaxed) {
+            let held = l.live().filter_map(|(_, w)| w.upgrade());
+            run.extend(held.filter(|s| s.flush_pending()));
+        }
+    }
+
+    /// The wait descriptors of every live source (one, the nested set,
+    /// when there are many).
     pub fn wait_fds(&self) -> Vec<RawFd> {
-        let l = self.list.lock().unwrap_or_else(|p| p.into_inner());
-        l.iter()
-            .filter_map(Weak::upgrade)
-            .filter_map(|s| s.wait_fd())
-            .collect()
+        let nest = self.nested();
+        let srcs: Vec<Arc<dyn Progress>> = {
+            let l = self.lock();
+            match nest {
+                Some(_) => l
+                    .unwatched
+                    .iter()
+                    .filter_map(|&i| l.slots[i].as_ref()?.src.upgrade())
+                    .collect(),
+                None => l.live().filter_map(|(_, w)| w.upgrade()).collect(),
+            }
+        };
+        let fds = srcs.iter().filter_map(|s| s.wait_fd());
+        nest.map(Epoll::raw).into_iter().chain(fds).collect()
     }
 }
 
@@ -184,5 +425,98 @@ impl AutoShared {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::signal::Signal;
+    use std::sync::atomic::AtomicUsize;
+
+    /// A source whose readiness is a signal's descriptor.
+    struct Fake {
+        ready: Signal,
+        runs: AtomicUsize,
+        held: AtomicBool,
+    }
+
+    impl Progress for Fake {
+        fn progress(&self) {
+            self.runs.fetch_add(1, Ordering::Relaxed);
+            self.ready.clear();
+            self.held.store(false, Ordering::Relaxed);
+        }
+        fn wait_fd(&self) -> Option<RawFd> {
+            Some(self.ready.fd())
+        }
+        fn flush_pending(&self) -> bool {
+            self.held.load(Ordering::Relaxed)
+        }
+    }
+
+    /// `n` sources added to `srcs`.
+    fn bind(srcs: &Sources, n: usize) -> Vec<Arc<Fake>> {
+        let fakes: Vec<Arc<Fake>> = (0..n)
+            .map(|_| {
+                Arc::new(Fake {
+                    ready: Signal::new().unwrap(),
+                    runs: AtomicUsize::new(0),
+                    held: AtomicBool::new(false),
+                })
+            })
+            .collect();
+        for f in &fakes {
+            srcs.add(Arc::downgrade(f) as Weak<dyn Progress>);
+        }
+        fakes
+    }
+
+    fn runs(f: &[Arc<Fake>]) -> Vec<usize> {
+        f.iter()
+            .map(|f| f.runs.swap(0, Ordering::Relaxed))
+            .collect()
+    }
+
+    #[test]
+    fn many_sources_drive_only_ready_ones() {
+        let srcs = Sources {
+            // No timed sweep after the first pass: the test must not
+            // depend on how fast it runs.
+            sweep_every: Some(Duration::from_secs(3600)),
+            ..Default::default()
+        };
+        let fakes = bind(&srcs, 8);
+        assert_eq!(srcs.wait_fds().len(), 1, "one nested set to wait on");
+        srcs.progress();
+        assert_eq!(runs(&fakes), vec![1; 8], "the first pass sweeps");
+        srcs.progress();
+        assert_eq!(runs(&fakes), vec![0; 8], "nothing ready, nothing run");
+        fakes[3].ready.set();
+        srcs.progress();
+        assert_eq!(runs(&fakes), vec![0, 0, 0, 1, 0, 0, 0, 0]);
+        fakes[5].held.store(true, Ordering::Relaxed);
+        srcs.kick();
+        srcs.progress();
+        assert_eq!(
+            runs(&fakes),
+            vec![0, 0, 0, 0, 0, 1, 0, 0],
+            "kicked, held work"
+        );
+        let gone = Arc::downgrade(&fakes[2]) as Weak<dyn Progress>;
+        srcs.remove(&gone);
+        fakes[2].ready.set();
+        srcs.progress();
+        assert_eq!(runs(&fakes), vec![0; 8], "removed sources are not driven");
+    }
+
+    #[test]
+    fn few_sources_are_all_driven() {
+        let srcs = Sources::default();
+        let fakes = bind(&srcs, NEST_ABOVE);
+        srcs.progress();
+        srcs.progress();
+        assert_eq!(runs(&fakes), vec![2; NEST_ABOVE]);
+        assert_eq!(srcs.wait_fds().len(), NEST_ABOVE);
     }
 }

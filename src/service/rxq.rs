@@ -39,6 +39,8 @@ pub struct Posted {
     pub src: fi_addr_t,
     pub ctx: usize,
     pub flags: u64,
+    /// The engine's own flags of the receive (`ops::internal`).
+    pub internal: u64,
     pub tag: Option<(u64, u64)>,
     /// Bytes of a multi-receive buffer already consumed.
     pub used: usize,
@@ -54,6 +56,7 @@ impl Posted {
             src: op.src,
             ctx: op.context,
             flags: op.flags,
+            internal: op.internal,
             tag: op.tag,
             used: 0,
         }
@@ -533,15 +536,18 @@ pub fn complete_into(
     let mut comp = completion(p, n, buf, msg);
     comp.flags |= extra;
     if truncated > 0 {
-        sinks.rx_err_full(CqError {
-            comp,
-            olen: truncated,
-            err: FI_ETRUNC,
-            // What `fi_cq_strerror` explains: the message was longer than
-            // the buffer ("Message too long"), not "Success".
-            prov_errno: FI_EMSGSIZE as c_int,
-            err_data: Vec::new(),
-        });
+        sinks.rx_err_full(
+            p,
+            CqError {
+                comp,
+                olen: truncated,
+                err: FI_ETRUNC,
+                // What `fi_cq_strerror` explains: the message was longer than
+                // the buffer ("Message too long"), not "Success".
+                prov_errno: FI_EMSGSIZE as c_int,
+                err_data: Vec::new(),
+            },
+        );
     } else {
         sinks.rx_done(p, comp, extra);
     }
@@ -573,6 +579,7 @@ mod tests {
             src: 3,
             context: 1,
             flags: 0,
+            internal: 0,
             tag: Some((0x10, 0x0f)),
         };
         let p = Posted::new(&op);
@@ -613,6 +620,7 @@ mod tests {
             src: FI_ADDR_UNSPEC,
             context: 5,
             flags: 0,
+            internal: 0,
             tag: None,
         };
         let m = q.post(&op, &Sinks::default());

@@ -9,6 +9,7 @@
 use super::data::SendFlags;
 use super::ep_handle;
 use super::rma::RMA_FLAGS;
+use super::trigger::{carry_out, plan, Post};
 use crate::boundary::{catch, with_handle};
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
@@ -16,6 +17,7 @@ use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::ops::{AtomicReq, IoBuf, IoVec, RmaIov};
 use oxifabric::service::atomic::{valid, AtomicKind};
+use oxifabric::service::trigger::{AtomicCopy, Deferred};
 use std::sync::atomic::Ordering;
 
 type Ep = *mut fid_ep;
@@ -25,7 +27,7 @@ type Desc = *mut *mut c_void;
 
 /// Elements in C: one buffer and its count, or an `fi_ioc` array.
 #[derive(Clone, Copy)]
-enum CElems {
+pub(super) enum CElems {
     One(*const c_void, usize),
     Many(*const fi_ioc, usize),
     None,
@@ -79,25 +81,26 @@ unsafe fn elems(e: CElems, size: usize, may_be_null: bool) -> Result<(IoVec, usi
     Ok((v, total))
 }
 
-/// Posts an atomic operation.
+/// Posts an atomic operation as `post` says; the elements are operand,
+/// compare and result.
 ///
 /// # Safety
 /// `ep` NULL or from `fi_endpoint`; the buffers as for [`elems`]; a
-/// `CRemote::Many` pointer NULL or holding its count.
+/// `CRemote::Many` pointer NULL or holding its count; with `FI_TRIGGER`,
+/// `context` as for `trigger::plan`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn atomic(
     ep: Ep,
     kind: AtomicKind,
     op: fi_op,
     dt: fi_datatype,
-    operand: CElems,
-    compare: CElems,
-    result: CElems,
+    [operand, compare, result]: [CElems; 3],
     dest: fi_addr_t,
     remote: CRemote,
     context: Buf,
     how: SendFlags,
     data: Option<u64>,
+    post: Post,
 ) -> isize {
     const WHAT: &str = "fi_atomic";
     // SAFETY: the caller's contract on `ep`.
@@ -177,6 +180,12 @@ unsafe fn atomic(
         Ok(x) => x,
         Err(e) => return e as isize,
     };
+    // SAFETY: the caller's contract on `context`.
+    let plan = match unsafe { plan(h, post, flags, context as usize, WHAT) } {
+        Ok(p) => p,
+        Err(e) => return e as isize,
+    };
+    let flags = flags & !FI_TRIGGER;
     let req = AtomicReq {
         kind,
         op,
@@ -192,7 +201,13 @@ unsafe fn atomic(
         internal,
         data: data.filter(|_| flags & FI_REMOTE_CQ_DATA != 0),
     };
-    rc(h.inner.ops.atomic(&req)) as isize
+    carry_out(
+        h,
+        plan,
+        &req,
+        |ep, req| ep.atomic(req),
+        |req| Deferred::Atomic(AtomicCopy::of(req)),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -216,14 +231,13 @@ unsafe extern "C" fn write(
                 AtomicKind::Base,
                 op,
                 dt,
-                CElems::One(buf, count),
-                CElems::None,
-                CElems::None,
+                [CElems::One(buf, count), CElems::None, CElems::None],
                 dest,
                 CRemote::One(addr, key),
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -250,33 +264,36 @@ unsafe extern "C" fn writev(
                 AtomicKind::Base,
                 op,
                 dt,
-                CElems::Many(iov, count),
-                CElems::None,
-                CElems::None,
+                [CElems::Many(iov, count), CElems::None, CElems::None],
                 dest,
                 CRemote::One(addr, key),
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
 }
 
-/// The three `*msg` calls.
+/// The three `*msg` calls, posted as `post` says (deferred work:
+/// `deferred.rs`).
 ///
 /// # Safety
-/// `msg` NULL or a valid `fi_msg_atomic`; the other arrays as for [`atomic`].
-unsafe fn msg_call(
+/// `msg` NULL or a valid `fi_msg_atomic`; the other arrays as for
+/// [`atomic`].
+pub(super) unsafe fn msg_call(
     ep: Ep,
     kind: AtomicKind,
     msg: *const fi_msg_atomic,
     compare: CElems,
     result: CElems,
     flags: u64,
+    post: Post,
 ) -> isize {
     // SAFETY: the caller's contract on `msg`.
     let Some(m) = (unsafe { msg.as_ref() }) else {
+        core_warn!(FI_LOG_EP_DATA, "fi_atomicmsg: msg is NULL");
         return -FI_EINVAL as isize;
     };
     // SAFETY: forwarded under the caller's contract.
@@ -286,21 +303,30 @@ unsafe fn msg_call(
             kind,
             m.op,
             m.datatype,
-            CElems::Many(m.msg_iov, m.iov_count),
-            compare,
-            result,
+            [CElems::Many(m.msg_iov, m.iov_count), compare, result],
             m.addr,
             CRemote::Many(m.rma_iov, m.rma_iov_count),
             m.context,
             SendFlags::Given(flags),
             Some(m.data),
+            post,
         )
     }
 }
 
 unsafe extern "C" fn writemsg(ep: Ep, msg: *const fi_msg_atomic, flags: u64) -> isize {
     // SAFETY: C's contract for fi_atomicmsg.
-    catch(|| unsafe { msg_call(ep, AtomicKind::Base, msg, CElems::None, CElems::None, flags) })
+    catch(|| unsafe {
+        msg_call(
+            ep,
+            AtomicKind::Base,
+            msg,
+            CElems::None,
+            CElems::None,
+            flags,
+            Post::Now,
+        )
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -323,14 +349,13 @@ unsafe extern "C" fn inject(
                 AtomicKind::Base,
                 op,
                 dt,
-                CElems::One(buf, count),
-                CElems::None,
-                CElems::None,
+                [CElems::One(buf, count), CElems::None, CElems::None],
                 dest,
                 CRemote::One(addr, key),
                 core::ptr::null_mut(),
                 SendFlags::Inject(FI_INJECT),
                 None,
+                Post::Now,
             )
         }
     })
@@ -359,14 +384,17 @@ unsafe extern "C" fn readwrite(
                 AtomicKind::Fetch,
                 op,
                 dt,
-                CElems::One(buf, count),
-                CElems::None,
-                CElems::One(result, count),
+                [
+                    CElems::One(buf, count),
+                    CElems::None,
+                    CElems::One(result, count),
+                ],
                 dest,
                 CRemote::One(addr, key),
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -396,14 +424,17 @@ unsafe extern "C" fn readwritev(
                 AtomicKind::Fetch,
                 op,
                 dt,
-                CElems::Many(iov, count),
-                CElems::None,
-                CElems::Many(resultv, result_count),
+                [
+                    CElems::Many(iov, count),
+                    CElems::None,
+                    CElems::Many(resultv, result_count),
+                ],
                 dest,
                 CRemote::One(addr, key),
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -426,6 +457,7 @@ unsafe extern "C" fn readwritemsg(
             CElems::None,
             CElems::Many(resultv, result_count),
             flags,
+            Post::Now,
         )
     })
 }
@@ -455,14 +487,17 @@ unsafe extern "C" fn compwrite(
                 AtomicKind::Compare,
                 op,
                 dt,
-                CElems::One(buf, count),
-                CElems::One(compare, count),
-                CElems::One(result, count),
+                [
+                    CElems::One(buf, count),
+                    CElems::One(compare, count),
+                    CElems::One(result, count),
+                ],
                 dest,
                 CRemote::One(addr, key),
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -495,14 +530,17 @@ unsafe extern "C" fn compwritev(
                 AtomicKind::Compare,
                 op,
                 dt,
-                CElems::Many(iov, count),
-                CElems::Many(comparev, compare_count),
-                CElems::Many(resultv, result_count),
+                [
+                    CElems::Many(iov, count),
+                    CElems::Many(comparev, compare_count),
+                    CElems::Many(resultv, result_count),
+                ],
                 dest,
                 CRemote::One(addr, key),
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -529,6 +567,7 @@ unsafe extern "C" fn compwritemsg(
             CElems::Many(comparev, compare_count),
             CElems::Many(resultv, result_count),
             flags,
+            Post::Now,
         )
     })
 }

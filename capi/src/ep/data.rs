@@ -5,11 +5,13 @@
 //! struct).
 
 use super::ep_handle;
+use super::trigger::{carry_out, plan, Post};
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::ops::{internal, IoBuf, IoVec, MemDesc, RecvOp, SendOp};
+use oxifabric::service::trigger::{Deferred, RecvCopy, SendCopy};
 use std::sync::atomic::Ordering;
 
 /// Where an operation's buffers come from in C.
@@ -106,8 +108,10 @@ const SEND_FLAGS: u64 = FI_COMPLETION
     | FI_MORE
     | FI_FENCE
     | FI_MULTICAST
-    | FI_MATCH_COMPLETE;
-const RECV_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV | FI_MORE | FI_PEEK | FI_CLAIM | FI_DISCARD;
+    | FI_MATCH_COMPLETE
+    | FI_TRIGGER;
+const RECV_FLAGS: u64 =
+    FI_COMPLETION | FI_MULTI_RECV | FI_MORE | FI_PEEK | FI_CLAIM | FI_DISCARD | FI_TRIGGER;
 
 /// The flags an operation runs with: the application's (checked against
 /// `allowed`), or the endpoint's defaults for calls without a flags
@@ -164,11 +168,13 @@ impl SendFlags {
     }
 }
 
-/// Posts a send.
+/// Posts a send as `post` says.
 ///
 /// # Safety
 /// `ep` is NULL or a pointer the application got from `fi_endpoint`;
-/// `bufs` as for [`convert`].
+/// `bufs` as for [`convert`]; with `FI_TRIGGER`, `context` as for
+/// `trigger::plan`.
+#[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn send(
     ep: *mut fid_ep,
     bufs: CBufs,
@@ -177,6 +183,7 @@ pub(super) unsafe fn send(
     how: SendFlags,
     data: Option<u64>,
     tag: Option<u64>,
+    post: Post,
 ) -> isize {
     // SAFETY: the caller's contract on `ep`.
     let Some(h) = (unsafe { ep_handle(ep as *const fid) }) else {
@@ -192,20 +199,31 @@ pub(super) unsafe fn send(
         Ok(x) => x,
         Err(e) => return e as isize,
     };
+    // SAFETY: the caller's contract on `context`.
+    let plan = match unsafe { plan(h, post, flags, context as usize, "send") } {
+        Ok(p) => p,
+        Err(e) => return e as isize,
+    };
     let op = SendOp {
         iov: &bufs.iov,
         desc: bufs.desc(),
         dest,
         context: context as usize,
-        flags,
+        flags: flags & !FI_TRIGGER,
         internal,
         data,
         tag,
     };
-    rc(h.inner.ops.send(&op)) as isize
+    carry_out(
+        h,
+        plan,
+        &op,
+        |ep, op| ep.send(op),
+        |op| Deferred::Send(SendCopy::of(op)),
+    )
 }
 
-/// Posts a receive.
+/// Posts a receive as `post` says.
 ///
 /// # Safety
 /// As for [`send`].
@@ -216,6 +234,7 @@ pub(super) unsafe fn recv(
     context: *mut c_void,
     flags: Option<u64>,
     tag: Option<(u64, u64)>,
+    post: Post,
 ) -> isize {
     // SAFETY: the caller's contract on `ep`.
     let Some(h) = (unsafe { ep_handle(ep as *const fid) }) else {
@@ -237,15 +256,34 @@ pub(super) unsafe fn recv(
         Ok(f) => f,
         Err(e) => return e as isize,
     };
+    if matches!(post, Post::Work(_)) && flags & FI_MULTI_RECV != 0 {
+        core_warn!(
+            FI_LOG_EP_DATA,
+            "deferred work: a multi-receive buffer (FI_MULTI_RECV) cannot be queued"
+        );
+        return -FI_ENOSYS as isize;
+    }
+    // SAFETY: the caller's contract on `context`.
+    let plan = match unsafe { plan(h, post, flags, context as usize, "recv") } {
+        Ok(p) => p,
+        Err(e) => return e as isize,
+    };
     let op = RecvOp {
         iov: &bufs.iov,
         desc: bufs.desc(),
         src,
         context: context as usize,
-        flags,
+        flags: flags & !FI_TRIGGER,
+        internal: 0,
         tag,
     };
-    rc(h.inner.ops.recv(&op)) as isize
+    carry_out(
+        h,
+        plan,
+        &op,
+        |ep, op| ep.recv(op),
+        |op| Deferred::Recv(RecvCopy::of(op)),
+    )
 }
 
 /// The fields of `fi_msg` and `fi_msg_tagged` the data path reads.
@@ -300,6 +338,20 @@ impl CMsg for fi_msg_tagged {
 /// `msg` is NULL or points to a valid message whose buffers follow
 /// [`convert`]'s contract; `ep` as for [`send`].
 pub(super) unsafe fn sendmsg<M: CMsg>(ep: *mut fid_ep, msg: *const M, flags: u64) -> isize {
+    // SAFETY: the caller's contract.
+    unsafe { sendmsg_as(ep, msg, flags, super::trigger::Post::Now) }
+}
+
+/// [`sendmsg`], posted as `post` says (deferred work: `deferred.rs`).
+///
+/// # Safety
+/// As for [`sendmsg`].
+pub(super) unsafe fn sendmsg_as<M: CMsg>(
+    ep: *mut fid_ep,
+    msg: *const M,
+    flags: u64,
+    post: Post,
+) -> isize {
     // SAFETY: the caller's contract on `msg`.
     let Some(m) = (unsafe { msg.as_ref() }) else {
         return -FI_EINVAL as isize;
@@ -315,6 +367,7 @@ pub(super) unsafe fn sendmsg<M: CMsg>(ep: *mut fid_ep, msg: *const M, flags: u64
             SendFlags::Given(flags),
             data,
             m.tag().map(|t| t.0),
+            post,
         )
     }
 }
@@ -325,12 +378,36 @@ pub(super) unsafe fn sendmsg<M: CMsg>(ep: *mut fid_ep, msg: *const M, flags: u64
 /// # Safety
 /// As for [`sendmsg`].
 pub(super) unsafe fn recvmsg<M: CMsg>(ep: *mut fid_ep, msg: *const M, flags: u64) -> isize {
+    // SAFETY: the caller's contract.
+    unsafe { recvmsg_as(ep, msg, flags, super::trigger::Post::Now) }
+}
+
+/// [`recvmsg`], posted as `post` says (deferred work: `deferred.rs`).
+///
+/// # Safety
+/// As for [`sendmsg`].
+pub(super) unsafe fn recvmsg_as<M: CMsg>(
+    ep: *mut fid_ep,
+    msg: *const M,
+    flags: u64,
+    post: Post,
+) -> isize {
     // SAFETY: the caller's contract on `msg`.
     let Some(m) = (unsafe { msg.as_ref() }) else {
         return -FI_EINVAL as isize;
     };
     // SAFETY: the caller's contract.
-    unsafe { recv(ep, m.bufs(), m.addr(), m.context(), Some(flags), m.tag()) }
+    unsafe {
+        recv(
+            ep,
+            m.bufs(),
+            m.addr(),
+            m.context(),
+            Some(flags),
+            m.tag(),
+            post,
+        )
+    }
 }
 
 /// `None`, or `Some` of the given expression (for the optional tag
@@ -368,7 +445,7 @@ macro_rules! data_ops {
                 // SAFETY: C's contract for this call: `ep` from fi_endpoint,
                 // `buf` valid for `len` bytes until completion.
                 unsafe {
-                    data::recv(ep, CBufs::One(buf, len, desc), src, context, None, opt!($($tag, $ign)?))
+                    data::recv(ep, CBufs::One(buf, len, desc), src, context, None, opt!($($tag, $ign)?), super::trigger::Post::Now)
                 }
             })
         }
@@ -386,7 +463,7 @@ macro_rules! data_ops {
             catch(|| {
                 // SAFETY: C's contract: `iov` and `desc` hold `count` entries.
                 unsafe {
-                    data::recv(ep, CBufs::Many(iov, desc, count), src, context, None, opt!($($tag, $ign)?))
+                    data::recv(ep, CBufs::Many(iov, desc, count), src, context, None, opt!($($tag, $ign)?), super::trigger::Post::Now)
                 }
             })
         }
@@ -409,7 +486,7 @@ macro_rules! data_ops {
             catch(|| {
                 // SAFETY: C's contract: `buf` valid for `len` bytes.
                 unsafe {
-                    data::send(ep, CBufs::One(buf, len, desc), dest, context, SendFlags::Default, None, opt!($($tag)?))
+                    data::send(ep, CBufs::One(buf, len, desc), dest, context, SendFlags::Default, None, opt!($($tag)?), super::trigger::Post::Now)
                 }
             })
         }
@@ -427,7 +504,7 @@ macro_rules! data_ops {
             catch(|| {
                 // SAFETY: C's contract: `iov` and `desc` hold `count` entries.
                 unsafe {
-                    data::send(ep, CBufs::Many(iov, desc, count), dest, context, SendFlags::Default, None, opt!($($tag)?))
+                    data::send(ep, CBufs::Many(iov, desc, count), dest, context, SendFlags::Default, None, opt!($($tag)?), super::trigger::Post::Now)
                 }
             })
         }
@@ -456,6 +533,7 @@ macro_rules! data_ops {
                         SendFlags::Inject(FI_INJECT),
                         None,
                         opt!($($tag)?),
+                        super::trigger::Post::Now,
                     )
                 }
             })
@@ -483,6 +561,7 @@ macro_rules! data_ops {
                         SendFlags::DefaultPlus(FI_REMOTE_CQ_DATA),
                         Some(data),
                         opt!($($tag)?),
+                        super::trigger::Post::Now,
                     )
                 }
             })
@@ -507,6 +586,7 @@ macro_rules! data_ops {
                         SendFlags::Inject(FI_INJECT | FI_REMOTE_CQ_DATA),
                         Some(data),
                         opt!($($tag)?),
+                        super::trigger::Post::Now,
                     )
                 }
             })

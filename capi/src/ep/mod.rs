@@ -10,11 +10,14 @@ mod atomic;
 pub(crate) use atomic::query_atomic;
 mod cm;
 mod data;
+mod deferred;
 mod msg;
 mod rma;
 pub mod sep;
 pub mod stx;
 mod tagged;
+mod trigger;
+pub(crate) use deferred::domain_control;
 
 use crate::boundary::with_handle;
 use crate::domain::domain_handle;
@@ -49,6 +52,12 @@ pub struct EpObj {
     alias_of: Option<BindRef>,
     /// A shared transmit context is bound (at most one, `stx.rs`).
     stx_bound: std::sync::atomic::AtomicBool,
+    /// Opened with `FI_TRIGGER`: operations may be posted with that flag.
+    trigger_cap: bool,
+    /// Counters holding triggered operations or deferred work of this
+    /// endpoint (shared with its aliases): `fi_cancel` and `fi_close` look
+    /// there (`trigger.rs`).
+    triggered: Arc<Mutex<Vec<std::sync::Weak<oxifabric::service::cntr::Counter>>>>,
     _domain: BindRef,
 }
 
@@ -176,6 +185,8 @@ fn new_handle(
         addr_format: info.addr_format,
         alias_of,
         stx_bound: Default::default(),
+        trigger_cap: info.caps & FI_TRIGGER != 0,
+        triggered: Default::default(),
         _domain: domain,
     };
     let ops = obj.ops.clone();
@@ -211,6 +222,7 @@ unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
             return -FI_EBUSY;
         }
         if h.inner.alias_of.is_none() {
+            trigger::close(h);
             h.inner.ops.close();
         }
         // SAFETY: `h` came from EpHandle::boxed and, not busy, is no longer
@@ -362,6 +374,8 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     addr_format: h.inner.addr_format,
                     alias_of: Some(BindRef::new(&h.binds)),
                     stx_bound: Default::default(),
+                    trigger_cap: h.inner.trigger_cap,
+                    triggered: h.inner.triggered.clone(),
                     _domain: h.inner._domain.again(),
                 };
                 // SAFETY: `a.fid` is not NULL and points to the caller's
@@ -400,7 +414,10 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
 
 unsafe extern "C" fn ep_cancel(f: fid_t, context: *mut c_void) -> isize {
     with_handle!(ep_handle, f, "fi_cancel", |h| {
-        rc(h.inner.ops.cancel(context as usize)) as isize
+        match h.inner.ops.cancel(context as usize) {
+            Err(_) if trigger::cancel(h, context as usize) => 0,
+            r => rc(r) as isize,
+        }
     })
 }
 

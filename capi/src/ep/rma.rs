@@ -7,12 +7,14 @@
 
 use super::data::{convert, CBufs, SendFlags};
 use super::ep_handle;
+use super::trigger::{carry_out, plan, Post};
 use crate::boundary::catch;
 use crate::handles::*;
 use core::ffi::c_void;
 use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::ops::{iov_len, IoVec, RmaIov, RmaOp};
+use oxifabric::service::trigger::{Deferred, RmaCopy};
 use std::sync::atomic::Ordering;
 
 /// Where the remote side of an operation comes from in C.
@@ -32,13 +34,15 @@ pub(super) const RMA_FLAGS: u64 = FI_COMPLETION
     | FI_COMMIT_COMPLETE
     | FI_REMOTE_CQ_DATA
     | FI_MORE
-    | FI_FENCE;
+    | FI_FENCE
+    | FI_TRIGGER;
 
-/// Posts an RMA operation.
+/// Posts an RMA operation as `post` says.
 ///
 /// # Safety
 /// `ep` is NULL or from `fi_endpoint`; `bufs` as for `data::convert`; for
-/// `CRma::Many`, the pointer is NULL or holds `count` entries.
+/// `CRma::Many`, the pointer is NULL or holds `count` entries; with
+/// `FI_TRIGGER`, `context` as for `trigger::plan`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn rma(
     ep: *mut fid_ep,
@@ -49,6 +53,7 @@ unsafe fn rma(
     context: *mut c_void,
     how: SendFlags,
     data: Option<u64>,
+    post: Post,
 ) -> isize {
     let what = if write { "fi_write" } else { "fi_read" };
     // SAFETY: the caller's contract on `ep`.
@@ -107,6 +112,11 @@ unsafe fn rma(
         Ok(x) => x,
         Err(e) => return e as isize,
     };
+    // SAFETY: the caller's contract on `context`.
+    let plan = match unsafe { plan(h, post, flags, context as usize, what) } {
+        Ok(p) => p,
+        Err(e) => return e as isize,
+    };
     let op = RmaOp {
         write,
         iov: &b.iov,
@@ -114,11 +124,17 @@ unsafe fn rma(
         dest,
         rma: &rma[..n],
         context: context as usize,
-        flags,
+        flags: flags & !FI_TRIGGER,
         internal,
         data: data.filter(|_| write && flags & FI_REMOTE_CQ_DATA != 0),
     };
-    rc(h.inner.ops.rma(&op)) as isize
+    carry_out(
+        h,
+        plan,
+        &op,
+        |ep, op| ep.rma(op),
+        |op| Deferred::Rma(RmaCopy::of(op)),
+    )
 }
 
 /// `fi_readmsg` and `fi_writemsg`.
@@ -127,6 +143,21 @@ unsafe fn rma(
 /// `msg` is NULL or a valid `fi_msg_rma` whose arrays hold their counts;
 /// `ep` as for [`rma`].
 unsafe fn rma_msg(ep: *mut fid_ep, write: bool, msg: *const fi_msg_rma, flags: u64) -> isize {
+    // SAFETY: the caller's contract.
+    unsafe { rma_msg_as(ep, write, msg, flags, Post::Now) }
+}
+
+/// [`rma_msg`], posted as `post` says (deferred work: `deferred.rs`).
+///
+/// # Safety
+/// As for [`rma_msg`].
+pub(super) unsafe fn rma_msg_as(
+    ep: *mut fid_ep,
+    write: bool,
+    msg: *const fi_msg_rma,
+    flags: u64,
+    post: Post,
+) -> isize {
     // SAFETY: the caller's contract on `msg`.
     let Some(m) = (unsafe { msg.as_ref() }) else {
         core_warn!(FI_LOG_EP_DATA, "fi_readmsg/fi_writemsg: msg is NULL");
@@ -145,6 +176,7 @@ unsafe fn rma_msg(ep: *mut fid_ep, write: bool, msg: *const fi_msg_rma, flags: u
             // operation still completes.
             SendFlags::Given(flags),
             Some(m.data),
+            post,
         )
     }
 }
@@ -173,6 +205,7 @@ unsafe extern "C" fn read(
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -201,6 +234,7 @@ unsafe extern "C" fn readv(
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -235,6 +269,7 @@ unsafe extern "C" fn write(
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -263,6 +298,7 @@ unsafe extern "C" fn writev(
                 context,
                 SendFlags::Default,
                 None,
+                Post::Now,
             )
         }
     })
@@ -294,6 +330,7 @@ unsafe extern "C" fn inject(
                 core::ptr::null_mut(),
                 SendFlags::Inject(FI_INJECT),
                 None,
+                Post::Now,
             )
         }
     })
@@ -323,6 +360,7 @@ unsafe extern "C" fn writedata(
                 context,
                 SendFlags::DefaultPlus(FI_REMOTE_CQ_DATA),
                 Some(data),
+                Post::Now,
             )
         }
     })
@@ -349,6 +387,7 @@ unsafe extern "C" fn injectdata(
                 core::ptr::null_mut(),
                 SendFlags::Inject(FI_INJECT | FI_REMOTE_CQ_DATA),
                 Some(data),
+                Post::Now,
             )
         }
     })

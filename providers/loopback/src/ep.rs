@@ -688,6 +688,10 @@ impl EndpointOps for LoopEp {
         Some(self.me.clone())
     }
 
+    fn completion_sinks(&self) -> Option<oxifabric::service::ep_core::Sinks> {
+        Some(self.lock().core.sinks.clone())
+    }
+
     fn set_fid(&self, fid: usize) {
         self.lock().core.fid = fid;
     }

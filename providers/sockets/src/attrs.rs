@@ -19,6 +19,7 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_REMOTE_READ
     | FI_REMOTE_WRITE
     | FI_RMA_EVENT
+    | FI_TRIGGER
     | FI_FENCE
     | FI_SEND
     | FI_RECV
@@ -47,7 +48,7 @@ pub const MAX_EP_STX: usize = 128;
 /// Most transmit (receive) contexts of a scalable endpoint (`ep/sep.rs`).
 pub const MAX_EP_CTX: usize = 16;
 const TX_CAPS: u64 =
-    FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_FENCE;
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_FENCE | FI_TRIGGER;
 const RX_CAPS: u64 = FI_MSG
     | FI_TAGGED
     | FI_RECV
@@ -58,7 +59,8 @@ const RX_CAPS: u64 = FI_MSG
     | FI_ATOMIC
     | FI_REMOTE_READ
     | FI_REMOTE_WRITE
-    | FI_RMA_EVENT;
+    | FI_RMA_EVENT
+    | FI_TRIGGER;
 /// The message orders kept on reliable endpoints: every frame of a
 /// connection is handled in order at the target, except that a read's
 /// answer leaves from registered memory after the request was handled, so

@@ -10,6 +10,7 @@ use oxifabric::service::rxq::{Posted, Region, ENTRY_COST};
 use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// Lifecycle of a connection.
@@ -212,29 +213,52 @@ impl TxItem {
     }
 }
 
+/// What an endpoint's queued sends hold in copies of our own, summed over
+/// all its queues as they change, so the bound on queued copies costs
+/// O(1) per send instead of a walk over every connection.
+pub type Ledger = std::sync::Arc<std::sync::atomic::AtomicUsize>;
+
 /// Queued sends (a connection's, or an RDM peer's waiting for its
 /// handshake) with the memory their own copies take.
 #[derive(Default)]
 pub struct TxQueue {
     items: VecDeque<TxItem>,
     owned: usize,
+    /// The endpoint's ledger, from the first push on.
+    ledger: Option<Ledger>,
 }
 
 impl TxQueue {
-    pub fn push_back(&mut self, item: TxItem) {
-        self.owned += item.charge();
+    /// Queues `item`, counting its copy here and in the endpoint's `ledger`.
+    pub fn push_back(&mut self, item: TxItem, ledger: &Ledger) {
+        if self.ledger.is_none() {
+            ledger.fetch_add(self.owned, Relaxed);
+            self.ledger = Some(ledger.clone());
+        }
+        self.change(item.charge() as isize);
         self.items.push_back(item);
+    }
+
+    fn change(&mut self, by: isize) {
+        self.owned = self.owned.wrapping_add_signed(by);
+        if let Some(l) = &self.ledger {
+            if by >= 0 {
+                l.fetch_add(by as usize, Relaxed);
+            } else {
+                l.fetch_sub(by.unsigned_abs(), Relaxed);
+            }
+        }
     }
 
     pub fn pop_front(&mut self) -> Option<TxItem> {
         let item = self.items.pop_front()?;
-        self.owned -= item.charge();
+        self.change(-(item.charge() as isize));
         Some(item)
     }
 
     /// Empties the queue.
     pub fn take_all(&mut self) -> VecDeque<TxItem> {
-        self.owned = 0;
+        self.change(-(self.owned as isize));
         std::mem::take(&mut self.items)
     }
 
@@ -263,6 +287,12 @@ impl TxQueue {
     /// Memory of our own copies queued here.
     pub fn owned(&self) -> usize {
         self.owned
+    }
+}
+
+impl Drop for TxQueue {
+    fn drop(&mut self) {
+        self.change(-(self.owned as isize));
     }
 }
 
@@ -513,5 +543,43 @@ impl Conn {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(len: usize) -> TxItem {
+        TxItem {
+            hdr: [0; HEADER_LEN],
+            total: HEADER_LEN + len,
+            data: TxData::Owned(vec![0; len]),
+            off: 0,
+            done: None,
+        }
+    }
+
+    #[test]
+    fn ledger_follows_every_queue() {
+        let ledger = Ledger::default();
+        let sum = || ledger.load(Relaxed);
+        let mut a = TxQueue::default();
+        let mut b = TxQueue::default();
+        a.push_back(copy(100), &ledger);
+        a.push_back(copy(50), &ledger);
+        b.push_back(copy(10), &ledger);
+        assert_eq!(sum(), a.owned() + b.owned());
+        assert!(sum() >= 160);
+        a.pop_front();
+        assert_eq!(sum(), a.owned() + b.owned());
+        let taken = b.take_all();
+        assert_eq!((taken.len(), b.owned()), (1, 0));
+        assert_eq!(sum(), a.owned());
+        // A queue moved elsewhere (a peer's held sends) keeps counting.
+        let moved = std::mem::take(&mut a);
+        assert_eq!(sum(), moved.owned());
+        drop(moved);
+        assert_eq!(sum(), 0, "a dropped queue gives its copies back");
     }
 }

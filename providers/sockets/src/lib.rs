@@ -1,8 +1,10 @@
 //! oxifabric's sockets provider: `FI_EP_MSG` and `FI_EP_RDM` over TCP,
 //! `FI_EP_DGRAM` over UDP, with two-sided messaging (`fi_msg`,
 //! `fi_tagged`), and on MSG and RDM endpoints RMA and atomics over the
-//! engine's registration table (`ep/rma.rs`). Triggered
-//! operations are not implemented and not advertised.
+//! engine's registration table (`ep/rma.rs`). Triggered operations and
+//! deferred work (`FI_TRIGGER`, fi_trigger(3)) are the engine's
+//! (`service::trigger`) on MSG and RDM endpoints; the provider only hands
+//! it its completion sinks.
 
 mod attrs;
 mod conn;

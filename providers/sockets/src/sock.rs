@@ -1,9 +1,9 @@
 //! Thin wrappers over the socket calls std does not offer: non-blocking
-//! connect, vectored non-blocking send, and an epoll set.
+//! connect, vectored non-blocking send (the epoll set is the engine's).
 
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 
 /// 64 random bits from the kernel (`getrandom`), never 0: message ids
 /// start there and handshake nonces are drawn from it, so a process that
@@ -195,76 +195,7 @@ pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-/// An epoll set, level-triggered.
-pub struct Epoll {
-    fd: OwnedFd,
-}
-
-impl Epoll {
-    pub fn new() -> io::Result<Epoll> {
-        // SAFETY: no pointers; the fd is owned right away.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Epoll {
-            // SAFETY: fresh descriptor.
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
-    }
-
-    fn ctl(&self, op: i32, fd: RawFd, token: u64, input: bool, out: bool) -> io::Result<()> {
-        let mut ev = libc::epoll_event {
-            events: if input {
-                (libc::EPOLLIN | libc::EPOLLRDHUP) as u32
-            } else {
-                0
-            } | if out { libc::EPOLLOUT as u32 } else { 0 },
-            u64: token,
-        };
-        // SAFETY: ev is a live epoll_event.
-        if unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut ev) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    /// Watches `fd` for input (and output when `out`).
-    pub fn add(&self, fd: RawFd, token: u64, out: bool) -> io::Result<()> {
-        self.ctl(libc::EPOLL_CTL_ADD, fd, token, true, out)
-    }
-
-    /// Changes whether input and output readiness are watched (errors and
-    /// hang-ups are always reported).
-    pub fn set(&self, fd: RawFd, token: u64, input: bool, out: bool) -> io::Result<()> {
-        self.ctl(libc::EPOLL_CTL_MOD, fd, token, input, out)
-    }
-
-    /// Stops watching `fd`.
-    pub fn remove(&self, fd: RawFd) {
-        let mut ev = libc::epoll_event { events: 0, u64: 0 };
-        // SAFETY: ev is live; errors (already closed) do not matter.
-        unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
-    }
-
-    /// Ready tokens with their event bits, waiting up to `timeout_ms`.
-    pub fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> usize {
-        // SAFETY: events is a live array.
-        let n = unsafe {
-            libc::epoll_wait(
-                self.fd.as_raw_fd(),
-                events.as_mut_ptr(),
-                events.len() as i32,
-                timeout_ms,
-            )
-        };
-        n.max(0) as usize
-    }
-
-    pub fn raw(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
+pub use oxifabric::service::epoll::Epoll;
 
 /// Pauses accepting after an error that leaves the listener readable:
 /// without descriptors or memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`)
@@ -316,7 +247,16 @@ pub trait Served: AsRawFd + Sized {
 
 impl Served for std::net::TcpListener {
     fn bind_to(at: SocketAddr) -> io::Result<Self> {
-        std::net::TcpListener::bind(at)
+        let l = std::net::TcpListener::bind(at)?;
+        // std listens with a backlog of 128: hundreds of peers connecting
+        // at once (an MPI job's start) overflow it, and each dropped SYN
+        // costs its peer a one-second retransmission. Listening again
+        // raises the backlog to the kernel's limit (`somaxconn`).
+        // SAFETY: no pointers; the descriptor is the live listener's.
+        if unsafe { libc::listen(l.as_raw_fd(), libc::c_int::MAX) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(l)
     }
     fn bound_addr(&self) -> io::Result<SocketAddr> {
         self.local_addr()

@@ -90,8 +90,10 @@ impl SockEp {
             }
         })?;
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
-        conn.txq
-            .push_back(Self::control_item(Op::ConnReq, data.to_vec(), 0));
+        conn.txq.push_back(
+            Self::control_item(Op::ConnReq, data.to_vec(), 0),
+            &st.copies,
+        );
         st.tx_queued += 1;
         let slot = self.add_conn(&mut st, conn, true);
         st.msg = MsgState::Connecting(slot);

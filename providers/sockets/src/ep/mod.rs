@@ -107,6 +107,17 @@ struct EpState {
     /// is posting back to back, so further sends wait in their queues
     /// (send coalescing) until progress writes them, many per writev.
     burst: bool,
+    /// Some connection may be `Paused` (set whenever one pauses; cleared
+    /// by the scan that finds none), so posting a receive scans the
+    /// connections only when one can be waiting for it.
+    maybe_paused: bool,
+    /// The progress pass under way (or the last) is the application's,
+    /// not the auto-progress thread's: bare answers may wait for its next
+    /// call (`submit_as`).
+    app_pass: bool,
+    /// Our own copies held by every queue of this endpoint (connections'
+    /// and waiting peers'), kept by the queues themselves.
+    copies: crate::conn::Ledger,
     /// Connections holding coalesced sends.
     dirty: Vec<usize>,
     /// DGRAM: the buffer datagrams are received into (allocated once).
@@ -144,9 +155,9 @@ pub struct SockEp {
     domain: Arc<SockDomain>,
     epoll: Epoll,
     st: Mutex<EpState>,
-    /// When the application last drove progress itself (ms since start):
-    /// the auto-progress thread stays out of its way while it polls.
-    app_progress_ms: std::sync::atomic::AtomicU64,
+    /// The application's own progress calls: the auto-progress thread
+    /// stays out of its way while it polls.
+    app_polls: oxifabric::service::progress::AppPolls,
     /// How long RDM connection setup is retried (`retry.rs`).
     conn_timeout: std::time::Duration,
     /// `FI_SOCKETS_TX_COALESCE`: hold back-to-back sends for one writev.
@@ -172,13 +183,7 @@ fn coalesce_enabled() -> bool {
 }
 
 /// Milliseconds since the first call, for coarse activity timestamps.
-pub fn now_ms() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_millis() as u64
-}
+pub use oxifabric::service::progress::clock_ms as now_ms;
 
 const PROV: &str = "sockets";
 /// Why an MSG connection ended when the peer sent `Shutdown`.
@@ -237,7 +242,7 @@ impl SockEp {
             info: info.clone(),
             domain,
             epoll,
-            app_progress_ms: std::sync::atomic::AtomicU64::new(0),
+            app_polls: Default::default(),
             conn_timeout: retry::conn_timeout(),
             st: Mutex::new(EpState {
                 core: EpCore::new(info, PROV),
@@ -273,6 +278,9 @@ impl SockEp {
                 verifying: 0,
                 accept_backoff: Default::default(),
                 burst: false,
+                maybe_paused: false,
+                app_pass: false,
+                copies: Default::default(),
                 dirty: Vec::new(),
             }),
             coalesce: coalesce_enabled(),
@@ -370,7 +378,10 @@ impl SockEp {
     /// wake every wait at once), output while sends are queued.
     fn watch(&self, st: &mut EpState, slot: usize) {
         if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
-            let want_out = (!c.txq.is_empty() && c.state == ConnState::Open)
+            // Sends held for coalescing go out at the next progress call
+            // (`flush_deferred`), not on readiness: watching for output
+            // meanwhile would cost two epoll_ctl calls per batch.
+            let want_out = (!c.txq.is_empty() && c.state == ConnState::Open && !c.deferred)
                 || c.state == ConnState::Connecting;
             let want_in = Self::reading(c);
             if want_out != c.watching_out || want_in != c.watching_in {
@@ -553,7 +564,18 @@ impl SockEp {
     }
 
     /// Queues (or sends at once) one frame on a connection.
-    fn submit(&self, st: &mut EpState, slot: usize, mut item: TxItem) -> Result<()> {
+    fn submit(&self, st: &mut EpState, slot: usize, item: TxItem) -> Result<()> {
+        self.submit_as(st, slot, item, false)
+    }
+
+    /// [`Self::submit`]; `lazy` marks a frame nobody waits on more than on
+    /// what the application does next (a write's bare answer): during a
+    /// pass the application drives, it waits for the next frame to that
+    /// peer or the next progress call (the auto-progress thread's within
+    /// about a millisecond when none comes), so an RMA ping-pong's answer
+    /// and reply share one writev instead of costing the target a send
+    /// before its application even sees the write.
+    fn submit_as(&self, st: &mut EpState, slot: usize, mut item: TxItem, lazy: bool) -> Result<()> {
         let inject = matches!(item.data, TxData::Owned(_));
         let Some(c) = st.conns[slot].as_mut() else {
             return Err(Error::NotConn);
@@ -570,12 +592,10 @@ impl SockEp {
         // first send after progress goes at once, so a ping-pong never
         // waits.
         let data = item.done.is_some();
-        let coalesce = data
-            && !more
+        let coalesce = (data && !more && st.burst && item.total <= COALESCE_BYTES
+            || lazy && st.app_pass)
             && self.coalesce
-            && st.burst
-            && c.state == ConnState::Open
-            && item.total <= COALESCE_BYTES;
+            && c.state == ConnState::Open;
         if c.txq.is_empty() && c.state == ConnState::Open && !more && !coalesce {
             if let Err(e) = c.write_item(&mut item) {
                 let f = reset(&e);
@@ -605,13 +625,17 @@ impl SockEp {
         let Some(c) = st.conns[slot].as_mut() else {
             return Ok(());
         };
-        c.txq.push_back(item);
+        c.txq.push_back(item, &st.copies);
         if coalesce {
             if !c.deferred {
                 c.deferred = true;
                 st.dirty.push(slot);
-                self.deferred_pending
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                if !self
+                    .deferred_pending
+                    .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    st.core.sinks.kick_progress();
+                }
             }
             if c.txq.len() >= COALESCE_ITEMS {
                 self.flush(st, slot);
@@ -701,12 +725,7 @@ impl SockEp {
     /// Memory of our own copies queued on every connection and for every
     /// peer still in its handshake.
     fn owned_total(st: &EpState) -> usize {
-        st.conns
-            .iter()
-            .flatten()
-            .map(|c| c.txq.owned())
-            .sum::<usize>()
-            + st.peers.values().map(|p| p.pending.owned()).sum::<usize>()
+        st.copies.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether an operation may be posted now: the endpoint is enabled,
@@ -1070,6 +1089,10 @@ impl EndpointOps for SockEp {
 
     fn as_progress(&self) -> Option<Weak<dyn Progress>> {
         Some(self.me.clone())
+    }
+
+    fn completion_sinks(&self) -> Option<oxifabric::service::ep_core::Sinks> {
+        Some(self.lock().core.sinks.clone())
     }
 
     fn set_fid(&self, fid: usize) {

@@ -226,6 +226,7 @@ impl SockEp {
                         Some(RxState::Paused { hdr }) => {
                             if let Some(c) = st.conns[slot].as_mut() {
                                 c.rx = RxState::Paused { hdr };
+                                st.maybe_paused = true;
                             }
                             return;
                         }
@@ -279,6 +280,7 @@ impl SockEp {
                     };
                     if let Some(s) = self.on_header(st, slot, hdr) {
                         if let Some(c) = st.conns[slot].as_mut() {
+                            st.maybe_paused |= matches!(s, RxState::Paused { .. });
                             c.rx = s;
                         }
                     }
@@ -479,6 +481,12 @@ impl SockEp {
 
     /// Retries connections paused for lack of unexpected-message room.
     pub(super) fn resume_paused(&self, st: &mut EpState) {
+        // Every receive posted calls this: with many connections and none
+        // paused (the usual case) the scan below would cost O(connections)
+        // per receive.
+        if !st.maybe_paused {
+            return;
+        }
         let paused: Vec<usize> = st
             .conns
             .iter()
@@ -489,6 +497,7 @@ impl SockEp {
             })
             .map(|(i, _)| i)
             .collect();
+        st.maybe_paused = !paused.is_empty();
         for s in paused {
             self.read_conn(st, s);
         }
@@ -497,11 +506,11 @@ impl SockEp {
 
 impl Progress for SockEp {
     fn progress(&self) {
-        self.app_progress_ms
-            .store(now_ms(), std::sync::atomic::Ordering::Relaxed);
+        self.app_polls.note();
         let Ok(mut st) = self.st.try_lock() else {
             return;
         };
+        st.app_pass = true;
         self.progress_locked(&mut st);
     }
 
@@ -514,10 +523,7 @@ impl Progress for SockEp {
     /// application sees its data sooner, and two threads spinning on two
     /// cores only slow both).
     fn app_polling(&self) -> bool {
-        let last = self
-            .app_progress_ms
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let idle = now_ms().saturating_sub(last);
+        let idle = self.app_polls.idle_ms();
         // Coalesced sends wait at most about a millisecond for the
         // application's next progress call; then the thread writes them.
         idle < 10 && !(self.flush_pending() && idle >= 1)
@@ -535,6 +541,7 @@ impl Progress for SockEp {
             return false;
         }
         if let Ok(mut st) = self.st.try_lock() {
+            st.app_pass = false;
             self.progress_locked(&mut st);
         }
         true

@@ -96,7 +96,8 @@ impl SockEp {
         conn.fi_addr_gen = st.core.av.as_ref().map_or(0, |a| a.generation());
         let nonce = sock::random_u64();
         let me = st.local.map(|l| addr::to_sockaddr(&l)).unwrap_or_default();
-        conn.txq.push_back(Self::control_item(Op::Hello, me, nonce));
+        conn.txq
+            .push_back(Self::control_item(Op::Hello, me, nonce), &st.copies);
         st.tx_queued += 1;
         let slot = self.add_conn(st, conn, true);
         let peer = st.peers.entry(sa).or_default();
@@ -153,7 +154,7 @@ impl SockEp {
                 {
                     item.own_rest();
                 }
-                peer.pending.push_back(item);
+                peer.pending.push_back(item, &st.copies);
                 st.tx_queued += 1;
                 Ok(())
             }
@@ -332,7 +333,7 @@ impl SockEp {
             v.transient = true;
             let me = st.local.map(|l| addr::to_sockaddr(&l)).unwrap_or_default();
             v.txq
-                .push_back(Self::control_item(Op::Verify, me, cl.nonce));
+                .push_back(Self::control_item(Op::Verify, me, cl.nonce), &st.copies);
             st.tx_queued += 1;
             self.add_conn(st, v, true);
             st.verifying += 1;

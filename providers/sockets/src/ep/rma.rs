@@ -675,7 +675,10 @@ impl SockEp {
             off: 0,
             done: None,
         };
-        let _ = self.submit(st, slot, item);
+        // A bare answer (a write's, or a refusal) may wait for the next
+        // frame; one carrying data (a read's, a fetch's) is what the peer
+        // waits for.
+        let _ = self.submit_as(st, slot, item, len == 0);
     }
 
     /// Initiator, an `RmaResp` header: a refusal fails its piece; a read's

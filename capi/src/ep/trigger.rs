@@ -1,0 +1,233 @@
+//! The C side of triggered operations (fi_trigger(3)): reading the
+//! `struct fi_triggered_context` of an operation posted with `FI_TRIGGER`,
+//! and deciding for every data-transfer call whether it is issued now or
+//! handed to the engine's trigger lists (`service::trigger`) with a copy
+//! of its descriptors. Deferred work (`fi_control(FI_QUEUE_WORK)`) is in
+//! `deferred.rs` and comes through here as [`Post::Work`].
+
+use super::EpHandle;
+use crate::cntr::cntr_handle;
+use core::ffi::c_int;
+use oxifabric::abi::*;
+use oxifabric::core_warn;
+use oxifabric::ops::EndpointOps;
+use oxifabric::service::cntr::Counter;
+use oxifabric::service::trigger::{self, Counts, Deferred, Hook, Tag, When, WorkKey};
+use std::sync::Arc;
+
+/// A deferred work request's condition and completion counter, checked by
+/// `deferred.rs`.
+pub(super) struct Work {
+    pub(super) trigger: Arc<Counter>,
+    pub(super) threshold: u64,
+    pub(super) key: WorkKey,
+    pub(super) completion: Option<Arc<Counter>>,
+}
+
+/// How a data-transfer call posts its operation.
+pub(super) enum Post {
+    /// The application's own call: now, or, with `FI_TRIGGER` in its
+    /// flags, when its triggered context says.
+    Now,
+    /// Deferred work.
+    Work(Work),
+}
+
+/// What becomes of one operation.
+pub(super) enum Plan {
+    /// Posted on the endpoint now.
+    Issue,
+    /// Queued on a counter.
+    Defer(When, Option<Hook>),
+}
+
+/// Decides how an operation with `flags` (resolved, possibly with
+/// `FI_TRIGGER`) and `context` is posted on `h`.
+///
+/// # Safety
+/// With `FI_TRIGGER` in `flags` and `post` being `Now`, `context` is NULL
+/// or points to a `struct fi_triggered_context` (fi_trigger(3): the
+/// application's promise for triggered operations).
+pub(super) unsafe fn plan(
+    h: &EpHandle,
+    post: Post,
+    flags: u64,
+    context: usize,
+    what: &str,
+) -> Result<Plan, c_int> {
+    let deferred = matches!(post, Post::Work(_));
+    if !deferred && flags & FI_TRIGGER == 0 {
+        return Ok(Plan::Issue);
+    }
+    if flags & FI_INJECT != 0 {
+        core_warn!(
+            FI_LOG_EP_DATA,
+            "{what}: FI_INJECT cannot be deferred (the buffer is the application's again when the call returns)"
+        );
+        return Err(-FI_EINVAL);
+    }
+    let tag = |work| Tag {
+        work,
+        ep: ep_id(h),
+        context,
+    };
+    match post {
+        Post::Work(w) => Ok(Plan::Defer(
+            When {
+                cntr: w.trigger,
+                threshold: w.threshold,
+                counts: Counts::SuccessesAndErrors,
+                tag: tag(Some(w.key)),
+            },
+            Some(Hook {
+                context,
+                cntr: w.completion,
+            }),
+        )),
+        Post::Now => {
+            if !h.inner.trigger_cap {
+                core_warn!(
+                    FI_LOG_EP_DATA,
+                    "{what}: FI_TRIGGER on an endpoint opened without the FI_TRIGGER capability"
+                );
+                return Err(-FI_EINVAL);
+            }
+            // SAFETY: the caller's contract on `context`.
+            let (cntr, threshold) = unsafe { threshold_of(h, context, what) }?;
+            Ok(Plan::Defer(
+                When {
+                    cntr,
+                    threshold,
+                    counts: Counts::Successes,
+                    tag: tag(None),
+                },
+                None,
+            ))
+        }
+    }
+}
+
+/// The counter and threshold of a triggered context.
+///
+/// # Safety
+/// `context` is NULL or points to a readable `struct fi_triggered_context`.
+unsafe fn threshold_of(
+    h: &EpHandle,
+    context: usize,
+    what: &str,
+) -> Result<(Arc<Counter>, u64), c_int> {
+    // SAFETY: the caller's contract.
+    let Some(t) = (unsafe { (context as *const fi_triggered_context).as_ref() }) else {
+        core_warn!(
+            FI_LOG_EP_DATA,
+            "{what}: FI_TRIGGER with a NULL context (a struct fi_triggered_context is required)"
+        );
+        return Err(-FI_EINVAL);
+    };
+    match t.event_type {
+        FI_TRIGGER_THRESHOLD => {}
+        FI_TRIGGER_XPU => {
+            core_warn!(
+                FI_LOG_EP_DATA,
+                "{what}: FI_TRIGGER_XPU triggers need FI_XPU, which no provider offers"
+            );
+            return Err(-FI_ENOSYS);
+        }
+        e => {
+            core_warn!(FI_LOG_EP_DATA, "{what}: unknown trigger event type {e}");
+            return Err(-FI_EINVAL);
+        }
+    }
+    // SAFETY: FI_TRIGGER_THRESHOLD selects the `threshold` member.
+    let th = unsafe { t.trigger.threshold };
+    // SAFETY: the counter is NULL or a fid (the crate's pointer contract);
+    // class and magic are checked.
+    let c = unsafe { counter_of(h, th.cntr, what) }?;
+    Ok((c, th.threshold as u64))
+}
+
+/// The engine counter behind `cntr`, which must be a counter of `h`'s
+/// domain.
+///
+/// # Safety
+/// `cntr` is NULL or points to a live `struct fid`.
+pub(super) unsafe fn counter_of(
+    h: &EpHandle,
+    cntr: *mut fid_cntr,
+    what: &str,
+) -> Result<Arc<Counter>, c_int> {
+    // SAFETY: the caller's contract.
+    let Some(c) = (unsafe { cntr_handle(cntr as *const fid) }) else {
+        core_warn!(
+            FI_LOG_EP_DATA,
+            "{what}: the trigger counter is NULL or not a counter"
+        );
+        return Err(-FI_EINVAL);
+    };
+    if !c.inner.domain_ref().same_object(&h.inner._domain) {
+        core_warn!(
+            FI_LOG_EP_DATA,
+            "{what}: the trigger counter belongs to another domain"
+        );
+        return Err(-FI_EINVAL);
+    }
+    Ok(c.inner.cntr.clone())
+}
+
+/// Carries out a plan for an operation built as `op`: posts it, or queues
+/// its copy (`copy`) on the counter. Returns the call's C code.
+pub(super) fn carry_out<O>(
+    h: &EpHandle,
+    plan: Plan,
+    op: &O,
+    post: impl FnOnce(&dyn EndpointOps, &O) -> oxifabric::error::Result<()>,
+    copy: impl FnOnce(&O) -> Deferred,
+) -> isize {
+    match plan {
+        Plan::Issue => crate::handles::rc(post(&*h.inner.ops, op)) as isize,
+        Plan::Defer(when, hook) => {
+            remember(h, &when.cntr);
+            trigger::defer_op(h.inner.ops.clone(), copy(op), hook, when);
+            0
+        }
+    }
+}
+
+/// What names the endpoint in the engine's trigger lists: its provider
+/// object, which an alias shares.
+fn ep_id(h: &EpHandle) -> usize {
+    Arc::as_ptr(&h.inner.ops) as *const () as usize
+}
+
+/// Records a counter that holds jobs of endpoint `h` (for `fi_cancel` and
+/// `fi_close`).
+fn remember(h: &EpHandle, c: &Arc<Counter>) {
+    let mut l = h.inner.triggered.lock().unwrap_or_else(|p| p.into_inner());
+    l.retain(|w| w.strong_count() > 0);
+    if !l.iter().any(|w| w.as_ptr() == Arc::as_ptr(c)) {
+        l.push(Arc::downgrade(c));
+    }
+}
+
+/// The counters holding jobs of endpoint `h`.
+fn counters(h: &EpHandle) -> Vec<Arc<Counter>> {
+    let l = h.inner.triggered.lock().unwrap_or_else(|p| p.into_inner());
+    l.iter().filter_map(std::sync::Weak::upgrade).collect()
+}
+
+/// `fi_cancel` of a triggered operation of `h` not yet issued: whether
+/// one with `context` was found (and reported canceled).
+pub(super) fn cancel(h: &EpHandle, context: usize) -> bool {
+    counters(h)
+        .iter()
+        .map(|c| trigger::cancel_op(c, ep_id(h), context))
+        .sum::<usize>()
+        > 0
+}
+
+/// The endpoint `h` closes: its jobs are dropped.
+pub(super) fn close(h: &EpHandle) {
+    for c in counters(h) {
+        trigger::drop_ep(&c, ep_id(h));
+    }
+}
