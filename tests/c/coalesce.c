@@ -8,7 +8,11 @@
  * receives; A posts a burst of tagged sends, then a burst of tagged
  * injects; after each burst the program polls only B's CQ (bounded) until
  * every message arrived, checks the data, and only then reads A's send
- * completions. Usage: coalesce [PROVIDER] (default sockets).
+ * completions. Then the same for the answer a write waits for (ours holds
+ * a write's bare answer for the target's next frame or progress call): A
+ * writes into B's memory with remote CQ data, the program polls only B's
+ * CQ until the write arrived, then only A's until the write completes.
+ * Usage: coalesce [PROVIDER] (default sockets).
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -20,6 +24,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include "check.h"
 
@@ -107,6 +112,37 @@ static void burst(struct side *a, struct side *b, int inject, int round)
 		EXPECT(reap(a->cq, BURST, "send completions") == 0, "every send completes");
 }
 
+/* One fi_writedata from A into B's memory; see the top of the file. */
+static void rma_round(struct side *a, struct side *b, int round)
+{
+	static char src[LEN], dst[LEN];
+	uint64_t mode = (uint64_t) info->domain_attr->mr_mode;
+	struct fid_mr *mr, *lmr = NULL;
+	void *desc = NULL;
+	CHECK(fi_mr_reg(domain, dst, LEN, FI_REMOTE_WRITE, 0, 2 * (uint64_t) round, 0, &mr, NULL));
+	if (mode & FI_MR_LOCAL) {
+		CHECK(fi_mr_reg(domain, src, LEN, FI_WRITE, 0, 2 * (uint64_t) round + 1, 0, &lmr, NULL));
+		desc = fi_mr_desc(lmr);
+	}
+	uint64_t addr = (mode & FI_MR_VIRT_ADDR) ? (uint64_t) (uintptr_t) dst : 0;
+	memset(src, 'A' + round, LEN);
+	memset(dst, 0, LEN);
+	time_t end = time(NULL) + 10;
+	ssize_t rc;
+	while ((rc = fi_writedata(a->ep, src, LEN, desc, (uint64_t) round, a->peer, addr, fi_mr_key(mr), src)) ==
+		       -FI_EAGAIN &&
+	       time(NULL) < end)
+		(void) fi_cq_read(a->cq, NULL, 0);
+	CHECK(rc);
+	EXPECT(reap(b->cq, 1, "remote write") == 0, "the write reaches the target");
+	EXPECT(dst[0] == 'A' + round && dst[LEN - 1] == dst[0], "the write's bytes are in the target's memory");
+	/* Only A's side is driven from here on. */
+	EXPECT(reap(a->cq, 1, "write completion") == 0, "the write completes while only the initiator polls");
+	fi_close(&mr->fid);
+	if (lmr)
+		fi_close(&lmr->fid);
+}
+
 int main(int argc, char **argv)
 {
 	const char *prov = argc > 1 ? argv[1] : "sockets";
@@ -116,8 +152,9 @@ int main(int argc, char **argv)
 
 	hints->fabric_attr->prov_name = strdup(prov);
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED;
+	hints->caps = FI_TAGGED | FI_RMA;
 	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	hints->mode = ~0ULL;
 	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
 	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
@@ -129,6 +166,7 @@ int main(int argc, char **argv)
 	for (int round = 0; round < 3; round++) {
 		burst(&a, &b, 0, round);
 		burst(&a, &b, 1, round);
+		rma_round(&a, &b, round);
 	}
 	fi_close(&a.ep->fid);
 	fi_close(&b.ep->fid);
