@@ -505,6 +505,12 @@ pub trait EndpointOps: Send + Sync {
         let _ = (level, name);
         Err(Error::NoProtoOpt)
     }
+    /// `fi_control(FI_GET_FD)` (2.2): the descriptor of the one socket the
+    /// endpoint talks over, for socket options libfabric does not expose.
+    /// Endpoints without exactly one such socket say `NoSys`.
+    fn socket_fd(&self) -> Result<c_int> {
+        Err(Error::NoSys)
+    }
     /// `fi_setopt`.
     fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
         let _ = (level, name, v);

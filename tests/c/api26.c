@@ -9,8 +9,11 @@
  *     and FI_TYPE_VERSION is the headers' release;
  *   - fi_domain_attr carries 2.5's counter limits;
  *   - FI_FIREWALL_ADDR on every AV insert call is refused (-FI_EBADFLAGS);
- *   - fi_control(FI_GET_FD) is -FI_ENOSYS, fi_getopt(FI_OPT_FIREWALL_ADDR)
- *     and the new EFA options (not an EFA endpoint) -FI_ENOPROTOOPT.
+ *   - fi_control(FI_GET_FD) gives a connected MSG endpoint's TCP socket
+ *     (both sides; -FI_EOPBADSTATE before it connects) and is -FI_ENOSYS on
+ *     an RDM endpoint;
+ *   - fi_getopt(FI_OPT_FIREWALL_ADDR) and the new EFA options (not an EFA
+ *     endpoint) are -FI_ENOPROTOOPT.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -24,7 +27,9 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_ext.h>
+#include <rdma/fi_cm.h>
 #include <stdbool.h>
+#include <sys/socket.h>
 #include "check.h"
 
 _Static_assert(FI_MAJOR_VERSION == 2 && FI_MINOR_VERSION == 6, "API 2.6");
@@ -46,6 +51,100 @@ static void tostr_is(const void *data, enum fi_type t, const char *want)
 	const char *s = fi_tostr(data, t);
 	EXPECT(s && !strcmp(s, want), "fi_tostr(type %d): '%s', want '%s'", (int) t,
 	       s ? s : "(null)", want);
+}
+
+/* The connected TCP socket behind `ep` (FI_GET_FD): a stream socket whose
+ * local port is `local` when that is not 0. */
+static void fd_is_socket(struct fid_ep *ep, const char *who, uint16_t local)
+{
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	int fd = -1, type = 0;
+	socklen_t tl = sizeof(type);
+
+	EXPECT_RC(fi_control(&ep->fid, FI_GET_FD, &fd), 0);
+	EXPECT(fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_STREAM,
+	       "%s: FI_GET_FD gave %d, not a stream socket", who, fd);
+	EXPECT(fd >= 0 && getsockname(fd, (struct sockaddr *) &sin, &sl) == 0 &&
+		       (!local || ntohs(sin.sin_port) == local),
+	       "%s: the socket's local port is not %u", who, (unsigned) local);
+}
+
+/* Waits (bounded) for one event on `eq`; dies on anything but `want`. */
+static void expect_event(struct fid_eq *eq, uint32_t want, struct fi_eq_cm_entry *entry)
+{
+	uint32_t event = 0;
+	ssize_t n = fi_eq_sread(eq, &event, entry, sizeof(*entry), 10000, 0);
+	if (n < 0 || event != want)
+		die("fi_eq_sread (connection events, 10 s)", n < 0 ? n : -FI_EOTHER);
+}
+
+/* FI_GET_FD on a connected MSG endpoint pair over loopback. */
+static void msg_get_fd(void)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL, *sinfo;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_eq *eq;
+	struct fid_pep *pep;
+	struct fid_ep *client, *server;
+	struct fid_cq *ccq, *scq;
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_eq_cm_entry entry;
+	struct sockaddr_in addr;
+	size_t len = sizeof(addr);
+	int fd = -1;
+
+	if (!hints)
+		die("fi_allocinfo", -FI_ENOMEM);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	hints->addr_format = FI_SOCKADDR_IP;
+	hints->fabric_attr->prov_name = strdup("sockets");
+	CHECK(fi_getinfo(FI_VERSION(2, 6), "127.0.0.1", "0", FI_SOURCE, hints, &info));
+	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+	CHECK(fi_eq_open(fabric, &eq_attr, &eq, NULL));
+	CHECK(fi_passive_ep(fabric, info, &pep, NULL));
+	CHECK(fi_pep_bind(pep, &eq->fid, 0));
+	CHECK(fi_listen(pep));
+	CHECK(fi_getname(&pep->fid, &addr, &len));
+
+	CHECK(fi_domain(fabric, info, &domain, NULL));
+	CHECK(fi_cq_open(domain, &cq_attr, &ccq, NULL));
+	CHECK(fi_cq_open(domain, &cq_attr, &scq, NULL));
+	CHECK(fi_endpoint(domain, info, &client, NULL));
+	CHECK(fi_ep_bind(client, &eq->fid, 0));
+	CHECK(fi_ep_bind(client, &ccq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_enable(client));
+	EXPECT_RC(fi_control(&client->fid, FI_GET_FD, &fd), -FI_EOPBADSTATE);
+	EXPECT_RC(fi_control(&client->fid, FI_GET_FD, NULL), -FI_EINVAL);
+	CHECK(fi_connect(client, &addr, NULL, 0));
+
+	expect_event(eq, FI_CONNREQ, &entry);
+	sinfo = entry.info;
+	CHECK(fi_endpoint(domain, sinfo, &server, NULL));
+	CHECK(fi_ep_bind(server, &eq->fid, 0));
+	CHECK(fi_ep_bind(server, &scq->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_enable(server));
+	CHECK(fi_accept(server, NULL, 0));
+	expect_event(eq, FI_CONNECTED, &entry);
+	expect_event(eq, FI_CONNECTED, &entry);
+
+	fd_is_socket(client, "client", 0);
+	fd_is_socket(server, "server", ntohs(addr.sin_port));
+
+	CHECK(fi_close(&client->fid));
+	CHECK(fi_close(&server->fid));
+	CHECK(fi_close(&pep->fid));
+	CHECK(fi_close(&ccq->fid));
+	CHECK(fi_close(&scq->fid));
+	CHECK(fi_close(&domain->fid));
+	CHECK(fi_close(&eq->fid));
+	CHECK(fi_close(&fabric->fid));
+	fi_freeinfo(sinfo);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
 }
 
 int main(void)
@@ -123,6 +222,7 @@ int main(void)
 	CHECK(fi_close(&fabric->fid));
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
+	msg_get_fd();
 	printf("api26: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -383,6 +383,28 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                 unsafe { *a.fid = EpHandle::boxed(c, FI_CLASS_EP, obj) as *mut fid };
                 0
             }
+            FI_GET_FD => {
+                // SAFETY: for FI_GET_FD, `arg` is NULL or an `int *` (2.2's
+                // fi_control(3)).
+                let Some(out) = (unsafe { (arg as *mut c_int).as_mut() }) else {
+                    core_warn!(FI_LOG_EP_CTRL, "fi_control(FI_GET_FD): arg is NULL");
+                    return -FI_EINVAL;
+                };
+                match h.inner.ops.socket_fd() {
+                    Ok(fd) => {
+                        *out = fd;
+                        0
+                    }
+                    Err(oxifabric::error::Error::NoSys) => -FI_ENOSYS,
+                    Err(e) => {
+                        core_warn!(
+                            FI_LOG_EP_CTRL,
+                            "fi_control(FI_GET_FD): the endpoint has no connected socket"
+                        );
+                        e.code()
+                    }
+                }
+            }
             FI_GETOPSFLAG | FI_SETOPSFLAG => {
                 // SAFETY: for these commands `arg` is NULL or a `uint64_t *`.
                 let Some(flags) = (unsafe { (arg as *mut u64).as_mut() }) else {

@@ -885,6 +885,23 @@ impl EndpointOps for SockEp {
         st.rxq.cancel(context, &st.core.sinks)
     }
 
+    /// A connected MSG endpoint's TCP socket; before it connects (or after
+    /// it went down) there is none. RDM and DGRAM endpoints own many
+    /// sockets or a shared one: `NoSys`.
+    fn socket_fd(&self) -> Result<c_int> {
+        if self.ep_type != FI_EP_MSG {
+            return Err(Error::NoSys);
+        }
+        let st = self.lock();
+        match st.msg {
+            MsgState::Connected(s) => st.conns[s]
+                .as_ref()
+                .map(|c| c.stream.as_raw_fd())
+                .ok_or(Error::OpBadState),
+            _ => Err(Error::OpBadState),
+        }
+    }
+
     fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
         if level != FI_OPT_ENDPOINT {
             return Err(Error::NoProtoOpt);
