@@ -205,14 +205,24 @@ impl Sources {
     /// lock: a source may take its own lock to name its descriptor, and
     /// sources come and go under theirs.
     fn nested(&self) -> Option<&Epoll> {
-        let pending: Vec<(usize, Arc<dyn Progress>)> = {
-            let mut l = self.lock();
+        {
+            let l = self.lock();
             if self.nest.get().is_none() && l.live <= NEST_ABOVE {
                 return None;
             }
             if l.unregistered.is_empty() {
                 return self.nest.get();
             }
+        }
+        if self.nest.get().is_none() {
+            // Made before any registration is taken off the list: without
+            // a set of our own, every read drives every source, as with
+            // few, and a later attempt still finds them all unregistered.
+            let _ = self.nest.set(Epoll::new().ok()?);
+        }
+        let nest = self.nest.get()?;
+        let pending: Vec<(usize, Arc<dyn Progress>)> = {
+            let mut l = self.lock();
             let l = &mut *l;
             let slots = &l.slots;
             l.unregistered
@@ -220,12 +230,6 @@ impl Sources {
                 .filter_map(|i| Some((i, slots[i].as_ref()?.src.upgrade()?)))
                 .collect()
         };
-        if self.nest.get().is_none() {
-            // Without a set of our own, every read drives every source,
-            // as with few.
-            let _ = self.nest.set(Epoll::new().ok()?);
-        }
-        let nest = self.nest.get()?;
         let fds: Vec<Option<RawFd>> = pending.iter().map(|(_, s)| s.wait_fd()).collect();
         let mut l = self.lock();
         for ((i, s), fd) in pending.iter().zip(fds) {

@@ -142,7 +142,13 @@ impl TriggerList {
             })
             .map(|(k, _)| *k)
             .collect();
-        let jobs = due
+        self.take(&mut q, &due)
+    }
+
+    /// Takes the entries under `keys` out of `q`, in order, and updates
+    /// `has_work`.
+    fn take(&self, q: &mut Queue, keys: &[(u64, u64)]) -> Vec<Box<dyn Job>> {
+        let jobs = keys
             .iter()
             .filter_map(|k| q.entries.remove(k))
             .map(|e| e.job)
@@ -163,13 +169,7 @@ impl TriggerList {
             .filter(|(_, e)| pick(&e.tag))
             .map(|(k, _)| *k)
             .collect();
-        let gone = keys
-            .iter()
-            .filter_map(|k| q.entries.remove(k))
-            .map(|e| e.job)
-            .collect();
-        self.has_work.store(!q.entries.is_empty(), Ordering::SeqCst);
-        gone
+        self.take(&mut q, &keys)
     }
 
     /// Removes, without a report, the deferred work requests `pick`
