@@ -168,6 +168,16 @@ impl CompletionQueue {
     }
 
     fn read_ready(&self, max: usize, out: &mut impl FnMut(usize, &Completion)) -> Result<usize> {
+        // Nothing queued (a busy-polling reader's usual case): no lock.
+        // The count is read again after the clear: a push counts its entry
+        // before it sets the signal, so an entry whose signal the clear may
+        // have undone is seen here and read under the lock below.
+        if self.queued.load(Ordering::Relaxed) == 0 {
+            self.signal.clear();
+            if self.queued.load(Ordering::SeqCst) == 0 {
+                return Err(Error::Again);
+            }
+        }
         let mut q = self.lock();
         let mut n = 0;
         while n < max {

@@ -96,6 +96,11 @@ impl Signal {
 
     /// Clears the signal (the fd stops being readable).
     pub fn clear(&self) {
+        // A busy-polling reader clears an already clear signal on every
+        // empty read: a load costs less than the swap's locked exchange.
+        if !self.flag.load(SeqCst) {
+            return;
+        }
         if self.flag.swap(false, SeqCst) && self.fd_live.load(SeqCst) {
             let mut g = self.lock();
             self.reconcile(&mut g);

@@ -137,6 +137,9 @@ struct EpState {
     accept_backoff: sock::AcceptBackoff,
     /// RMA operations in flight, by operation id.
     rma_ops: HashMap<u64, RmaPending>,
+    /// The endpoint's one connection, read directly by progress instead of
+    /// waiting for epoll to report it (`progress::Solo`).
+    solo: progress::Solo,
     /// Their pieces waiting for the target's answer, by frame id.
     rma_parts: HashMap<u64, RmaPart>,
     /// RMA operations held behind an `FI_FENCE`, in posting order.
@@ -263,6 +266,7 @@ impl SockEp {
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
                 rma_ops: HashMap::new(),
+                solo: progress::Solo::default(),
                 rma_parts: HashMap::new(),
                 fenced: std::collections::VecDeque::new(),
                 peers: HashMap::new(),
@@ -346,6 +350,7 @@ impl SockEp {
     fn add_conn(&self, st: &mut EpState, mut conn: Conn, out: bool) -> usize {
         conn.id = st.next_conn_id;
         st.next_conn_id += 1;
+        st.solo.forget();
         let slot = match st.conns.iter().position(Option::is_none) {
             Some(i) => i,
             None => {
