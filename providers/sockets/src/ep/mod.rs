@@ -176,6 +176,9 @@ pub struct SockEp {
 const COALESCE_ITEMS: usize = 64;
 /// Sends larger than this are never held back: they fill a writev alone.
 const COALESCE_BYTES: usize = 16 << 10;
+/// The frames (by header op byte) that start an application's RMA or
+/// atomic operation: coalesced like its sends.
+const RMA_REQUESTS: [u8; 3] = [Op::Write as u8, Op::ReadReq as u8, Op::Atomic as u8];
 
 /// `FI_SOCKETS_TX_COALESCE` (default on).
 fn coalesce_enabled() -> bool {
@@ -596,7 +599,14 @@ impl SockEp {
         // batch), which writes the connection's queue in one writev. The
         // first send after progress goes at once, so a ping-pong never
         // waits.
-        let data = item.done.is_some();
+        // RMA and atomic requests are the application's operations too,
+        // though they carry no `done` (they complete on the answer); so
+        // are the answers carrying data (a read's, a fetch's) that a pass
+        // the application drives produces, a batch of requests' worth.
+        let op = item.hdr[1];
+        let data = item.done.is_some()
+            || RMA_REQUESTS.contains(&op)
+            || (op == Op::RmaResp as u8 && item.total > HEADER_LEN && st.app_pass);
         let coalesce = (data && !more && st.burst && item.total <= COALESCE_BYTES
             || lazy && st.app_pass)
             && self.coalesce
