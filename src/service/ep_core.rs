@@ -726,6 +726,7 @@ mod tests {
         let hook = |context| Hook {
             context,
             cntr: Some(comp.clone()),
+            ep: 1,
         };
         // Without FI_COMPLETION: only the completion counter.
         s.tx_done(&t(add_hook(hook(11)), 0));
@@ -742,6 +743,7 @@ mod tests {
         let lone = add_hook(Hook {
             context: 14,
             cntr: None,
+            ep: 1,
         });
         s.tx_err(&t(lone, 0), Failure::code(FI_EIO));
         assert_eq!(tx.read(8, |_, _| {}), Err(Error::Avail));

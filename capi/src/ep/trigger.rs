@@ -82,6 +82,7 @@ pub(super) unsafe fn plan(
             Some(Hook {
                 context,
                 cntr: w.completion,
+                ep: ep_id(h),
             }),
         )),
         Post::Now => {
@@ -225,9 +226,11 @@ pub(super) fn cancel(h: &EpHandle, context: usize) -> bool {
         > 0
 }
 
-/// The endpoint `h` closes: its jobs are dropped.
+/// The endpoint `h` closes: its jobs are dropped, and the hooks of its
+/// deferred work under way.
 pub(super) fn close(h: &EpHandle) {
     for c in counters(h) {
         trigger::drop_ep(&c, ep_id(h));
     }
+    trigger::drop_hooks(ep_id(h));
 }

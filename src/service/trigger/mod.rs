@@ -237,6 +237,9 @@ pub fn drop_ep(cntr: &Counter, ep: usize) {
 pub struct Hook {
     pub context: usize,
     pub cntr: Option<Arc<Counter>>,
+    /// The endpoint the work runs on (as in [`Tag::ep`]): its close drops
+    /// the hooks of work it will never complete ([`drop_hooks`]).
+    pub ep: usize,
 }
 
 /// The hooks of deferred work issued and not yet finished, by key (the
@@ -258,6 +261,14 @@ pub fn add_hook(h: Hook) -> usize {
 /// Takes the hook of a finished deferred operation.
 pub fn take_hook(key: usize) -> Option<Hook> {
     hooks().remove(&key)
+}
+
+/// The endpoint `ep` is closing: the hooks of its deferred work still
+/// running go, since a closing endpoint drops its operations without a
+/// report (each hook holds its completion counter; they were kept for
+/// good before).
+pub fn drop_hooks(ep: usize) {
+    hooks().retain(|_, h| h.ep != ep);
 }
 
 #[cfg(test)]

@@ -185,3 +185,16 @@ fn provider_side_updates_run_jobs_on_the_trigger_thread() {
     );
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn a_closing_endpoint_drops_only_its_hooks() {
+    let hook = |ep| Hook {
+        context: 7,
+        cntr: Some(cntr()),
+        ep,
+    };
+    let (mine, other) = (add_hook(hook(0xa1)), add_hook(hook(0xa2)));
+    drop_hooks(0xa1);
+    assert!(take_hook(mine).is_none());
+    assert!(take_hook(other).is_some_and(|h| h.ep == 0xa2));
+}
