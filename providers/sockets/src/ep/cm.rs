@@ -49,7 +49,7 @@ impl SockEp {
         if st.msg == MsgState::Connecting(slot) {
             st.msg = MsgState::Down;
             st.core.cm_error(Failure::code(FI_ECONNREFUSED), data);
-            if let Some(c) = st.conns[slot].take() {
+            if let Some(c) = Self::take_conn(st, slot) {
                 self.epoll.remove(c.stream.as_raw_fd());
             }
         }
@@ -142,7 +142,7 @@ impl SockEp {
             let mut item = item;
             let _ = c.write_item(&mut item);
         }
-        if let Some(mut c) = st.conns[slot].take() {
+        if let Some(mut c) = Self::take_conn(st, slot) {
             self.epoll.remove(c.stream.as_raw_fd());
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
             for item in c.txq.take_all() {

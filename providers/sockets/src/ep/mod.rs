@@ -84,6 +84,8 @@ struct EpState {
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
     conns: Vec<Option<Conn>>,
+    /// Slots of `conns` emptied since (some may be in use again).
+    free_slots: Vec<usize>,
     /// RDM: connections kept open at most (`lru.rs`).
     max_conns: usize,
     /// Over `max_conns` with none idle to close: progress looks again.
@@ -269,6 +271,7 @@ impl SockEp {
                 rndv_tx: HashMap::new(),
                 rndv_rx: HashMap::new(),
                 rma_ops: HashMap::new(),
+                free_slots: Vec::new(),
                 solo: progress::Solo::default(),
                 rma_parts: HashMap::new(),
                 fenced: std::collections::VecDeque::new(),
@@ -354,11 +357,16 @@ impl SockEp {
         conn.id = st.next_conn_id;
         st.next_conn_id += 1;
         st.solo.forget();
-        let slot = match st.conns.iter().position(Option::is_none) {
-            Some(i) => i,
-            None => {
-                st.conns.push(None);
-                st.conns.len() - 1
+        // A slot freed by `take_conn` (entries a reuse made stale are
+        // skipped), else a new one: no scan of the connections.
+        let slot = loop {
+            match st.free_slots.pop() {
+                Some(i) if st.conns.get(i).is_some_and(Option::is_none) => break i,
+                Some(_) => continue,
+                None => {
+                    st.conns.push(None);
+                    break st.conns.len() - 1;
+                }
             }
         };
         let fd = conn.stream.as_raw_fd();
@@ -405,6 +413,13 @@ impl SockEp {
         }
     }
 
+    /// Takes a connection out of its slot, which new connections reuse.
+    fn take_conn(st: &mut EpState, slot: usize) -> Option<Conn> {
+        let c = st.conns.get_mut(slot).and_then(Option::take)?;
+        st.free_slots.push(slot);
+        Some(c)
+    }
+
     /// Tears a connection down, failing everything that depended on it.
     fn close_conn(&self, st: &mut EpState, slot: usize, err: Failure, why: &'static str) {
         // An idle connection being closed (`lru.rs`): no error, and the
@@ -420,7 +435,7 @@ impl SockEp {
         if self.retry_later(st, slot, &err) {
             return;
         }
-        let Some(mut c) = st.conns.get_mut(slot).and_then(Option::take) else {
+        let Some(mut c) = Self::take_conn(st, slot) else {
             return;
         };
         // What the application's error entries will say: which peer, and
@@ -882,7 +897,7 @@ impl EndpointOps for SockEp {
                     let _ = c.write_item(&mut item);
                 }
             }
-            if let Some(c) = st.conns[s].take() {
+            if let Some(c) = Self::take_conn(&mut st, s) {
                 self.epoll.remove(c.stream.as_raw_fd());
             }
         }

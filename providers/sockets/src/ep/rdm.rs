@@ -202,7 +202,7 @@ impl SockEp {
             self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected hello answer");
             return;
         }
-        if let Some(c) = st.conns[slot].take() {
+        if let Some(c) = Self::take_conn(st, slot) {
             self.epoll.remove(c.stream.as_raw_fd());
             st.tx_queued = st.tx_queued.saturating_sub(c.txq.len());
             if let Some(sa) = c.peer {
@@ -371,7 +371,7 @@ impl SockEp {
             self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected verify answer");
             return;
         };
-        if let Some(c) = st.conns[slot].take() {
+        if let Some(c) = Self::take_conn(st, slot) {
             self.epoll.remove(c.stream.as_raw_fd());
             st.tx_queued = st.tx_queued.saturating_sub(c.txq.len());
         }
@@ -423,7 +423,7 @@ impl SockEp {
             }
             Some((o, false)) => {
                 // Our own attempt lost: drop it, keep its messages.
-                if let Some(c) = st.conns[o].take() {
+                if let Some(c) = Self::take_conn(st, o) {
                     self.epoll.remove(c.stream.as_raw_fd());
                     st.tx_queued = st.tx_queued.saturating_sub(c.txq.len());
                 }

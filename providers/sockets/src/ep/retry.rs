@@ -125,7 +125,7 @@ impl SockEp {
             f.describe(),
             at.saturating_duration_since(Instant::now())
         );
-        if let Some(c) = st.conns[slot].take() {
+        if let Some(c) = Self::take_conn(st, slot) {
             self.epoll.remove(c.stream.as_raw_fd());
             st.tx_queued = st.tx_queued.saturating_sub(c.txq.len());
         }
