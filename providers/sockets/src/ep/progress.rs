@@ -6,8 +6,6 @@
 use super::now_ms;
 use super::*;
 
-/// A pass with a lone connection still waits on epoll once in this many
-/// (the listener, output readiness, a connection that arrived meanwhile).
 /// The most one `recv` reads straight into a destination (a posted
 /// receive, a registered range). A larger read holds the socket's lock for
 /// the whole copy, and the segments the sender's side delivers meanwhile
@@ -18,6 +16,8 @@ use super::*;
 /// a lone large message, which its receiver now reads in more calls: a
 /// 1 MiB ping-pong takes 205 us per transfer instead of 175.
 const RECV_CHUNK: usize = 32 * 1024;
+/// A pass with a lone connection still waits on epoll once in this many
+/// (the listener, output readiness, a connection that arrived meanwhile).
 const SOLO_EPOLL_EVERY: u32 = 16;
 /// Endpoints with more connection slots than this are not searched for a
 /// lone connection (the search would cost O(connections) per epoll pass).
