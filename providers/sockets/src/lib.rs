@@ -11,6 +11,7 @@ mod conn;
 mod domain;
 mod ep;
 mod fabric;
+mod idmap;
 mod iface;
 mod pep;
 mod sock;

@@ -43,6 +43,7 @@ use self::rndv::{Announced, RndvMatch};
 use crate::attrs;
 use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
 use crate::domain::SockDomain;
+use crate::idmap::IdMap;
 use crate::sock::{self, Epoll};
 use crate::wire::{Header, Op, FLAG_DISCARD, HEADER_LEN};
 use oxifabric::abi::*;
@@ -102,7 +103,7 @@ struct EpState {
     peers: HashMap<SocketAddr, Peer>,
     msg: MsgState,
     next_msg_id: u64,
-    acks: HashMap<u64, (usize, TxDone)>,
+    acks: IdMap<(usize, TxDone)>,
     /// Sends queued in connections, for `-FI_EAGAIN` and `tx_size_left`.
     tx_queued: usize,
     /// A send was written since the last progress call: the application
@@ -127,7 +128,7 @@ struct EpState {
     /// Large sends announced with `Rts`, waiting for the receiver's `Cts`,
     /// by message id: the `Data` frame to send then, and the RDM peer
     /// (None on MSG endpoints).
-    rndv_tx: HashMap<u64, (TxItem, Option<SocketAddr>)>,
+    rndv_tx: IdMap<(TxItem, Option<SocketAddr>)>,
     /// Receives matched to an announced message, waiting for its `Data`,
     /// by (connection, sender's message id).
     rndv_rx: HashMap<(usize, u64), RndvMatch>,
@@ -138,12 +139,12 @@ struct EpState {
     /// Accepting pauses after running out of descriptors.
     accept_backoff: sock::AcceptBackoff,
     /// RMA operations in flight, by operation id.
-    rma_ops: HashMap<u64, RmaPending>,
+    rma_ops: IdMap<RmaPending>,
     /// The endpoint's one connection, read directly by progress instead of
     /// waiting for epoll to report it (`progress::Solo`).
     solo: progress::Solo,
     /// Their pieces waiting for the target's answer, by frame id.
-    rma_parts: HashMap<u64, RmaPart>,
+    rma_parts: IdMap<RmaPart>,
     /// RMA operations held behind an `FI_FENCE`, in posting order.
     fenced: std::collections::VecDeque<HeldRma>,
     /// When the earliest RDM connection retry is due (`retry.rs`).
@@ -268,19 +269,19 @@ impl SockEp {
                 over_limit: false,
                 slot_waiting: false,
                 accept_paused: false,
-                rndv_tx: HashMap::new(),
+                rndv_tx: IdMap::default(),
                 rndv_rx: HashMap::new(),
-                rma_ops: HashMap::new(),
+                rma_ops: IdMap::default(),
                 free_slots: Vec::new(),
                 solo: progress::Solo::default(),
-                rma_parts: HashMap::new(),
+                rma_parts: IdMap::default(),
                 fenced: std::collections::VecDeque::new(),
                 peers: HashMap::new(),
                 msg: MsgState::Idle,
                 // Not guessable: frames that refer to a message by id are
                 // also checked against the connection it went out on.
                 next_msg_id: sock::random_u64(),
-                acks: HashMap::new(),
+                acks: IdMap::default(),
                 tx_queued: 0,
                 next_retry: None,
                 srx: None,
