@@ -490,6 +490,14 @@ impl SockEp {
     }
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
+        self.housekeeping(st);
+        self.progress_io(st);
+        self.retry_due(st);
+    }
+
+    /// What progress does without waiting on a descriptor: held sends,
+    /// the connection limit's queues, a paused listener's backoff.
+    fn housekeeping(&self, st: &mut EpState) {
         self.flush_deferred(st);
         if st.over_limit || st.accept_paused || st.slot_waiting {
             self.bound_conns(st, usize::MAX);
@@ -500,11 +508,14 @@ impl SockEp {
             st.accept_backoff
                 .resume_due(&self.epoll, l.as_raw_fd(), TOKEN_LISTENER);
         }
+    }
+
+    /// Reads, writes and accepts what is ready.
+    fn progress_io(&self, st: &mut EpState) {
         st.solo.pass = st.solo.pass.wrapping_add(1);
         if !st.solo.pass.is_multiple_of(SOLO_EPOLL_EVERY) {
             if let Some(slot) = st.solo.slot.filter(|&s| Solo::fits(&st.conns, s)) {
                 self.read_conn(st, slot);
-                self.retry_due(st);
                 return;
             }
         }
@@ -551,7 +562,6 @@ impl SockEp {
             }
         }
         st.solo.slot = Solo::find(&st.conns);
-        self.retry_due(st);
     }
 
     /// Retries connections paused for lack of unexpected-message room.
@@ -579,18 +589,36 @@ impl SockEp {
     }
 }
 
-impl Progress for SockEp {
-    fn progress(&self) {
+impl SockEp {
+    /// A pass the application drives (through a queue): counted for the
+    /// auto-progress thread; with `io` a full pass, else what a sweep
+    /// needs (the queue's nested set reports this endpoint's I/O).
+    fn app_call(&self, io: bool) {
         self.app_polls.note();
         let Ok(mut st) = self.st.try_lock() else {
             return;
         };
         st.app_pass = true;
-        self.progress_locked(&mut st);
+        if io {
+            self.progress_locked(&mut st);
+        } else {
+            self.housekeeping(&mut st);
+            self.retry_due(&mut st);
+        }
+    }
+}
+
+impl Progress for SockEp {
+    fn progress(&self) {
+        self.app_call(true);
     }
 
     fn wait_fd(&self) -> Option<RawFd> {
         Some(self.epoll.raw())
+    }
+
+    fn tick(&self) {
+        self.app_call(false);
     }
 
     /// Whether the application drove this endpoint's progress itself in
