@@ -342,21 +342,19 @@ static inline void bind_ep(struct bench *b)
 	CHECK(fi_enable(b->ep));
 }
 
-/* Busy-polls cq until *done reaches target; gives up after timeout_s
- * seconds without a completion. */
-static inline void wait_cq(struct bench *b, struct fid_cq *cq, uint64_t *done, uint64_t target, const char *what)
+/* Busy-polls cq until it returns completions (at most count, into buf,
+ * room for count entries of the CQ's format); dies on an error entry or
+ * after timeout_s seconds without a completion (have and want, the
+ * caller's count so far and its goal, only label that message). */
+static inline size_t cq_poll(struct bench *b, struct fid_cq *cq, void *buf, size_t count, const char *what,
+			     uint64_t have, uint64_t want)
 {
-	struct fi_cq_data_entry e[16]; /* room for any format a program picks */
 	double last = 0;
 	unsigned spins = 0;
-	while (*done < target) {
-		ssize_t n = fi_cq_read(cq, e, 16);
-		if (n > 0) {
-			*done += (uint64_t) n;
-			spins = 0;
-			last = 0;
-			continue;
-		}
+	for (;;) {
+		ssize_t n = fi_cq_read(cq, buf, count);
+		if (n > 0)
+			return (size_t) n;
 		if (n == -FI_EAVAIL) {
 			struct fi_cq_err_entry err = { 0 };
 			fi_cq_readerr(cq, &err, 0);
@@ -371,9 +369,17 @@ static inline void wait_cq(struct bench *b, struct fid_cq *cq, uint64_t *done, u
 				last = t;
 			else if (t - last > b->o.timeout_s)
 				die("no %s completion for %d s (have %" PRIu64 " of %" PRIu64 ")", what,
-				    b->o.timeout_s, *done, target);
+				    b->o.timeout_s, have, want);
 		}
 	}
+}
+
+/* Busy-polls cq until *done reaches target (cq_poll's limits). */
+static inline void wait_cq(struct bench *b, struct fid_cq *cq, uint64_t *done, uint64_t target, const char *what)
+{
+	struct fi_cq_data_entry e[16]; /* room for any format a program picks */
+	while (*done < target)
+		*done += cq_poll(b, cq, e, 16, what, *done, target);
 }
 
 static inline void wait_tx(struct bench *b, uint64_t target) { wait_cq(b, b->txcq, &b->tx_done, target, "send"); }
@@ -386,7 +392,7 @@ static inline void wait_rx(struct bench *b, uint64_t target) { wait_cq(b, b->rxc
 		ssize_t r_;                                                                 \
 		double t0_ = 0;                                                             \
 		while ((r_ = (call)) == -FI_EAGAIN) {                                      \
-			struct fi_cq_entry e_[16];                                          \
+			struct fi_cq_data_entry e_[16]; /* any CQ format */                 \
 			ssize_t n_ = fi_cq_read((b)->txcq, e_, 16);                        \
 			if (n_ > 0)                                                         \
 				(b)->tx_done += (uint64_t) n_;                              \
@@ -401,6 +407,35 @@ static inline void wait_rx(struct bench *b, uint64_t target) { wait_cq(b, b->rxc
 		if (r_)                                                                     \
 			die("%s: %s (%zd)", what, fi_strerror((int) -r_), r_);              \
 	} while (0)
+
+/* Control messages (tagged TAG_CTRL on tagged endpoints): a send, waited
+ * for; a receive into ctrl_rx; the wait for that receive, copying out
+ * len bytes when p is not NULL. */
+static inline void ctrl_send(struct bench *b, const void *p, size_t len)
+{
+	memcpy(b->ctrl_tx, p, len);
+	if (b->tagged)
+		POST(b, fi_tsend(b->ep, b->ctrl_tx, len, b->desc, b->peer, TAG_CTRL, &b->ctrl_tx_ctx), "fi_tsend(ctrl)");
+	else
+		POST(b, fi_send(b->ep, b->ctrl_tx, len, b->desc, b->peer, &b->ctrl_tx_ctx), "fi_send(ctrl)");
+	wait_tx(b, b->tx_done + 1);
+}
+
+static inline void ctrl_post_recv(struct bench *b)
+{
+	if (b->tagged)
+		POST(b, fi_trecv(b->ep, b->ctrl_rx, CTRL_LEN, b->desc, FI_ADDR_UNSPEC, TAG_CTRL, 0, &b->ctrl_rx_ctx),
+		     "fi_trecv(ctrl)");
+	else
+		POST(b, fi_recv(b->ep, b->ctrl_rx, CTRL_LEN, b->desc, FI_ADDR_UNSPEC, &b->ctrl_rx_ctx), "fi_recv(ctrl)");
+}
+
+static inline void ctrl_wait(struct bench *b, void *p, size_t len)
+{
+	wait_rx(b, b->rx_done + 1);
+	if (p)
+		memcpy(p, b->ctrl_rx, len);
+}
 
 /* Says on stderr which provider, fabric and domain were picked. */
 static inline void print_info(const struct bench *b)
@@ -505,8 +540,7 @@ static inline void setup_rdm(struct bench *b, uint64_t caps, void (*pre_post)(st
 	if (oob >= 0)
 		peerlen = oob_swap(oob, name, namelen, peer, sizeof(peer));
 	/* The control receive is posted before anything can arrive. */
-	POST(b, fi_trecv(b->ep, b->ctrl_rx, CTRL_LEN, b->desc, FI_ADDR_UNSPEC, TAG_CTRL, 0, &b->ctrl_rx_ctx),
-	     "fi_trecv(ctrl)");
+	ctrl_post_recv(b);
 	if (pre_post)
 		pre_post(b);
 	if (oob >= 0) {
@@ -521,18 +555,13 @@ static inline void setup_rdm(struct bench *b, uint64_t caps, void (*pre_post)(st
 			die("fi_getinfo returned no destination address for %s:%s", b->o.addr, b->o.dst_port);
 		if (fi_av_insert(b->av, dest, 1, &b->peer, 0, NULL) != 1)
 			die("fi_av_insert of the server's address failed");
-		memcpy(b->ctrl_tx, name, namelen);
-		POST(b, fi_tsend(b->ep, b->ctrl_tx, namelen, b->desc, b->peer, TAG_CTRL, &b->ctrl_tx_ctx),
-		     "fi_tsend(name)");
-		wait_tx(b, 1);
-		wait_rx(b, 1);
+		ctrl_send(b, name, namelen);
+		ctrl_wait(b, NULL, 0);
 	} else {
-		wait_rx(b, 1);
+		ctrl_wait(b, NULL, 0);
 		if (fi_av_insert(b->av, b->ctrl_rx, 1, &b->peer, 0, NULL) != 1)
 			die("fi_av_insert of the client's address failed");
-		POST(b, fi_tsend(b->ep, b->ctrl_tx, 1, b->desc, b->peer, TAG_CTRL, &b->ctrl_tx_ctx),
-		     "fi_tsend(ack)");
-		wait_tx(b, 1);
+		ctrl_send(b, "", 1);
 	}
 	(void) peerlen;
 	if (oob >= 0)

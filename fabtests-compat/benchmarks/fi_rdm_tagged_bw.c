@@ -17,12 +17,6 @@ static void pre_post_window(struct bench *b)
 		post_rx(b, (size_t) j);
 }
 
-static void post_ctrl_rx(struct bench *b)
-{
-	POST(b, fi_trecv(b->ep, b->ctrl_rx, CTRL_LEN, b->desc, FI_ADDR_UNSPEC, TAG_CTRL, 0, &b->ctrl_rx_ctx),
-	     "fi_trecv(ack)");
-}
-
 int main(int argc, char **argv)
 {
 	struct bench b;
@@ -44,13 +38,13 @@ int main(int argc, char **argv)
 			if (i == 0)
 				t0 = now_s();
 			if (b.is_client) {
-				post_ctrl_rx(&b);
+				ctrl_post_recv(&b);
 				if (b.o.verify)
 					fill(b.tx, size, seq);
 				for (long j = 0; j < w; j++)
 					post_tx(&b, size, (size_t) j);
 				wait_tx(&b, b.tx_done + (uint64_t) w);
-				wait_rx(&b, b.rx_done + 1);
+				ctrl_wait(&b, NULL, 0);
 			} else {
 				wait_rx(&b, b.rx_done + (uint64_t) w);
 				if (b.o.verify)
@@ -58,9 +52,7 @@ int main(int argc, char **argv)
 						check(b.rx + j * b.max_size, size, seq, "server");
 				for (long j = 0; j < w; j++)
 					post_rx(&b, posted++);
-				POST(&b, fi_tsend(b.ep, b.ctrl_tx, 1, b.desc, b.peer, TAG_CTRL, &b.ctrl_tx_ctx),
-				     "fi_tsend(ack)");
-				wait_tx(&b, b.tx_done + 1);
+				ctrl_send(&b, "", 1);
 			}
 		}
 		print_result(size, windows * w, (double) (windows * w), now_s() - t0);

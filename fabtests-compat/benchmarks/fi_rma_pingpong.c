@@ -22,22 +22,7 @@
 static void wait_write(struct bench *b, uint64_t seq)
 {
 	struct fi_cq_data_entry e;
-	double deadline = now_s() + b->o.timeout_s;
-	for (;;) {
-		ssize_t n = fi_cq_read(b->rxcq, &e, 1);
-		if (n == 1)
-			break;
-		if (n == -FI_EAVAIL) {
-			struct fi_cq_err_entry err = { 0 };
-			fi_cq_readerr(b->rxcq, &err, 0);
-			die("remote write completion: %s (%d)", fi_strerror(err.err), err.err);
-		}
-		if (n != -FI_EAGAIN)
-			die("fi_cq_read(rx): %s", fi_strerror((int) -n));
-		if (now_s() > deadline)
-			die("no remote write within %d s (iteration %" PRIu64 ")", b->o.timeout_s, seq);
-	}
-	b->rx_done++;
+	b->rx_done += cq_poll(b, b->rxcq, &e, 1, "remote write", b->rx_done, b->rx_done + 1);
 	if ((e.flags & (FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA)) != (FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA))
 		die("remote write completion flags %#" PRIx64, (uint64_t) e.flags);
 	if (b->o.verify && e.data != seq)

@@ -1,8 +1,7 @@
 /*
  * What the fabtests-compat one-sided benchmarks (fi_rma_bw,
  * fi_rma_pingpong) share: the -o operation option, the skip when the
- * provider lacks FI_RMA or FI_ATOMIC, the control messages, and the
- * registration of the buffer area with its (address, key) swapped with
+ * provider lacks FI_RMA or FI_ATOMIC, and the registration of the buffer area with its (address, key) swapped with
  * the peer.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
@@ -73,33 +72,6 @@ static void require_rma(struct bench *b)
 		       want == FI_ATOMIC ? "FI_ATOMIC" : "FI_RMA");
 		exit(77);
 	}
-}
-
-static void ctrl_send(struct bench *b, const void *p, size_t len)
-{
-	memcpy(b->ctrl_tx, p, len);
-	if (b->tagged)
-		POST(b, fi_tsend(b->ep, b->ctrl_tx, len, b->desc, b->peer, TAG_CTRL, &b->ctrl_tx_ctx), "fi_tsend(ctrl)");
-	else
-		POST(b, fi_send(b->ep, b->ctrl_tx, len, b->desc, b->peer, &b->ctrl_tx_ctx), "fi_send(ctrl)");
-	wait_tx(b, b->tx_done + 1);
-}
-
-static void ctrl_post_recv(struct bench *b)
-{
-	if (b->tagged)
-		POST(b, fi_trecv(b->ep, b->ctrl_rx, CTRL_LEN, b->desc, FI_ADDR_UNSPEC, TAG_CTRL, 0, &b->ctrl_rx_ctx),
-		     "fi_trecv(ctrl)");
-	else
-		POST(b, fi_recv(b->ep, b->ctrl_rx, CTRL_LEN, b->desc, FI_ADDR_UNSPEC, &b->ctrl_rx_ctx), "fi_recv(ctrl)");
-}
-
-/* Receives one control message (its receive must be posted). */
-static void ctrl_wait(struct bench *b, void *p, size_t len)
-{
-	wait_rx(b, b->rx_done + 1);
-	if (p)
-		memcpy(p, b->ctrl_rx, len);
 }
 
 /* Registers the whole buffer area for RMA and swaps (address, key) of the

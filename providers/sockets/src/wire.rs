@@ -369,6 +369,12 @@ impl Header {
         Header { op, ..self }
     }
 
+    /// The operation byte of encoded header bytes (what [`Header::encode`]
+    /// wrote; not validated, as [`Header::decode`] does).
+    pub fn op_byte(b: &[u8; HEADER_LEN]) -> u8 {
+        b[1]
+    }
+
     /// Encodes into the fixed-size header bytes.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];

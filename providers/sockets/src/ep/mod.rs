@@ -358,8 +358,10 @@ impl SockEp {
         conn.id = st.next_conn_id;
         st.next_conn_id += 1;
         st.solo.forget();
-        // A slot freed by `take_conn` (entries a reuse made stale are
-        // skipped), else a new one: no scan of the connections.
+        // A slot `take_conn` freed, else a new one: no scan of the
+        // connections. Only this function fills a slot, and only with one
+        // it popped, so a listed slot is empty; the check keeps a live
+        // connection from ever being overwritten if that changes.
         let slot = loop {
             match st.free_slots.pop() {
                 Some(i) if st.conns.get(i).is_some_and(Option::is_none) => break i,
@@ -619,7 +621,7 @@ impl SockEp {
         // though they carry no `done` (they complete on the answer); so
         // are the answers carrying data (a read's, a fetch's) that a pass
         // the application drives produces, a batch of requests' worth.
-        let op = item.hdr[1];
+        let op = Header::op_byte(&item.hdr);
         let data = item.done.is_some()
             || RMA_REQUESTS.contains(&op)
             || (op == Op::RmaResp as u8 && item.total > HEADER_LEN && st.app_pass);
