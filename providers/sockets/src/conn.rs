@@ -494,22 +494,22 @@ impl Conn {
     pub fn write_queued(&mut self) -> std::io::Result<()> {
         let mut start = 0; // first item not yet finished
         loop {
-            let mut pieces: [&[u8]; crate::sock::WRITEV_MAX] = [&[]; crate::sock::WRITEV_MAX];
-            let mut k = 0;
+            let mut iov = crate::sock::Iovecs::new();
             let mut want = 0;
             for item in self.txq.iter().skip(start) {
                 let (p, n) = item.pieces();
-                if k + n > pieces.len() {
+                if n > iov.room() {
                     break;
                 }
-                pieces[k..k + n].copy_from_slice(&p[..n]);
-                k += n;
+                for b in &p[..n] {
+                    iov.push(b);
+                }
                 want += item.total - item.off;
             }
-            if k == 0 {
+            if iov.is_empty() {
                 return Ok(());
             }
-            let mut n = match crate::sock::writev(self.stream.as_raw_fd(), &pieces[..k]) {
+            let mut n = match crate::sock::send_iovecs(self.stream.as_raw_fd(), &iov, None) {
                 Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),

@@ -1,6 +1,8 @@
 //! Thin wrappers over the socket calls std does not offer: non-blocking
 //! connect, vectored non-blocking send (the epoll set is the engine's).
 
+use core::marker::PhantomData;
+use core::mem::MaybeUninit;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -107,6 +109,54 @@ pub fn take_error(s: &TcpStream) -> Option<io::Error> {
 /// (header and payload each) queued on a connection.
 pub const WRITEV_MAX: usize = 128;
 
+/// The pieces of one `sendmsg`: up to [`WRITEV_MAX`] iovecs pointing into
+/// buffers borrowed for `'a`. Only the pieces pushed are written: filling
+/// the whole array first (2 KiB) showed in an 8-byte ping-pong's profile
+/// at about 0.1 us per send.
+pub struct Iovecs<'a> {
+    v: [MaybeUninit<libc::iovec>; WRITEV_MAX],
+    n: usize,
+    _bufs: PhantomData<&'a [u8]>,
+}
+
+impl<'a> Iovecs<'a> {
+    pub fn new() -> Iovecs<'a> {
+        Iovecs {
+            v: [const { MaybeUninit::uninit() }; WRITEV_MAX],
+            n: 0,
+            _bufs: PhantomData,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Pieces that still fit.
+    pub fn room(&self) -> usize {
+        WRITEV_MAX - self.n
+    }
+
+    /// Adds `b`; false (and nothing added) when the array is full.
+    pub fn push(&mut self, b: &'a [u8]) -> bool {
+        let Some(slot) = self.v.get_mut(self.n) else {
+            return false;
+        };
+        slot.write(libc::iovec {
+            iov_base: b.as_ptr() as *mut libc::c_void,
+            iov_len: b.len(),
+        });
+        self.n += 1;
+        true
+    }
+}
+
+impl Default for Iovecs<'_> {
+    fn default() -> Self {
+        Iovecs::new()
+    }
+}
+
 /// `sendmsg` of several buffers, non-blocking, without SIGPIPE. Returns the
 /// bytes written; `WouldBlock` when the socket is full.
 pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
@@ -116,30 +166,37 @@ pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
 /// `writev`, to `to` when given (one datagram on a UDP socket), without
 /// gathering the pieces into one buffer first.
 pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Result<usize> {
-    // SAFETY: all-zero is a valid iovec, msghdr and sockaddr_storage.
-    let mut iov: [libc::iovec; WRITEV_MAX] = unsafe { core::mem::zeroed() };
-    let n = bufs.len().min(iov.len());
-    for (i, b) in bufs.iter().take(n).enumerate() {
-        iov[i] = libc::iovec {
-            iov_base: b.as_ptr() as *mut libc::c_void,
-            iov_len: b.len(),
-        };
+    let mut iov = Iovecs::new();
+    for b in bufs {
+        if !iov.push(b) {
+            break;
+        }
     }
-    // SAFETY: both are plain C structs for which all-zero is valid.
+    send_iovecs(fd, &iov, to)
+}
+
+/// `sendmsg` of the pieces in `iov`, to `to` when given.
+pub fn send_iovecs(fd: RawFd, iov: &Iovecs<'_>, to: Option<&SocketAddr>) -> io::Result<usize> {
+    // SAFETY: all-zero is a valid msghdr.
     let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
-    // SAFETY: as above.
-    let mut name: libc::sockaddr_storage = unsafe { core::mem::zeroed() };
+    let mut name = MaybeUninit::<libc::sockaddr_storage>::zeroed();
     if let Some(sa) = to {
-        msg.msg_name = &mut name as *mut _ as *mut libc::c_void;
-        msg.msg_namelen = raw_sockaddr(sa, &mut name);
+        // SAFETY: all-zero is a valid sockaddr_storage.
+        let name = unsafe { name.assume_init_mut() };
+        msg.msg_namelen = raw_sockaddr(sa, name);
+        msg.msg_name = name as *mut _ as *mut libc::c_void;
     }
-    msg.msg_iov = iov.as_mut_ptr();
-    msg.msg_iovlen = n as _;
+    // The kernel only reads the iovecs (sendmsg's msg_iov is not const
+    // in the C declaration).
+    msg.msg_iov = iov.v.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = iov.n as _;
     loop {
         // A raw system call: libc's sendmsg is a cancellation point, and
         // its bookkeeping around the call shows in a ping-pong's profile;
         // nothing of ours relies on pthread cancellation.
-        // SAFETY: msg points at n live iovecs and, when set, at `name`.
+        // SAFETY: msg points at iov.n initialised iovecs (Iovecs::push
+        // writes each before counting it) whose buffers are borrowed for
+        // the call, and, when set, at `name`.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_sendmsg,
