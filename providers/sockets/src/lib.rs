@@ -6,6 +6,7 @@
 //! (`service::trigger`) on MSG and RDM endpoints; the provider only hands
 //! it its completion sinks.
 
+mod addrmap;
 mod attrs;
 mod conn;
 mod domain;

@@ -100,7 +100,7 @@ struct EpState {
     stages: crate::conn::StagePool,
     /// RDM peers by listening address: their one connection, whether the
     /// handshake finished, and the sends that wait for it.
-    peers: HashMap<SocketAddr, Peer>,
+    peers: crate::addrmap::AddrMap<Peer>,
     msg: MsgState,
     next_msg_id: u64,
     acks: IdMap<(usize, TxDone)>,
@@ -276,7 +276,7 @@ impl SockEp {
                 solo: progress::Solo::default(),
                 rma_parts: IdMap::default(),
                 fenced: std::collections::VecDeque::new(),
-                peers: HashMap::new(),
+                peers: Default::default(),
                 msg: MsgState::Idle,
                 // Not guessable: frames that refer to a message by id are
                 // also checked against the connection it went out on.
