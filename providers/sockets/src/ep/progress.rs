@@ -197,8 +197,15 @@ impl SockEp {
 
     /// A whole frame was read.
     pub(super) fn on_frame(&self, st: &mut EpState, slot: usize, hdr: Header, dest: Dest) {
-        match (hdr.op, dest) {
-            (Op::Msg | Op::Data, Dest::Posted { recv, region, keep }) => {
+        // Matching the destination itself, not a tuple holding it: the
+        // tuple was one more copy of the whole destination per frame.
+        let op = hdr.op;
+        match dest {
+            Dest::Posted {
+                ref recv,
+                ref region,
+                keep,
+            } if matches!(op, Op::Msg | Op::Data) => {
                 let src = self.src_of(st, slot);
                 let cap: usize = region.iter().map(IoBuf::len).sum();
                 let n = (hdr.len as usize).min(cap);
@@ -208,8 +215,8 @@ impl SockEp {
                     data: hdr.cq_data(),
                 };
                 complete_into(
-                    &recv,
-                    &region,
+                    recv,
+                    region,
                     n,
                     hdr.len as usize - n,
                     msg,
@@ -218,7 +225,7 @@ impl SockEp {
                 );
                 self.ack(st, slot, &hdr);
             }
-            (Op::Msg, Dest::Buffer(payload)) => {
+            Dest::Buffer(payload) if matches!(op, Op::Msg) => {
                 let src = self.src_of(st, slot);
                 // A matching receive may have been posted while the payload
                 // was arriving: deliver to it rather than queue.
@@ -230,20 +237,28 @@ impl SockEp {
                 self.deliver(st, msg, payload);
                 self.ack(st, slot, &hdr);
             }
-            (Op::Write, Dest::Prefix { b, rest }) => self.on_write_prefix(st, slot, hdr, &b, rest),
-            (Op::Write, Dest::Rma { mr, refused, .. }) => {
+            Dest::Prefix { b, rest } if matches!(op, Op::Write) => {
+                self.on_write_prefix(st, slot, hdr, &b, rest)
+            }
+            Dest::Rma { mr, refused, .. } if matches!(op, Op::Write) => {
                 self.on_write_done(st, slot, hdr, mr, refused)
             }
-            (Op::ReadReq, Dest::Prefix { b, .. }) => self.on_read_req(st, slot, hdr, &b),
-            (Op::Atomic, Dest::Buffer(v)) => self.on_atomic(st, slot, hdr, &v),
-            (Op::RmaResp, Dest::Rma { .. }) => self.on_read_done(st, hdr),
-            (Op::Hello, Dest::Buffer(b)) => self.on_hello(st, slot, hdr.msg_id, &b),
-            (Op::Verify, Dest::Buffer(b)) => self.on_verify(st, slot, hdr.msg_id, &b),
-            (op @ (Op::AuthChallenge | Op::AuthProof), Dest::Buffer(b)) => {
+            Dest::Prefix { b, .. } if matches!(op, Op::ReadReq) => {
+                self.on_read_req(st, slot, hdr, &b)
+            }
+            Dest::Buffer(v) if matches!(op, Op::Atomic) => self.on_atomic(st, slot, hdr, &v),
+            Dest::Rma { .. } if matches!(op, Op::RmaResp) => self.on_read_done(st, hdr),
+            Dest::Buffer(b) if matches!(op, Op::Hello) => self.on_hello(st, slot, hdr.msg_id, &b),
+            Dest::Buffer(b) if matches!(op, Op::Verify) => self.on_verify(st, slot, hdr.msg_id, &b),
+            Dest::Buffer(b) if matches!(op, Op::AuthChallenge | Op::AuthProof) => {
                 self.on_auth(st, slot, op, &b)
             }
-            (Op::ConnAccept, Dest::Buffer(data)) => self.on_conn_accept(st, slot, data),
-            (Op::ConnReject, Dest::Buffer(data)) => self.on_conn_reject(st, slot, data),
+            Dest::Buffer(data) if matches!(op, Op::ConnAccept) => {
+                self.on_conn_accept(st, slot, data)
+            }
+            Dest::Buffer(data) if matches!(op, Op::ConnReject) => {
+                self.on_conn_reject(st, slot, data)
+            }
             _ => self.close_conn(st, slot, Failure::code(FI_EIO), "unexpected frame"),
         }
     }
@@ -280,163 +295,228 @@ impl SockEp {
                 return;
             };
             let fd = c.stream.as_raw_fd();
-            let rx = std::mem::replace(
-                &mut c.rx,
-                RxState::Header {
-                    buf: [0; HEADER_LEN],
-                    got: 0,
-                },
-            );
-            match rx {
-                RxState::Paused { hdr } => {
-                    // Retry placement: a receive may have been posted.
-                    let next = self.on_header(st, slot, hdr);
-                    match next {
-                        Some(RxState::Paused { hdr }) => {
-                            if let Some(c) = st.conns[slot].as_mut() {
-                                c.rx = RxState::Paused { hdr };
-                                st.maybe_paused = true;
-                            }
-                            return;
-                        }
-                        Some(s) => {
-                            if let Some(c) = st.conns[slot].as_mut() {
-                                c.rx = s;
-                            }
-                        }
-                        None => {}
-                    }
-                }
-                RxState::Header { mut buf, mut got } => {
-                    if c.staged().is_empty() {
-                        if drained || !Self::reading(c) {
-                            c.rx = RxState::Header { buf, got };
-                            return;
-                        }
-                        match c.fill_stage(&mut st.stages) {
-                            Ok(0) => {
-                                self.close_conn(
-                                    st,
-                                    slot,
-                                    Failure::code(FI_ECONNRESET),
-                                    "peer closed the connection",
-                                );
-                                return;
-                            }
-                            Ok(n) => drained = n < crate::conn::STAGE_LEN,
-                            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                                c.rx = RxState::Header { buf, got };
-                                return;
-                            }
-                            Err(e) => {
-                                self.close_conn(st, slot, reset(&e), "read failed");
-                                return;
-                            }
-                        }
-                    }
-                    got += c.take_staged(&mut buf[got..]);
-                    if got < HEADER_LEN {
-                        c.rx = RxState::Header { buf, got };
-                        continue;
-                    }
-                    let hdr = match Header::decode(&buf, attrs::MAX_MSG as u64) {
-                        Ok(h) => h,
-                        Err(e) => {
-                            prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_DATA, "malformed frame: {e}");
-                            self.close_conn(st, slot, Failure::code(FI_EIO), "malformed frame");
-                            return;
-                        }
-                    };
-                    if let Some(s) = self.on_header(st, slot, hdr) {
-                        if let Some(c) = st.conns[slot].as_mut() {
-                            st.maybe_paused |= matches!(s, RxState::Paused { .. });
-                            c.rx = s;
-                        }
-                    }
-                }
-                RxState::Payload {
-                    hdr,
-                    mut dest,
-                    mut got,
-                } => {
-                    let want = (hdr.len - got) as usize;
-                    if want == 0 {
-                        self.on_frame(st, slot, hdr, dest);
-                        continue;
-                    }
-                    let n = if !c.staged().is_empty() {
-                        let k = c.staged().len().min(want);
-                        let src = &c.staged()[..k];
-                        if let Some(region) = dest.region() {
-                            // Bytes past the buffer's end are dropped (truncation).
-                            region.scatter(got as usize, src);
-                        } else if let Some(v) = dest.buffer() {
-                            v[got as usize..got as usize + k].copy_from_slice(src)
-                        }
-                        c.consume_staged(k);
-                        k
-                    } else if drained {
-                        c.rx = RxState::Payload { hdr, dest, got };
+            // Between frames (every empty poll of a busy-polling
+            // application) the state stays in place: moving the whole
+            // state out and back cost two copies of its ~400 bytes.
+            let (mut buf, mut got) = match &c.rx {
+                RxState::Header { buf, got } => (*buf, *got),
+                _ => {
+                    if self.read_body(st, slot, fd, &mut drained) {
                         return;
-                    } else {
-                        let (r, asked) = if let Some(region) = dest.region() {
-                            match region.segment_at(got as usize) {
-                                Some((b, off)) => {
-                                    let k = (b.len() - off).min(want).min(RECV_CHUNK);
-                                    // SAFETY: the receive (or the RMA
-                                    // range, checked against its
-                                    // registration) belongs to this
-                                    // connection's read state until it
-                                    // completes; nothing else of ours
-                                    // references its bytes while the read
-                                    // runs.
-                                    let target = unsafe { &mut b.as_mut_slice()[off..off + k] };
-                                    (sock::read(fd, target), k)
-                                }
-                                // Past the end of the buffer: read and drop.
-                                None => c.read_discard(want, &mut st.stages),
-                            }
-                        } else {
-                            let start = got as usize;
-                            let k = want.min(RECV_CHUNK);
-                            let v = dest.buffer().unwrap_or_default();
-                            (sock::read(fd, &mut v[start..start + k]), k)
-                        };
-                        match r {
-                            Ok(0) => {
-                                c.rx = RxState::Payload { hdr, dest, got };
-                                self.close_conn(
-                                    st,
-                                    slot,
-                                    Failure::code(FI_ECONNRESET),
-                                    "peer closed the connection mid-message",
-                                );
-                                return;
-                            }
-                            Ok(n) => {
-                                drained = n < asked;
-                                n
-                            }
-                            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                                c.rx = RxState::Payload { hdr, dest, got };
-                                return;
-                            }
-                            Err(e) => {
-                                c.rx = RxState::Payload { hdr, dest, got };
-                                self.close_conn(st, slot, reset(&e), "read failed");
-                                return;
-                            }
-                        }
-                    };
-                    got += n as u64;
-                    if got == hdr.len {
-                        self.on_frame(st, slot, hdr, dest);
-                    } else if let Some(c) = st.conns[slot].as_mut() {
-                        c.rx = RxState::Payload { hdr, dest, got };
+                    }
+                    continue;
+                }
+            };
+            if c.staged().is_empty() {
+                if drained || !Self::reading(c) {
+                    Self::keep_header(c, buf, got);
+                    return;
+                }
+                match c.fill_stage(&mut st.stages) {
+                    Ok(0) => {
+                        self.close_conn(
+                            st,
+                            slot,
+                            Failure::code(FI_ECONNRESET),
+                            "peer closed the connection",
+                        );
+                        return;
+                    }
+                    Ok(n) => drained = n < crate::conn::STAGE_LEN,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        Self::keep_header(c, buf, got);
+                        return;
+                    }
+                    Err(e) => {
+                        self.close_conn(st, slot, reset(&e), "read failed");
+                        return;
                     }
                 }
             }
+            got += c.take_staged(&mut buf[got..]);
+            if got < HEADER_LEN {
+                Self::keep_header(c, buf, got);
+                continue;
+            }
+            // A whole header: the state starts over for the next frame
+            // (unless the frame replaces it), also when part of this
+            // header was kept from an earlier read.
+            if let RxState::Header { got, .. } = &mut c.rx {
+                *got = 0;
+            }
+            let hdr = match Header::decode(&buf, attrs::MAX_MSG as u64) {
+                Ok(h) => h,
+                Err(e) => {
+                    prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_DATA, "malformed frame: {e}");
+                    self.close_conn(st, slot, Failure::code(FI_EIO), "malformed frame");
+                    return;
+                }
+            };
+            match self.on_header(st, slot, hdr) {
+                // The whole payload came with its header (every small
+                // message): it goes from the stage to its destination here,
+                // without a trip through the connection's state.
+                Some(RxState::Payload {
+                    hdr,
+                    mut dest,
+                    got: 0,
+                }) if st.conns[slot]
+                    .as_ref()
+                    .is_some_and(|c| c.staged().len() as u64 >= hdr.len) =>
+                {
+                    if let Some(c) = st.conns[slot].as_mut() {
+                        let k = hdr.len as usize;
+                        let src = &c.staged()[..k];
+                        if let Some(region) = dest.region() {
+                            // Bytes past the buffer's end are dropped (truncation).
+                            region.scatter(0, src);
+                        } else if let Some(v) = dest.buffer() {
+                            v[..k].copy_from_slice(src)
+                        }
+                        c.consume_staged(k);
+                    }
+                    self.on_frame(st, slot, hdr, dest);
+                }
+                Some(s) => {
+                    if let Some(c) = st.conns[slot].as_mut() {
+                        st.maybe_paused |= matches!(s, RxState::Paused { .. });
+                        c.rx = s;
+                    }
+                }
+                None => {}
+            }
         }
+    }
+
+    /// Keeps the header bytes read so far in the connection's state
+    /// (which is `RxState::Header`), without rebuilding the state.
+    fn keep_header(c: &mut Conn, b: [u8; HEADER_LEN], n: usize) {
+        if let RxState::Header { buf, got } = &mut c.rx {
+            *buf = b;
+            *got = n;
+        }
+    }
+
+    /// [`Self::read_frames`] past a header: a paused header or a payload.
+    /// True when reading stops (the socket is empty, the connection
+    /// paused or closed).
+    fn read_body(&self, st: &mut EpState, slot: usize, fd: RawFd, drained: &mut bool) -> bool {
+        let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return true;
+        };
+        let rx = std::mem::replace(
+            &mut c.rx,
+            RxState::Header {
+                buf: [0; HEADER_LEN],
+                got: 0,
+            },
+        );
+        match rx {
+            RxState::Header { buf, got } => {
+                c.rx = RxState::Header { buf, got };
+            }
+            RxState::Paused { hdr } => {
+                // Retry placement: a receive may have been posted.
+                let next = self.on_header(st, slot, hdr);
+                match next {
+                    Some(RxState::Paused { hdr }) => {
+                        if let Some(c) = st.conns[slot].as_mut() {
+                            c.rx = RxState::Paused { hdr };
+                            st.maybe_paused = true;
+                        }
+                        return true;
+                    }
+                    Some(s) => {
+                        if let Some(c) = st.conns[slot].as_mut() {
+                            c.rx = s;
+                        }
+                    }
+                    None => {}
+                }
+            }
+            RxState::Payload {
+                hdr,
+                mut dest,
+                mut got,
+            } => {
+                let want = (hdr.len - got) as usize;
+                if want == 0 {
+                    self.on_frame(st, slot, hdr, dest);
+                    return false;
+                }
+                let n = if !c.staged().is_empty() {
+                    let k = c.staged().len().min(want);
+                    let src = &c.staged()[..k];
+                    if let Some(region) = dest.region() {
+                        // Bytes past the buffer's end are dropped (truncation).
+                        region.scatter(got as usize, src);
+                    } else if let Some(v) = dest.buffer() {
+                        v[got as usize..got as usize + k].copy_from_slice(src)
+                    }
+                    c.consume_staged(k);
+                    k
+                } else if *drained {
+                    c.rx = RxState::Payload { hdr, dest, got };
+                    return true;
+                } else {
+                    let (r, asked) = if let Some(region) = dest.region() {
+                        match region.segment_at(got as usize) {
+                            Some((b, off)) => {
+                                let k = (b.len() - off).min(want).min(RECV_CHUNK);
+                                // SAFETY: the receive (or the RMA
+                                // range, checked against its
+                                // registration) belongs to this
+                                // connection's read state until it
+                                // completes; nothing else of ours
+                                // references its bytes while the read
+                                // runs.
+                                let target = unsafe { &mut b.as_mut_slice()[off..off + k] };
+                                (sock::read(fd, target), k)
+                            }
+                            // Past the end of the buffer: read and drop.
+                            None => c.read_discard(want, &mut st.stages),
+                        }
+                    } else {
+                        let start = got as usize;
+                        let k = want.min(RECV_CHUNK);
+                        let v = dest.buffer().unwrap_or_default();
+                        (sock::read(fd, &mut v[start..start + k]), k)
+                    };
+                    match r {
+                        Ok(0) => {
+                            c.rx = RxState::Payload { hdr, dest, got };
+                            self.close_conn(
+                                st,
+                                slot,
+                                Failure::code(FI_ECONNRESET),
+                                "peer closed the connection mid-message",
+                            );
+                            return true;
+                        }
+                        Ok(n) => {
+                            *drained = n < asked;
+                            n
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                            c.rx = RxState::Payload { hdr, dest, got };
+                            return true;
+                        }
+                        Err(e) => {
+                            c.rx = RxState::Payload { hdr, dest, got };
+                            self.close_conn(st, slot, reset(&e), "read failed");
+                            return true;
+                        }
+                    }
+                };
+                got += n as u64;
+                if got == hdr.len {
+                    self.on_frame(st, slot, hdr, dest);
+                } else if let Some(c) = st.conns[slot].as_mut() {
+                    c.rx = RxState::Payload { hdr, dest, got };
+                }
+            }
+        }
+        false
     }
 
     pub(super) fn on_writable(&self, st: &mut EpState, slot: usize) {
