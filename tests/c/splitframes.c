@@ -26,56 +26,12 @@
 
 #define MAX_BURST 3000
 #define LEN 8
-
-struct side {
-	struct fid_cq *cq;
-	struct fid_av *av;
-	struct fid_ep *ep;
-	fi_addr_t peer;
-	char addr[64];
-};
+#define CQ_SIZE (2 * MAX_BURST)
 
 static struct fi_info *info;
 static struct fid_domain *domain;
 
-static void open_side(struct side *s)
-{
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = 2 * MAX_BURST };
-	struct fi_av_attr aa = { .type = FI_AV_TABLE };
-	size_t len = sizeof(s->addr);
-	CHECK(fi_cq_open(domain, &ca, &s->cq, NULL));
-	CHECK(fi_av_open(domain, &aa, &s->av, NULL));
-	CHECK(fi_endpoint(domain, info, &s->ep, NULL));
-	CHECK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(s->ep, &s->av->fid, 0));
-	CHECK(fi_enable(s->ep));
-	CHECK(fi_getname(&s->ep->fid, s->addr, &len));
-}
-
-/* Reads `want` completions from one CQ only, for at most 10 s; an error
- * completion fails. */
-static int reap(struct fid_cq *cq, int want, const char *what)
-{
-	struct fi_cq_tagged_entry e[16];
-	time_t end = time(NULL) + 10;
-	while (want > 0 && time(NULL) < end) {
-		ssize_t n = fi_cq_read(cq, e, 16);
-		if (n > 0) {
-			want -= (int) n;
-		} else if (n == -FI_EAVAIL) {
-			struct fi_cq_err_entry err = { 0 };
-			(void) fi_cq_readerr(cq, &err, 0);
-			printf("FAIL %s: error completion %d (%s)\n", what, err.err, fi_strerror(err.err));
-			return -1;
-		} else if (n != -FI_EAGAIN) {
-			printf("FAIL %s: fi_cq_read %zd (%s)\n", what, n, fi_strerror((int) -n));
-			return -1;
-		}
-	}
-	if (want > 0)
-		printf("FAIL %s: %d completions missing after 10 s\n", what, want);
-	return want > 0 ? -1 : 0;
-}
+#include "pair.h"
 
 /* Posts a send, driving both sides while the provider asks for it (ours
  * queues the whole burst; upstream's providers may need the receiver to
@@ -191,10 +147,7 @@ int main(int argc, char **argv)
 	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
 	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
 	CHECK(fi_domain(fabric, info, &domain, NULL));
-	open_side(&a);
-	open_side(&b);
-	CHECK(fi_av_insert(a.av, b.addr, 1, &a.peer, 0, NULL) != 1);
-	CHECK(fi_av_insert(b.av, a.addr, 1, &b.peer, 0, NULL) != 1);
+	open_pair(&a, &b, CQ_SIZE);
 	exchange(&a, &b, "before the bursts (A to B)");
 	exchange(&b, &a, "before the bursts (B to A)");
 	/* Bursts of different lengths put the read boundaries at different
@@ -205,12 +158,7 @@ int main(int argc, char **argv)
 		burst(&a, &b, (size_t) sizes[r] < cap ? sizes[r] : (int) cap, r);
 	exchange(&a, &b, "after the bursts (A to B)");
 	exchange(&b, &a, "after the bursts (B to A)");
-	fi_close(&a.ep->fid);
-	fi_close(&b.ep->fid);
-	fi_close(&a.av->fid);
-	fi_close(&b.av->fid);
-	fi_close(&a.cq->fid);
-	fi_close(&b.cq->fid);
+	close_pair(&a, &b);
 	fi_close(&domain->fid);
 	fi_close(&fabric->fid);
 	fi_freeinfo(info);
