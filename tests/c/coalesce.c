@@ -32,9 +32,6 @@
 #define LEN 48
 #define CQ_SIZE 0
 
-static struct fi_info *info;
-static struct fid_domain *domain;
-
 #include "pair.h"
 
 /* Posts one send, driving the sender's progress while the provider asks
@@ -108,30 +105,16 @@ static void rma_round(struct side *a, struct side *b, int round)
 int main(int argc, char **argv)
 {
 	const char *prov = argc > 1 ? argv[1] : "sockets";
-	struct fi_info *hints = fi_allocinfo();
-	struct fid_fabric *fabric;
 	struct side a, b;
 
-	hints->fabric_attr->prov_name = strdup(prov);
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED | FI_RMA;
-	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
-	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-	hints->mode = ~0ULL;
-	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
-	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
-	CHECK(fi_domain(fabric, info, &domain, NULL));
-	open_pair(&a, &b, CQ_SIZE);
+	open_pair(&a, &b, prov, FI_TAGGED | FI_RMA, FI_PROGRESS_AUTO,
+		  FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, CQ_SIZE);
 	for (int round = 0; round < 3; round++) {
 		burst(&a, &b, 0, round);
 		burst(&a, &b, 1, round);
 		rma_round(&a, &b, round);
 	}
 	close_pair(&a, &b);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
-	fi_freeinfo(hints);
 	printf("coalesce (%s): %d checks, %d failed\n", prov, checks, failures);
 	return failures ? 1 : 0;
 }

@@ -1,8 +1,8 @@
 /*
  * What the two-endpoint test programs (coalesce.c, splitframes.c) share:
- * two RDM endpoints of one domain, each with its own CQ and AV, and a
- * bounded read of one CQ. The program defines `info` and `domain` before
- * including this, after check.h and the rdma headers.
+ * two RDM endpoints of one domain of the provider under test, each with
+ * its own CQ and AV, and a bounded read of one CQ. Include it after
+ * check.h and the rdma headers (fi_cm.h among them).
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -10,7 +10,12 @@
 #define OXI_TESTS_PAIR_H
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
+
+static struct fi_info *info;
+static struct fid_fabric *fabric;
+static struct fid_domain *domain;
 
 struct side {
 	struct fid_cq *cq;
@@ -36,9 +41,23 @@ static void open_side(struct side *s, size_t cq_size)
 	CHECK(fi_getname(&s->ep->fid, s->addr, &len));
 }
 
-/* Opens both endpoints and makes each the other's peer. */
-static void open_pair(struct side *a, struct side *b, size_t cq_size)
+/* Opens a fabric and domain of RDM endpoints of `prov` on loopback with
+ * `caps`, `progress` and `mr_mode` (the hints' domain attributes), both
+ * endpoints in it, and makes each the other's peer. */
+static void open_pair(struct side *a, struct side *b, const char *prov, uint64_t caps,
+		      enum fi_progress progress, int mr_mode, size_t cq_size)
 {
+	struct fi_info *hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup(prov);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = caps;
+	hints->domain_attr->data_progress = progress;
+	hints->domain_attr->mr_mode = mr_mode;
+	hints->mode = ~0ULL;
+	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
+	fi_freeinfo(hints);
+	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
+	CHECK(fi_domain(fabric, info, &domain, NULL));
 	open_side(a, cq_size);
 	open_side(b, cq_size);
 	CHECK(fi_av_insert(a->av, b->addr, 1, &a->peer, 0, NULL) != 1);
@@ -54,6 +73,9 @@ static void close_pair(struct side *a, struct side *b)
 		fi_close(&s[i]->av->fid);
 		fi_close(&s[i]->cq->fid);
 	}
+	fi_close(&domain->fid);
+	fi_close(&fabric->fid);
+	fi_freeinfo(info);
 }
 
 /* Reads `want` completions from one CQ only, for at most 10 s; an error

@@ -28,9 +28,6 @@
 #define LEN 8
 #define CQ_SIZE (2 * MAX_BURST)
 
-static struct fi_info *info;
-static struct fid_domain *domain;
-
 #include "pair.h"
 
 /* Posts a send, driving both sides while the provider asks for it (ours
@@ -135,19 +132,9 @@ static void exchange(struct side *a, struct side *b, const char *what)
 int main(int argc, char **argv)
 {
 	const char *prov = argc > 1 ? argv[1] : "sockets";
-	struct fi_info *hints = fi_allocinfo();
-	struct fid_fabric *fabric;
 	struct side a, b;
 
-	hints->fabric_attr->prov_name = strdup(prov);
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_TAGGED;
-	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-	hints->mode = ~0ULL;
-	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
-	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
-	CHECK(fi_domain(fabric, info, &domain, NULL));
-	open_pair(&a, &b, CQ_SIZE);
+	open_pair(&a, &b, prov, FI_TAGGED, FI_PROGRESS_MANUAL, 0, CQ_SIZE);
 	exchange(&a, &b, "before the bursts (A to B)");
 	exchange(&b, &a, "before the bursts (B to A)");
 	/* Bursts of different lengths put the read boundaries at different
@@ -159,10 +146,6 @@ int main(int argc, char **argv)
 	exchange(&a, &b, "after the bursts (A to B)");
 	exchange(&b, &a, "after the bursts (B to A)");
 	close_pair(&a, &b);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
-	fi_freeinfo(hints);
 	printf("splitframes (%s): %d checks, %d failed\n", prov, checks, failures);
 	return failures ? 1 : 0;
 }

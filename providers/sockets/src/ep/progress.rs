@@ -307,9 +307,10 @@ impl SockEp {
                     continue;
                 }
             };
+            // Until bytes are taken from the stage, `buf` and `got` equal
+            // what the state holds: returning leaves it as it is.
             if c.staged().is_empty() {
                 if drained || !Self::reading(c) {
-                    Self::keep_header(c, buf, got);
                     return;
                 }
                 match c.fill_stage(&mut st.stages) {
@@ -323,10 +324,7 @@ impl SockEp {
                         return;
                     }
                     Ok(n) => drained = n < crate::conn::STAGE_LEN,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                        Self::keep_header(c, buf, got);
-                        return;
-                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                     Err(e) => {
                         self.close_conn(st, slot, reset(&e), "read failed");
                         return;
@@ -365,15 +363,7 @@ impl SockEp {
                     .is_some_and(|c| c.staged().len() as u64 >= hdr.len) =>
                 {
                     if let Some(c) = st.conns[slot].as_mut() {
-                        let k = hdr.len as usize;
-                        let src = &c.staged()[..k];
-                        if let Some(region) = dest.region() {
-                            // Bytes past the buffer's end are dropped (truncation).
-                            region.scatter(0, src);
-                        } else if let Some(v) = dest.buffer() {
-                            v[..k].copy_from_slice(src)
-                        }
-                        c.consume_staged(k);
+                        Self::land_staged(c, &mut dest, 0, hdr.len as usize);
                     }
                     self.on_frame(st, slot, hdr, dest);
                 }
@@ -386,6 +376,21 @@ impl SockEp {
                 None => {}
             }
         }
+    }
+
+    /// Moves up to `want` staged payload bytes to `dest`, at offset `got`
+    /// of the payload; returns how many.
+    fn land_staged(c: &mut Conn, dest: &mut Dest, got: usize, want: usize) -> usize {
+        let k = c.staged().len().min(want);
+        let src = &c.staged()[..k];
+        if let Some(region) = dest.region() {
+            // Bytes past the buffer's end are dropped (truncation).
+            region.scatter(got, src);
+        } else if let Some(v) = dest.buffer() {
+            v[got..got + k].copy_from_slice(src)
+        }
+        c.consume_staged(k);
+        k
     }
 
     /// Keeps the header bytes read so far in the connection's state
@@ -412,6 +417,7 @@ impl SockEp {
             },
         );
         match rx {
+            // Not reached (read_frames reads headers in place); put back.
             RxState::Header { buf, got } => {
                 c.rx = RxState::Header { buf, got };
             }
@@ -445,16 +451,7 @@ impl SockEp {
                     return false;
                 }
                 let n = if !c.staged().is_empty() {
-                    let k = c.staged().len().min(want);
-                    let src = &c.staged()[..k];
-                    if let Some(region) = dest.region() {
-                        // Bytes past the buffer's end are dropped (truncation).
-                        region.scatter(got as usize, src);
-                    } else if let Some(v) = dest.buffer() {
-                        v[got as usize..got as usize + k].copy_from_slice(src)
-                    }
-                    c.consume_staged(k);
-                    k
+                    Self::land_staged(c, &mut dest, got as usize, want)
                 } else if *drained {
                     c.rx = RxState::Payload { hdr, dest, got };
                     return true;
