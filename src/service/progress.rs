@@ -12,9 +12,22 @@ use std::time::{Duration, Instant};
 pub trait Progress: Send + Sync {
     /// Does whatever I/O is ready, without blocking.
     fn progress(&self);
+    /// [`Progress::progress`] from a queue that drives this source on
+    /// every read (one of its few sources): while reads keep coming, the
+    /// source need not be woken by its descriptors, and may stop watching
+    /// a connection it polls anyway until its descriptor is asked for
+    /// again ([`Progress::wait_fd`]).
+    fn progress_direct(&self) {
+        self.progress();
+    }
     /// A descriptor that is readable when [`Progress::progress`] has work
-    /// (an epoll set of the provider's sockets), if there is one.
+    /// (an epoll set of the provider's sockets), if there is one. Asked
+    /// for before every blocking wait: from then on (for a while) it
+    /// reports all of the source's I/O.
     fn wait_fd(&self) -> Option<RawFd>;
+    /// A nested set now holds the source's descriptor and will not ask
+    /// for it again: it must report all of the source's I/O for good.
+    fn pin_watch(&self) {}
     /// Whether the application drove this source itself a moment ago: the
     /// auto-progress thread then leaves it alone.
     fn app_polling(&self) -> bool {
@@ -238,7 +251,13 @@ impl Sources {
                 .filter_map(|i| Some((i, slots[i].as_ref()?.src.upgrade()?)))
                 .collect()
         };
-        let fds: Vec<Option<RawFd>> = pending.iter().map(|(_, s)| s.wait_fd()).collect();
+        let fds: Vec<Option<RawFd>> = pending
+            .iter()
+            .map(|(_, s)| {
+                s.pin_watch();
+                s.wait_fd()
+            })
+            .collect();
         let mut l = self.lock();
         for ((i, s), fd) in pending.iter().zip(fds) {
             let Some(slot) = l.slots[*i].as_mut() else {
@@ -275,7 +294,7 @@ impl Sources {
             };
             if !many {
                 for s in few.iter().flatten() {
-                    s.progress();
+                    s.progress_direct();
                 }
                 return;
             }
@@ -434,7 +453,22 @@ impl AutoShared {
                 std::thread::sleep(slice);
                 continue;
             }
-            let fds: Vec<_> = srcs.iter().filter_map(|s| s.wait_fd()).collect();
+            // Only the sources it drives: one the application polls is
+            // left alone (`progress_background`), so its descriptors
+            // would only wake the thread for nothing, and asking for them
+            // makes it watch connections it polls anyway. Such a source is
+            // looked at again within 10 ms.
+            let busy = srcs.iter().any(|s| s.app_polling());
+            let fds: Vec<_> = srcs
+                .iter()
+                .filter(|s| !s.app_polling())
+                .filter_map(|s| s.wait_fd())
+                .collect();
+            let wait = if busy {
+                wait.min(Duration::from_millis(10))
+            } else {
+                wait
+            };
             crate::service::signal::poll_readable(&fds, Some(Instant::now() + wait));
             let mut worked = false;
             for s in &srcs {

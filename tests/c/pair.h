@@ -25,11 +25,18 @@ struct side {
 	char addr[64];
 };
 
+/* The CQs' wait object (a program that blocks in fi_cq_sread sets
+ * FI_WAIT_UNSPEC before open_pair). */
+static enum fi_wait_obj pair_cq_wait = FI_WAIT_NONE;
+/* The domain's threading (a program with two threads in one domain sets
+ * FI_THREAD_SAFE before open_pair). */
+static enum fi_threading pair_threading = FI_THREAD_UNSPEC;
+
 /* Opens an enabled endpoint with a tagged-format CQ of `cq_size` entries
  * (0: the provider's default) for both directions. */
 static void open_side(struct side *s, size_t cq_size)
 {
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = cq_size };
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = cq_size, .wait_obj = pair_cq_wait };
 	struct fi_av_attr aa = { .type = FI_AV_TABLE };
 	size_t len = sizeof(s->addr);
 	CHECK(fi_cq_open(domain, &ca, &s->cq, NULL));
@@ -53,6 +60,7 @@ static void open_pair(struct side *a, struct side *b, const char *prov, uint64_t
 	hints->caps = caps;
 	hints->domain_attr->data_progress = progress;
 	hints->domain_attr->mr_mode = mr_mode;
+	hints->domain_attr->threading = pair_threading;
 	hints->mode = ~0ULL;
 	CHECK(fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", "0", FI_SOURCE, hints, &info));
 	fi_freeinfo(hints);
@@ -80,7 +88,7 @@ static void close_pair(struct side *a, struct side *b)
 
 /* Reads `want` completions from one CQ only, for at most 10 s; an error
  * completion fails. */
-static int reap(struct fid_cq *cq, int want, const char *what)
+static int __attribute__((unused)) reap(struct fid_cq *cq, int want, const char *what)
 {
 	struct fi_cq_tagged_entry e[16];
 	time_t end = time(NULL) + 10;

@@ -358,6 +358,8 @@ impl SockEp {
         conn.id = st.next_conn_id;
         st.next_conn_id += 1;
         st.solo.forget();
+        // Two connections: epoll watches both.
+        self.rewatch(st);
         // A slot `take_conn` freed, else a new one: no scan of the
         // connections. Only this function fills a slot, and only with one
         // it popped, so a listed slot is empty; the check keeps a live
@@ -396,6 +398,7 @@ impl SockEp {
     /// read (level-triggered readiness of a socket we will not read would
     /// wake every wait at once), output while sends are queued.
     fn watch(&self, st: &mut EpState, slot: usize) {
+        let unwatched = st.solo.unwatched() == Some(slot);
         if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
             // Sends held for coalescing go out at the next progress call
             // (`flush_deferred`), not on readiness: watching for output
@@ -403,6 +406,13 @@ impl SockEp {
             let want_out = (!c.txq.is_empty() && c.state == ConnState::Open && !c.deferred)
                 || c.state == ConnState::Connecting;
             let want_in = Self::reading(c);
+            if unwatched && (want_out || !want_in) {
+                // Out of the set while polled (`progress::Solo`): back in
+                // before its interest changes.
+                self.rewatch(st);
+                self.watch(st, slot);
+                return;
+            }
             if want_out != c.watching_out || want_in != c.watching_in {
                 let _ = self.epoll.set(
                     c.stream.as_raw_fd(),
@@ -419,6 +429,7 @@ impl SockEp {
     /// Takes a connection out of its slot, which new connections reuse.
     fn take_conn(st: &mut EpState, slot: usize) -> Option<Conn> {
         let c = st.conns.get_mut(slot).and_then(Option::take)?;
+        st.solo.closed(slot);
         st.free_slots.push(slot);
         Some(c)
     }
