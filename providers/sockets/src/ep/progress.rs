@@ -60,8 +60,9 @@ pub(super) struct Solo {
     direct: bool,
     /// A nested set holds the endpoint's epoll set: it reports everything.
     pinned: bool,
-    /// When the endpoint's descriptor was last asked for ([`now_ms`]).
-    last_wait_ms: u64,
+    /// When the endpoint's descriptor was last asked for ([`now_ms`]);
+    /// None before the first time.
+    last_wait_ms: Option<u64>,
 }
 
 /// How long after its descriptor was last asked for (a blocking wait, the
@@ -702,7 +703,10 @@ impl SockEp {
         let Some(slot) = solo.slot.filter(|&s| Solo::fits(&st.conns, s)) else {
             return;
         };
-        if now_ms().saturating_sub(solo.last_wait_ms) < UNWATCH_AFTER_WAIT_MS {
+        if solo
+            .last_wait_ms
+            .is_some_and(|t| now_ms().saturating_sub(t) < UNWATCH_AFTER_WAIT_MS)
+        {
             return;
         }
         if let Some(c) = st.conns[slot].as_ref() {
@@ -798,7 +802,7 @@ impl Progress for SockEp {
     fn wait_fd(&self) -> Option<RawFd> {
         let mut st = self.lock();
         self.rewatch(&mut st);
-        st.solo.last_wait_ms = now_ms();
+        st.solo.last_wait_ms = Some(now_ms());
         Some(self.epoll.raw())
     }
 
