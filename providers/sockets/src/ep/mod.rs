@@ -408,9 +408,12 @@ impl SockEp {
             let want_in = Self::reading(c);
             if unwatched && (want_out || !want_in) {
                 // Out of the set while polled (`progress::Solo`): back in
-                // before its interest changes.
+                // before its interest changes (unless epoll refused it
+                // back, which `rewatch` logged: it stays polled only).
                 self.rewatch(st);
-                self.watch(st, slot);
+                if st.solo.unwatched() != Some(slot) {
+                    self.watch(st, slot);
+                }
                 return;
             }
             if want_out != c.watching_out || want_in != c.watching_in {
