@@ -446,7 +446,9 @@ impl AutoShared {
             } else {
                 (Duration::from_millis(10), Duration::from_millis(50))
             };
-            if srcs.iter().all(|s| s.app_polling()) {
+            // Asked once per source and pass (the answer moves with time).
+            let (polled, idle): (Vec<_>, Vec<_>) = srcs.iter().partition(|s| s.app_polling());
+            if idle.is_empty() {
                 // The application drives everything itself: do not even
                 // wake on its traffic (each wake-up takes a core it is
                 // spinning on).
@@ -458,13 +460,8 @@ impl AutoShared {
             // would only wake the thread for nothing, and asking for them
             // makes it watch connections it polls anyway. Such a source is
             // looked at again within 10 ms.
-            let busy = srcs.iter().any(|s| s.app_polling());
-            let fds: Vec<_> = srcs
-                .iter()
-                .filter(|s| !s.app_polling())
-                .filter_map(|s| s.wait_fd())
-                .collect();
-            let wait = if busy {
+            let fds: Vec<_> = idle.iter().filter_map(|s| s.wait_fd()).collect();
+            let wait = if !polled.is_empty() {
                 wait.min(Duration::from_millis(10))
             } else {
                 wait

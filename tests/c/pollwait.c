@@ -53,20 +53,21 @@ static double now_ms(void)
 	return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
 }
 
-/* Sends 8 bytes of `v` from `from` to its peer with `tag`, retrying while
- * the provider asks for it (driving `from`'s CQ, and `other`'s unless
- * NULL), for at most 10 s. */
-static void send_u64(struct side *from, struct side *other, uint64_t *v, uint64_t tag)
+/* Posts a tagged send (`send`) or receive of the 8 bytes at `v` on `s`
+ * with `tag`, retrying while the provider asks for it (driving `s`'s CQ,
+ * and `other`'s unless NULL), for at most 10 s. */
+static void post_u64(int send, struct side *s, struct side *other, uint64_t *v, uint64_t tag)
 {
 	double end = now_ms() + 10000;
 	for (;;) {
-		ssize_t rc = fi_tsend(from->ep, v, sizeof(*v), NULL, from->peer, tag, v);
+		ssize_t rc = send ? fi_tsend(s->ep, v, sizeof(*v), NULL, s->peer, tag, v)
+				  : fi_trecv(s->ep, v, sizeof(*v), NULL, s->peer, tag, 0, v);
 		if (rc != -FI_EAGAIN || now_ms() >= end) {
 			if (rc)
-				die("fi_tsend", rc);
+				die(send ? "fi_tsend" : "fi_trecv", rc);
 			return;
 		}
-		(void) fi_cq_read(from->cq, NULL, 0);
+		(void) fi_cq_read(s->cq, NULL, 0);
 		if (other)
 			(void) fi_cq_read(other->cq, NULL, 0);
 	}
@@ -106,32 +107,15 @@ static void reap2(struct side *s, struct side *other, void *c1, void *c2, const 
 	}
 }
 
-/* Posts a tagged receive of 8 bytes into `v` on `s`, retrying while the
- * provider asks for it (driving both CQs), for at most 10 s. */
-static void recv_u64(struct side *s, struct side *other, uint64_t *v, uint64_t tag)
-{
-	double end = now_ms() + 10000;
-	for (;;) {
-		ssize_t rc = fi_trecv(s->ep, v, sizeof(*v), NULL, s->peer, tag, 0, v);
-		if (rc != -FI_EAGAIN || now_ms() >= end) {
-			if (rc)
-				die("fi_trecv", rc);
-			return;
-		}
-		(void) fi_cq_read(s->cq, NULL, 0);
-		(void) fi_cq_read(other->cq, NULL, 0);
-	}
-}
-
 /* One message each way, both CQs polled. */
 static void ping_pong(uint64_t i)
 {
 	uint64_t out_a = i, out_b = ~i, in_a = 0, in_b = 0;
-	recv_u64(&b, &a, &in_b, TAG_PING);
-	recv_u64(&a, &b, &in_a, TAG_PING);
-	send_u64(&a, &b, &out_a, TAG_PING);
+	post_u64(0, &b, &a, &in_b, TAG_PING);
+	post_u64(0, &a, &b, &in_a, TAG_PING);
+	post_u64(1, &a, &b, &out_a, TAG_PING);
 	reap2(&b, &a, &in_b, NULL, "ping received");
-	send_u64(&b, &a, &out_b, TAG_PING);
+	post_u64(1, &b, &a, &out_b, TAG_PING);
 	reap2(&a, &b, &out_a, &in_a, "ping sent, pong received");
 	reap2(&b, &a, &out_b, NULL, "pong sent");
 	if (in_b != i || in_a != ~i)
@@ -162,7 +146,7 @@ static void *helper(void *arg)
 	while (!asleep(main_tid) && now_ms() < end)
 		sched_yield();
 	sent_at = now_ms();
-	send_u64(&b, NULL, &wake_value, TAG_WAKE);
+	post_u64(1, &b, NULL, &wake_value, TAG_WAKE);
 	/* Manual progress: B's send completes (and may only go out) in B's
 	 * progress, which only this thread drives now. */
 	struct fi_cq_tagged_entry e;
@@ -189,7 +173,7 @@ int main(int argc, char **argv)
 			ping_pong(n++);
 		uint64_t got = 0;
 		wake_value = 0x5eed0000u + (uint64_t) r;
-		recv_u64(&a, &b, &got, TAG_WAKE);
+		post_u64(0, &a, &b, &got, TAG_WAKE);
 		pthread_t t;
 		if (pthread_create(&t, NULL, helper, NULL))
 			die("pthread_create", -FI_EOTHER);

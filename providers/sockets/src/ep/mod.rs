@@ -398,24 +398,18 @@ impl SockEp {
     /// read (level-triggered readiness of a socket we will not read would
     /// wake every wait at once), output while sends are queued.
     fn watch(&self, st: &mut EpState, slot: usize) {
-        let unwatched = st.solo.unwatched() == Some(slot);
-        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
-            // Sends held for coalescing go out at the next progress call
-            // (`flush_deferred`), not on readiness: watching for output
-            // meanwhile would cost two epoll_ctl calls per batch.
-            let want_out = (!c.txq.is_empty() && c.state == ConnState::Open && !c.deferred)
-                || c.state == ConnState::Connecting;
-            let want_in = Self::reading(c);
-            if unwatched && (want_out || !want_in) {
-                // Out of the set while polled (`progress::Solo`): back in
-                // before its interest changes (unless epoll refused it
-                // back, which `rewatch` logged: it stays polled only).
-                self.rewatch(st);
-                if st.solo.unwatched() != Some(slot) {
-                    self.watch(st, slot);
-                }
+        let changes = |c: &Conn| Self::interest(c) != (c.watching_in, c.watching_out);
+        if st.solo.unwatched() == Some(slot) && st.conns[slot].as_ref().is_some_and(changes) {
+            // Out of the set while polled (`progress::Solo`): back in
+            // before its interest changes (unless epoll refused it back,
+            // which `rewatch` logged: it stays polled only).
+            self.rewatch(st);
+            if st.solo.unwatched() == Some(slot) {
                 return;
             }
+        }
+        if let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) {
+            let (want_in, want_out) = Self::interest(c);
             if want_out != c.watching_out || want_in != c.watching_in {
                 let _ = self.epoll.set(
                     c.stream.as_raw_fd(),
@@ -427,6 +421,16 @@ impl SockEp {
                 c.watching_in = want_in;
             }
         }
+    }
+
+    /// What epoll should report for a connection: (input, output).
+    fn interest(c: &Conn) -> (bool, bool) {
+        // Sends held for coalescing go out at the next progress call
+        // (`flush_deferred`), not on readiness: watching for output
+        // meanwhile would cost two epoll_ctl calls per batch.
+        let out = (!c.txq.is_empty() && c.state == ConnState::Open && !c.deferred)
+            || c.state == ConnState::Connecting;
+        (Self::reading(c), out)
     }
 
     /// Takes a connection out of its slot, which new connections reuse.

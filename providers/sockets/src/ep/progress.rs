@@ -56,8 +56,6 @@ pub(super) struct Solo {
     pass: u32,
     /// The lone connection's slot while it is out of the epoll set.
     unwatched: Option<usize>,
-    /// The current pass is one of a queue that polls on every read.
-    direct: bool,
     /// A nested set holds the endpoint's epoll set: it reports everything.
     pinned: bool,
     /// When the endpoint's descriptor was last asked for ([`now_ms`]);
@@ -604,8 +602,15 @@ impl SockEp {
     }
 
     pub(super) fn progress_locked(&self, st: &mut EpState) {
+        self.progress_pass(st, false);
+    }
+
+    /// A full pass; `direct` when a queue that drives the endpoint on
+    /// every read runs it (the lone connection may then leave the epoll
+    /// set, see [`Solo`]).
+    fn progress_pass(&self, st: &mut EpState, direct: bool) {
         self.housekeeping(st);
-        self.progress_io(st);
+        self.progress_io(st, direct);
         self.retry_due(st);
     }
 
@@ -625,26 +630,25 @@ impl SockEp {
     }
 
     /// Reads, writes and accepts what is ready.
-    fn progress_io(&self, st: &mut EpState) {
+    fn progress_io(&self, st: &mut EpState, direct: bool) {
         st.solo.pass = st.solo.pass.wrapping_add(1);
         let epoll_pass = st.solo.pass.is_multiple_of(SOLO_EPOLL_EVERY);
-        if let Some(slot) = st.solo.slot.filter(|&s| Solo::fits(&st.conns, s)) {
+        let solo = st.solo.slot.filter(|&s| Solo::fits(&st.conns, s));
+        if let Some(slot) = solo {
             // An unwatched connection is read on every pass: epoll would
             // not report it.
             if !epoll_pass || st.solo.unwatched == Some(slot) {
                 self.read_conn(st, slot);
-                if !epoll_pass {
-                    if st.solo.unwatched.is_some() && !Solo::fits(&st.conns, slot) {
-                        self.rewatch(st);
-                    }
-                    return;
-                }
             }
         }
+        // Out of the set only while it is the lone connection and fits.
         if let Some(u) = st.solo.unwatched {
             if st.solo.slot != Some(u) || !Solo::fits(&st.conns, u) {
                 self.rewatch(st);
             }
+        }
+        if solo.is_some() && !epoll_pass {
+            return;
         }
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 32];
         let n = self.epoll.wait(&mut evs, 0);
@@ -689,15 +693,17 @@ impl SockEp {
             }
         }
         st.solo.slot = Solo::find(&st.conns);
-        self.maybe_unwatch(st);
+        if direct {
+            self.maybe_unwatch(st);
+        }
     }
 
-    /// Takes the lone connection out of the epoll set when the pass is a
-    /// queue's direct poll and nothing asked for the set lately (see
-    /// [`Solo`]).
+    /// Takes the lone connection out of the epoll set (during a queue's
+    /// direct poll) unless a nested set holds the endpoint or something
+    /// asked for the set lately (see [`Solo`]).
     fn maybe_unwatch(&self, st: &mut EpState) {
         let solo = &st.solo;
-        if !solo.direct || solo.pinned || solo.unwatched.is_some() {
+        if solo.pinned || solo.unwatched.is_some() {
             return;
         }
         let Some(slot) = solo.slot.filter(|&s| Solo::fits(&st.conns, s)) else {
@@ -715,8 +721,9 @@ impl SockEp {
         }
     }
 
-    /// Puts the unwatched connection (if any) back in the epoll set, with
-    /// the interest its flags say.
+    /// Puts the unwatched connection (if any) back in the epoll set. Its
+    /// interest is what it had when it left (input only: `Solo::fits`);
+    /// `watch`, the only place that changes it, calls this first.
     pub(super) fn rewatch(&self, st: &mut EpState) {
         let Some(slot) = st.solo.unwatched.take() else {
             return;
@@ -724,15 +731,10 @@ impl SockEp {
         let Some(c) = st.conns.get(slot).and_then(Option::as_ref) else {
             return;
         };
-        let (fd, token) = (c.stream.as_raw_fd(), TOKEN_CONN + slot as u64);
-        let added = self.epoll.add(fd, token, c.watching_out).and_then(|()| {
-            if c.watching_in {
-                Ok(())
-            } else {
-                self.epoll.set(fd, token, false, c.watching_out)
-            }
-        });
-        if let Err(e) = added {
+        if let Err(e) = self
+            .epoll
+            .add(c.stream.as_raw_fd(), TOKEN_CONN + slot as u64, false)
+        {
             // Still read on every pass; only waits would miss it.
             prov_log!(
                 PROV,
@@ -780,9 +782,7 @@ impl SockEp {
         };
         st.app_pass = true;
         if io {
-            st.solo.direct = direct;
-            self.progress_locked(&mut st);
-            st.solo.direct = false;
+            self.progress_pass(&mut st, direct);
         } else {
             self.housekeeping(&mut st);
             self.retry_due(&mut st);
