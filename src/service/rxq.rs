@@ -314,6 +314,31 @@ impl<T: Copy> RxQueues<T> {
         }
     }
 
+    /// [`Self::deliver`] of a message whose whole payload is `bytes`, for
+    /// the case that matters to latency: an ordinary (not multi-receive)
+    /// posted receive matches. It is filled and completed where it sits in
+    /// the queue, not moved out first (the generic path copies the receive
+    /// and its region, some 350 bytes, three times per message). False,
+    /// with nothing changed, when no such receive is posted.
+    pub fn deliver_posted(&mut self, msg: MsgInfo, bytes: &[u8], sinks: &Sinks) -> bool {
+        let q = if msg.tag.is_some() {
+            &mut self.posted_tagged
+        } else {
+            &mut self.posted
+        };
+        let Some(i) = q.iter().position(|p| p.matches(msg.src, msg.tag)) else {
+            return false;
+        };
+        let p = &q[i];
+        if p.flags & FI_MULTI_RECV != 0 {
+            return false;
+        }
+        let n = p.iov.scatter(0, bytes);
+        complete_into(p, &p.iov, n, bytes.len() - n, msg, sinks, true);
+        q.remove(i);
+        true
+    }
+
     fn take_unexpected(&mut self, i: usize) -> Unexpected<T> {
         let u = self.unexpected.remove(i).expect("index checked");
         self.unexpected_bytes -= u.held();

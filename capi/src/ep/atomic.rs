@@ -9,7 +9,7 @@
 use super::data::SendFlags;
 use super::ep_handle;
 use super::rma::RMA_FLAGS;
-use super::trigger::{carry_out, plan, Post};
+use super::trigger::{dispatch, Post};
 use crate::boundary::{catch, with_handle};
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
@@ -180,11 +180,7 @@ unsafe fn atomic(
         Ok(x) => x,
         Err(e) => return e as isize,
     };
-    // SAFETY: the caller's contract on `context`.
-    let plan = match unsafe { plan(h, post, flags, context as usize, WHAT) } {
-        Ok(p) => p,
-        Err(e) => return e as isize,
-    };
+    let all = flags;
     let flags = flags & !FI_TRIGGER;
     let req = AtomicReq {
         kind,
@@ -201,13 +197,19 @@ unsafe fn atomic(
         internal,
         data: data.filter(|_| flags & FI_REMOTE_CQ_DATA != 0),
     };
-    carry_out(
-        h,
-        plan,
-        &req,
-        |ep, req| ep.atomic(req),
-        |req| Deferred::Atomic(AtomicCopy::of(req)),
-    )
+    // SAFETY: the caller's contract on `context`.
+    unsafe {
+        dispatch(
+            h,
+            post,
+            all,
+            context as usize,
+            WHAT,
+            &req,
+            |ep, req| ep.atomic(req),
+            |req| Deferred::Atomic(AtomicCopy::of(req)),
+        )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -5,7 +5,7 @@
 //! struct).
 
 use super::ep_handle;
-use super::trigger::{carry_out, plan, Post};
+use super::trigger::{dispatch, Post};
 use crate::handles::*;
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
@@ -35,13 +35,49 @@ impl Bufs {
     }
 }
 
-/// Converts `src`, refusing more than `limit` entries (the endpoint's
-/// `iov_limit`) and NULL buffers with a length.
+/// Runs `f` on `src` converted to engine buffers and descriptors,
+/// refusing more than `limit` entries (the endpoint's `iov_limit`) and
+/// NULL buffers with a length. One buffer (every `fi_send`/`fi_recv`-style
+/// call) is converted in place on the stack: the per-message path builds
+/// no iovec copy.
 ///
 /// # Safety
 /// For `One`, the pointer is NULL or valid for `len` bytes until the
 /// operation completes. For `Many`, `iov` is NULL or points to `count`
 /// iovecs, and `desc` is NULL or points to `count` descriptors.
+#[inline(always)]
+pub(super) unsafe fn with_bufs<R>(
+    src: CBufs,
+    limit: usize,
+    f: impl FnOnce(&[IoBuf], &[MemDesc]) -> R,
+) -> Result<R, c_int> {
+    match src {
+        CBufs::One(buf, len, desc) => {
+            if buf.is_null() && len > 0 {
+                return Err(null_buffer(len));
+            }
+            // SAFETY: the caller's contract: valid for `len` bytes until the
+            // operation completes.
+            let b = [unsafe { IoBuf::new(buf as *mut u8, len) }];
+            let d = [desc as MemDesc];
+            Ok(f(&b, &d[..usize::from(!desc.is_null())]))
+        }
+        // SAFETY: forwarded under the same contract.
+        many => unsafe { convert(many, limit) }.map(|b| f(&b.iov, b.desc())),
+    }
+}
+
+#[cold]
+fn null_buffer(len: usize) -> c_int {
+    core_warn!(FI_LOG_EP_DATA, "NULL buffer with length {len}");
+    -FI_EINVAL
+}
+
+/// Converts `src`, refusing more than `limit` entries (the endpoint's
+/// `iov_limit`) and NULL buffers with a length.
+///
+/// # Safety
+/// As for [`with_bufs`].
 pub(super) unsafe fn convert(src: CBufs, limit: usize) -> Result<Bufs, c_int> {
     let mut out = Bufs {
         iov: IoVec::default(),
@@ -50,8 +86,7 @@ pub(super) unsafe fn convert(src: CBufs, limit: usize) -> Result<Bufs, c_int> {
     };
     let mut add = |base: *const c_void, len: usize, desc: *mut c_void| {
         if base.is_null() && len > 0 {
-            core_warn!(FI_LOG_EP_DATA, "NULL buffer with length {len}");
-            return Err(-FI_EINVAL);
+            return Err(null_buffer(len));
         }
         // SAFETY: the caller's contract: valid for `len` bytes until the
         // operation completes.
@@ -189,38 +224,41 @@ pub(super) unsafe fn send(
     let Some(h) = (unsafe { ep_handle(ep as *const fid) }) else {
         return bad_fid("send") as isize;
     };
-    // SAFETY: the caller's contract on `bufs`.
-    let bufs = match unsafe { convert(bufs, h.inner.tx_iov_limit) } {
-        Ok(b) => b,
-        Err(e) => return e as isize,
-    };
     let defaults = h.inner.tx_flags.load(Ordering::Relaxed);
     let (flags, internal) = match how.resolve(defaults, SEND_FLAGS, "send") {
         Ok(x) => x,
         Err(e) => return e as isize,
     };
-    // SAFETY: the caller's contract on `context`.
-    let plan = match unsafe { plan(h, post, flags, context as usize, "send") } {
-        Ok(p) => p,
-        Err(e) => return e as isize,
+    let build = |iov: &[IoBuf], desc: &[MemDesc]| {
+        let op = SendOp {
+            iov,
+            desc,
+            dest,
+            context: context as usize,
+            flags: flags & !FI_TRIGGER,
+            internal,
+            data,
+            tag,
+        };
+        // SAFETY: the caller's contract on `context`.
+        unsafe {
+            dispatch(
+                h,
+                post,
+                flags,
+                context as usize,
+                "send",
+                &op,
+                |ep, op| ep.send(op),
+                |op| Deferred::Send(SendCopy::of(op)),
+            )
+        }
     };
-    let op = SendOp {
-        iov: &bufs.iov,
-        desc: bufs.desc(),
-        dest,
-        context: context as usize,
-        flags: flags & !FI_TRIGGER,
-        internal,
-        data,
-        tag,
-    };
-    carry_out(
-        h,
-        plan,
-        &op,
-        |ep, op| ep.send(op),
-        |op| Deferred::Send(SendCopy::of(op)),
-    )
+    // SAFETY: the caller's contract on `bufs`.
+    match unsafe { with_bufs(bufs, h.inner.tx_iov_limit, build) } {
+        Ok(r) => r,
+        Err(e) => e as isize,
+    }
 }
 
 /// Posts a receive as `post` says.
@@ -240,11 +278,6 @@ pub(super) unsafe fn recv(
     let Some(h) = (unsafe { ep_handle(ep as *const fid) }) else {
         return bad_fid("recv") as isize;
     };
-    // SAFETY: the caller's contract on `bufs`.
-    let bufs = match unsafe { convert(bufs, h.inner.rx_iov_limit) } {
-        Ok(b) => b,
-        Err(e) => return e as isize,
-    };
     let mut defaults = h.inner.rx_flags.load(Ordering::Relaxed);
     if tag.is_some() {
         // A default FI_MULTI_RECV (rx_attr.op_flags) is for the untagged
@@ -256,34 +289,42 @@ pub(super) unsafe fn recv(
         Ok(f) => f,
         Err(e) => return e as isize,
     };
-    if matches!(post, Post::Work(_)) && flags & FI_MULTI_RECV != 0 {
-        core_warn!(
-            FI_LOG_EP_DATA,
-            "deferred work: a multi-receive buffer (FI_MULTI_RECV) cannot be queued"
-        );
-        return -FI_ENOSYS as isize;
+    let build = |iov: &[IoBuf], desc: &[MemDesc]| {
+        let op = RecvOp {
+            iov,
+            desc,
+            src,
+            context: context as usize,
+            flags: flags & !FI_TRIGGER,
+            internal: 0,
+            tag,
+        };
+        if matches!(post, Post::Work(_)) && flags & FI_MULTI_RECV != 0 {
+            core_warn!(
+                FI_LOG_EP_DATA,
+                "deferred work: a multi-receive buffer (FI_MULTI_RECV) cannot be queued"
+            );
+            return -FI_ENOSYS as isize;
+        }
+        // SAFETY: the caller's contract on `context`.
+        unsafe {
+            dispatch(
+                h,
+                post,
+                flags,
+                context as usize,
+                "recv",
+                &op,
+                |ep, op| ep.recv(op),
+                |op| Deferred::Recv(RecvCopy::of(op)),
+            )
+        }
+    };
+    // SAFETY: the caller's contract on `bufs`.
+    match unsafe { with_bufs(bufs, h.inner.rx_iov_limit, build) } {
+        Ok(r) => r,
+        Err(e) => e as isize,
     }
-    // SAFETY: the caller's contract on `context`.
-    let plan = match unsafe { plan(h, post, flags, context as usize, "recv") } {
-        Ok(p) => p,
-        Err(e) => return e as isize,
-    };
-    let op = RecvOp {
-        iov: &bufs.iov,
-        desc: bufs.desc(),
-        src,
-        context: context as usize,
-        flags: flags & !FI_TRIGGER,
-        internal: 0,
-        tag,
-    };
-    carry_out(
-        h,
-        plan,
-        &op,
-        |ep, op| ep.recv(op),
-        |op| Deferred::Recv(RecvCopy::of(op)),
-    )
 }
 
 /// The fields of `fi_msg` and `fi_msg_tagged` the data path reads.

@@ -1,19 +1,19 @@
 //! `fi_ops_rma`: `fi_read*`, `fi_write*`, `fi_inject_write*`,
 //! `fi_writedata` onto `EndpointOps::rma`. The local buffers go through
-//! the same conversion as sends (`data::convert`); the remote side
+//! the same conversion as sends (`data::with_bufs`); the remote side
 //! (`fi_rma_iov` list, or one address and key) becomes [`RmaIov`]s, at
 //! most the endpoint's `rma_iov_limit`, whose total length must equal the
 //! local one.
 
-use super::data::{convert, CBufs, SendFlags};
+use super::data::{with_bufs, CBufs, SendFlags};
 use super::ep_handle;
-use super::trigger::{carry_out, plan, Post};
+use super::trigger::{dispatch, Post};
 use crate::boundary::catch;
 use crate::handles::*;
 use core::ffi::c_void;
 use oxifabric::abi::*;
 use oxifabric::core_warn;
-use oxifabric::ops::{iov_len, IoVec, RmaIov, RmaOp};
+use oxifabric::ops::{iov_len, IoBuf, IoVec, MemDesc, RmaIov, RmaOp};
 use oxifabric::service::trigger::{Deferred, RmaCopy};
 use std::sync::atomic::Ordering;
 
@@ -60,81 +60,81 @@ unsafe fn rma(
     let Some(h) = (unsafe { ep_handle(ep as *const fid) }) else {
         return bad_fid(what) as isize;
     };
-    // SAFETY: the caller's contract on `bufs`.
-    let b = match unsafe { convert(bufs, h.inner.tx_iov_limit) } {
-        Ok(b) => b,
-        Err(e) => return e as isize,
-    };
-    let local = iov_len(&b.iov);
-    let mut rma = [RmaIov::default(); IoVec::CAP];
-    let n = match remote {
-        CRma::One(addr, key) => {
-            rma[0] = RmaIov {
-                addr,
-                len: local,
-                key,
-            };
-            1
-        }
-        CRma::Many(p, count) => {
-            if p.is_null() || count == 0 || count > h.inner.rma_iov_limit {
-                core_warn!(
-                    FI_LOG_EP_DATA,
-                    "{what}: rma_iov count {count} (NULL, 0 or above rma_iov_limit {})",
-                    h.inner.rma_iov_limit
-                );
-                return -FI_EINVAL as isize;
-            }
-            for (i, slot) in rma.iter_mut().enumerate().take(count) {
-                // SAFETY: `p` holds `count` entries (the caller's contract).
-                let e = unsafe { &*p.add(i) };
-                *slot = RmaIov {
-                    addr: e.addr,
-                    len: e.len,
-                    key: e.key,
-                };
-            }
-            count
-        }
-    };
-    let remote_len = rma[..n]
-        .iter()
-        .try_fold(0usize, |a, r| a.checked_add(r.len));
-    if remote_len != Some(local) {
-        core_warn!(
-            FI_LOG_EP_DATA,
-            "{what}: {local} local bytes but {remote_len:?} remote bytes"
-        );
-        return -FI_EINVAL as isize;
-    }
     let defaults = h.inner.tx_flags.load(Ordering::Relaxed);
     let (flags, internal) = match how.resolve(defaults, RMA_FLAGS, what) {
         Ok(x) => x,
         Err(e) => return e as isize,
     };
-    // SAFETY: the caller's contract on `context`.
-    let plan = match unsafe { plan(h, post, flags, context as usize, what) } {
-        Ok(p) => p,
-        Err(e) => return e as isize,
+    let body = |iov: &[IoBuf], desc: &[MemDesc]| -> isize {
+        let local = iov_len(iov);
+        let issue = |rma: &[RmaIov]| -> isize {
+            let remote_len = rma.iter().try_fold(0usize, |a, r| a.checked_add(r.len));
+            if remote_len != Some(local) {
+                core_warn!(
+                    FI_LOG_EP_DATA,
+                    "{what}: {local} local bytes but {remote_len:?} remote bytes"
+                );
+                return -FI_EINVAL as isize;
+            }
+            let op = RmaOp {
+                write,
+                iov,
+                desc,
+                dest,
+                rma,
+                context: context as usize,
+                flags: flags & !FI_TRIGGER,
+                internal,
+                data: data.filter(|_| write && flags & FI_REMOTE_CQ_DATA != 0),
+            };
+            // SAFETY: the caller's contract on `context`.
+            unsafe {
+                dispatch(
+                    h,
+                    post,
+                    flags,
+                    context as usize,
+                    what,
+                    &op,
+                    |ep, op| ep.rma(op),
+                    |op| Deferred::Rma(RmaCopy::of(op)),
+                )
+            }
+        };
+        match remote {
+            CRma::One(addr, key) => issue(&[RmaIov {
+                addr,
+                len: local,
+                key,
+            }]),
+            CRma::Many(p, count) => {
+                if p.is_null() || count == 0 || count > h.inner.rma_iov_limit {
+                    core_warn!(
+                        FI_LOG_EP_DATA,
+                        "{what}: rma_iov count {count} (NULL, 0 or above rma_iov_limit {})",
+                        h.inner.rma_iov_limit
+                    );
+                    return -FI_EINVAL as isize;
+                }
+                let mut rma = [RmaIov::default(); IoVec::CAP];
+                for (i, slot) in rma.iter_mut().enumerate().take(count) {
+                    // SAFETY: `p` holds `count` entries (the caller's contract).
+                    let e = unsafe { &*p.add(i) };
+                    *slot = RmaIov {
+                        addr: e.addr,
+                        len: e.len,
+                        key: e.key,
+                    };
+                }
+                issue(&rma[..count])
+            }
+        }
     };
-    let op = RmaOp {
-        write,
-        iov: &b.iov,
-        desc: b.desc(),
-        dest,
-        rma: &rma[..n],
-        context: context as usize,
-        flags: flags & !FI_TRIGGER,
-        internal,
-        data: data.filter(|_| write && flags & FI_REMOTE_CQ_DATA != 0),
-    };
-    carry_out(
-        h,
-        plan,
-        &op,
-        |ep, op| ep.rma(op),
-        |op| Deferred::Rma(RmaCopy::of(op)),
-    )
+    // SAFETY: the caller's contract on `bufs`.
+    match unsafe { with_bufs(bufs, h.inner.tx_iov_limit, body) } {
+        Ok(r) => r,
+        Err(e) => e as isize,
+    }
 }
 
 /// `fi_readmsg` and `fi_writemsg`.

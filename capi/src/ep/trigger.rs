@@ -48,7 +48,7 @@ pub(super) enum Plan {
 /// With `FI_TRIGGER` in `flags` and `post` being `Now`, `context` is NULL
 /// or points to a `struct fi_triggered_context` (fi_trigger(3): the
 /// application's promise for triggered operations).
-pub(super) unsafe fn plan(
+unsafe fn plan(
     h: &EpHandle,
     post: Post,
     flags: u64,
@@ -175,9 +175,39 @@ pub(super) unsafe fn counter_of(
     Ok(c.inner.cntr.clone())
 }
 
+/// Posts an operation built as `op` with `flags` (resolved, possibly with
+/// `FI_TRIGGER`) as `post` says: straight to the provider (`issue`) when
+/// it is the application's own call without `FI_TRIGGER`, which is every
+/// latency-bound call and skips planning altogether; otherwise through
+/// [`plan`] and [`carry_out`]. Returns the call's C code.
+///
+/// # Safety
+/// As for [`plan`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn dispatch<O>(
+    h: &EpHandle,
+    post: Post,
+    flags: u64,
+    context: usize,
+    what: &str,
+    op: &O,
+    issue: impl FnOnce(&dyn EndpointOps, &O) -> oxifabric::error::Result<()>,
+    copy: impl FnOnce(&O) -> Deferred,
+) -> isize {
+    if matches!(post, Post::Now) && flags & FI_TRIGGER == 0 {
+        return crate::handles::rc(issue(&*h.inner.ops, op)) as isize;
+    }
+    // SAFETY: the caller's contract on `context`.
+    match unsafe { plan(h, post, flags, context, what) } {
+        Ok(p) => carry_out(h, p, op, issue, copy),
+        Err(e) => e as isize,
+    }
+}
+
 /// Carries out a plan for an operation built as `op`: posts it, or queues
 /// its copy (`copy`) on the counter. Returns the call's C code.
-pub(super) fn carry_out<O>(
+fn carry_out<O>(
     h: &EpHandle,
     plan: Plan,
     op: &O,

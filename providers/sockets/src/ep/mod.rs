@@ -607,6 +607,52 @@ impl SockEp {
         }
     }
 
+    /// The latency path of a send: when its connection is open with
+    /// nothing queued and [`Self::submit_as`] would write it at once (no
+    /// `FI_MORE`, no coalescing), the header and the application's buffers
+    /// go out in one writev without building a queue item first. Returns
+    /// the bytes written: `total` when it left whole (the caller
+    /// completes it), else what a queued item starts from (0 when nothing
+    /// was tried, the socket was full or failed: the general path then
+    /// meets the same condition and handles it).
+    fn send_now(
+        &self,
+        st: &mut EpState,
+        slot: usize,
+        hdr: &[u8; HEADER_LEN],
+        iov: &[IoBuf],
+        total: usize,
+        flags: u64,
+    ) -> usize {
+        let coalesce = self.coalesce && st.burst && total <= COALESCE_BYTES;
+        if flags & FI_MORE != 0 || coalesce || iov.len() > IoVec::CAP {
+            return 0;
+        }
+        let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return 0;
+        };
+        if !c.txq.is_empty() || c.state != ConnState::Open {
+            return 0;
+        }
+        if st.max_conns != usize::MAX {
+            c.last_used = now_ms();
+        }
+        let mut pieces: [&[u8]; 1 + IoVec::CAP] = [&[]; 1 + IoVec::CAP];
+        pieces[0] = hdr;
+        let mut k = 1;
+        for b in iov.iter().filter(|b| !b.is_empty()) {
+            pieces[k] = b.as_slice();
+            k += 1;
+        }
+        match sock::writev(c.stream.as_raw_fd(), &pieces[..k]) {
+            Ok(n) => {
+                st.burst |= n == total;
+                n
+            }
+            Err(_) => 0,
+        }
+    }
+
     /// Queues (or sends at once) one frame on a connection.
     fn submit(&self, st: &mut EpState, slot: usize, item: TxItem) -> Result<()> {
         self.submit_as(st, slot, item, false)
@@ -1078,15 +1124,33 @@ impl EndpointOps for SockEp {
         if self.ep_type == FI_EP_DGRAM {
             return self.send_dgram(st, op, &tx, &hdr);
         }
-        let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
         // Large messages are announced and sent once the receiver has a
         // buffer for them (rendezvous), so they are never buffered there.
         let rndv = len > attrs::RNDV_THRESHOLD;
+        let (slot, to) = match self.ep_type {
+            FI_EP_MSG => match st.msg {
+                MsgState::Connected(slot) => (Some(slot), None),
+                _ => return Err(Error::NotConn),
+            },
+            _ => {
+                let (sa, ready) = self.rdm_peer(st, op.dest)?;
+                (ready, Some(sa))
+            }
+        };
+        let mut off = 0;
+        if let (Some(slot), false, false) = (slot, rndv, want_ack) {
+            off = self.send_now(st, slot, &hdr.encode(), op.iov, HEADER_LEN + len, op.flags);
+            if off == HEADER_LEN + len {
+                st.core.sinks.tx_done(&tx);
+                return Ok(());
+            }
+        }
+        let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
         let item = TxItem {
             hdr: if rndv { hdr.with_op(Op::Data) } else { hdr }.encode(),
             data: TxData::User(iov),
             total: HEADER_LEN + len,
-            off: 0,
+            off,
             done: Some(TxDone {
                 tx,
                 ack: want_ack.then_some(msg_id),
@@ -1104,20 +1168,10 @@ impl EndpointOps for SockEp {
         } else {
             (item, None)
         };
-        let to = match self.ep_type {
-            FI_EP_MSG => match st.msg {
-                MsgState::Connected(slot) => {
-                    self.submit(st, slot, item)?;
-                    None
-                }
-                _ => return Err(Error::NotConn),
-            },
-            _ => {
-                let sa = self.rdm_peer(st, op.dest)?;
-                self.rdm_submit(st, sa, item)?;
-                Some(sa)
-            }
-        };
+        match to {
+            None => self.submit(st, slot.ok_or(Error::NotConn)?, item)?,
+            Some(sa) => self.rdm_submit(st, sa, item)?,
+        }
         if let Some(data) = held {
             st.tx_queued += 1;
             st.rndv_tx.insert(msg_id, (data, to));

@@ -134,6 +134,10 @@ impl SockEp {
                     "message from {src:#x}: {len} bytes, tag {:?}",
                     hdr.tag()
                 );
+                if self.deliver_staged(st, slot, src, &hdr) {
+                    self.ack(st, slot, &hdr);
+                    return None;
+                }
                 match self.place(st, src, hdr.tag(), len, false) {
                     Placement::Posted { recv, region, keep } => Some(RxState::Payload {
                         hdr,
@@ -228,6 +232,35 @@ impl SockEp {
             }
             Op::RmaResp => self.on_rma_resp(st, slot, hdr),
         }
+    }
+
+    /// A message whose whole payload is staged behind its header (every
+    /// small message) and for which a receive of this endpoint is posted:
+    /// delivered from the stage in place (`RxQueues::deliver_posted`).
+    /// False, with nothing consumed, in every other case (a shared receive
+    /// context, a multi-receive buffer, no receive yet, payload still to
+    /// come), which the general placement handles.
+    fn deliver_staged(&self, st: &mut EpState, slot: usize, src: fi_addr_t, hdr: &Header) -> bool {
+        if st.srx.is_some() {
+            return false;
+        }
+        let len = hdr.len as usize;
+        let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return false;
+        };
+        let Some(bytes) = c.staged().get(..len) else {
+            return false;
+        };
+        let msg = MsgInfo {
+            src,
+            tag: hdr.tag(),
+            data: hdr.cq_data(),
+        };
+        if !st.rxq.deliver_posted(msg, bytes, &st.core.sinks) {
+            return false;
+        }
+        c.consume_staged(len);
+        true
     }
 
     /// A whole frame was read.

@@ -46,8 +46,14 @@ fn same_addr(a: &SocketAddr, b: &SocketAddr) -> bool {
 }
 
 impl SockEp {
-    /// The peer behind an RDM destination, connecting if needed.
-    pub(super) fn rdm_peer(&self, st: &mut EpState, dest: fi_addr_t) -> Result<SocketAddr> {
+    /// The peer behind an RDM destination, connecting if needed, and its
+    /// connection when the handshake on it is done (sends may go out on
+    /// it at once).
+    pub(super) fn rdm_peer(
+        &self,
+        st: &mut EpState,
+        dest: fi_addr_t,
+    ) -> Result<(SocketAddr, Option<usize>)> {
         let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
         let Some(sa) = super::sep::ctx_sockaddr(av, dest) else {
             prov_log!(
@@ -61,14 +67,14 @@ impl SockEp {
         // Connected, connecting, waiting for the next attempt, or for the
         // check of a connection claiming that address: the send joins the
         // queue.
-        if st.peers.get(&sa).is_some_and(|p| {
-            p.conn.is_some() || p.retry.at.is_some() || p.verifying.is_some() || p.slot_wait
-        }) {
-            return Ok(sa);
+        if let Some(p) = st.peers.get(&sa) {
+            if p.conn.is_some() || p.retry.at.is_some() || p.verifying.is_some() || p.slot_wait {
+                return Ok((sa, p.conn.filter(|_| p.ready)));
+            }
         }
         self.rdm_connect(st, sa, dest)
             .map_err(|e| Error::os(FI_ECONNREFUSED, &e))?;
-        Ok(sa)
+        Ok((sa, None))
     }
 
     /// Starts a connection to the peer listening at `sa` (`dest`: its

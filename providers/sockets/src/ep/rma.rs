@@ -241,7 +241,7 @@ impl SockEp {
                 MsgState::Connected(slot) => (Some(slot), None),
                 _ => return Err(Error::NotConn),
             },
-            _ => (None, Some(self.rdm_peer(st, h.dest)?)),
+            _ => (None, Some(self.rdm_peer(st, h.dest)?.0)),
         };
         let op_id = st.next_msg_id;
         st.next_msg_id += 1 + h.n as u64;
