@@ -78,9 +78,16 @@ pub fn config() -> &'static LogConfig {
     CONFIG.get_or_init(LogConfig::from_env)
 }
 
-/// Whether a message would be printed.
+/// Whether a message would be printed. Inlined up to the level check:
+/// the data path's debug lines cost a load and a compare when logging is
+/// off or less verbose.
+#[inline]
 pub fn enabled(prov: &str, level: fi_log_level, subsys: fi_log_subsys) -> bool {
-    config().enabled(prov, level, subsys)
+    let c = config();
+    match c.level {
+        Some(max) if level <= max => c.enabled(prov, level, subsys),
+        _ => false,
+    }
 }
 
 /// Rate limiting for sparse messages: true (and `showtime` moved forward by
