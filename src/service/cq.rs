@@ -289,14 +289,24 @@ impl CompletionQueue {
         self.signal.fd()
     }
 
+    /// The descriptor `fi_control(FI_GETWAIT)` hands out: readable when
+    /// [`Self::wait_fd`] is, and when a bound endpoint has input to drive
+    /// (`service::getwait`); the signal alone when that set cannot be made.
+    pub fn getwait_fd(&self) -> std::os::fd::RawFd {
+        let signal = self.wait_fd();
+        self.sources.getwait_fd(signal).unwrap_or(signal)
+    }
+
     /// The wait descriptors of the bound endpoints.
     pub fn source_fds(&self) -> Vec<std::os::fd::RawFd> {
         self.sources.wait_fds()
     }
 
-    /// `fi_trywait` helper: `Again` when entries are already queued.
+    /// `fi_trywait` helper: `Again` when entries are already queued,
+    /// after a progress pass that includes any another thread is running
+    /// (one it delivers from comes out queued, not after our answer).
     pub fn trywait(&self) -> Result<()> {
-        self.progress();
+        self.sources.progress_settled();
         if self.is_empty() {
             Ok(())
         } else {

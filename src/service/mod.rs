@@ -14,6 +14,7 @@ pub mod cq;
 pub mod ep_core;
 pub mod epoll;
 pub mod eq;
+pub mod getwait;
 pub mod hmac;
 pub mod mr;
 pub mod progress;

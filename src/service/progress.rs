@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use super::epoll::Epoll;
+use super::getwait::GetWait;
 use std::time::{Duration, Instant};
 
 /// Something that moves data when asked: an endpoint or a domain.
@@ -43,6 +44,14 @@ pub trait Progress: Send + Sync {
     fn progress_background(&self) -> bool {
         self.progress();
         true
+    }
+    /// [`Progress::progress`] that waits for a pass another thread (the
+    /// auto-progress thread) is running on the source instead of
+    /// skipping it, so that what that pass delivers is queued when this
+    /// returns: `fi_trywait` must not say "block" while a completion is
+    /// on its way into the queue.
+    fn progress_settled(&self) {
+        self.progress();
     }
     /// The work that waits on no descriptor (timers, held sends), for a
     /// queue's periodic sweep of sources its nested set reports no I/O
@@ -119,6 +128,8 @@ pub struct Sources {
     /// The nested set, once there are more than [`NEST_ABOVE`] sources.
     nest: OnceLock<Epoll>,
     kicked: AtomicBool,
+    /// The owner's `FI_GETWAIT` descriptor, once asked for (`getwait.rs`).
+    getwait: GetWait,
     /// [`SWEEP_EVERY`] unless a test sets it (`None`).
     sweep_every: Option<Duration>,
 }
@@ -196,6 +207,7 @@ impl Sources {
         };
         l.live += 1;
         l.unregistered.push(i);
+        self.getwait.source_added();
     }
 
     /// Removes a source (when its endpoint is closed).
@@ -277,6 +289,9 @@ impl Sources {
     /// Runs the progress of every live source once (with many sources,
     /// of those that have something to do).
     pub fn progress(&self) {
+        if self.getwait.is_stale() {
+            self.getwait.refresh(|| self.pinned_wait_fds());
+        }
         if self.nest.get().is_none() {
             // Few sources (the common case, on every poll): one lock, the
             // handles copied out to the stack, progress without our lock.
@@ -351,6 +366,42 @@ impl Sources {
             run.extend(held.filter(|s| s.flush_pending()));
         }
         sweep
+    }
+
+    /// Runs [`Progress::progress_settled`] on every live source
+    /// (`fi_trywait`).
+    pub fn progress_settled(&self) {
+        let srcs: Vec<Arc<dyn Progress>> = self
+            .lock()
+            .live()
+            .filter_map(|(_, w)| w.upgrade())
+            .collect();
+        for s in &srcs {
+            s.progress_settled();
+        }
+    }
+
+    /// The owner's `FI_GETWAIT` descriptor: an epoll set of its `signal`
+    /// and every source's wait descriptor (`getwait.rs`).
+    pub fn getwait_fd(&self, signal: RawFd) -> Option<RawFd> {
+        self.getwait.fd(signal, || self.pinned_wait_fds())
+    }
+
+    /// [`Self::wait_fds`], each source told that its descriptor is now
+    /// watched by someone who sleeps on it for as long as it likes
+    /// ([`Progress::pin_watch`]; nesting pins them too).
+    fn pinned_wait_fds(&self) -> Vec<RawFd> {
+        if self.nested().is_none() {
+            let srcs: Vec<Arc<dyn Progress>> = self
+                .lock()
+                .live()
+                .filter_map(|(_, w)| w.upgrade())
+                .collect();
+            for s in &srcs {
+                s.pin_watch();
+            }
+        }
+        self.wait_fds()
     }
 
     /// The wait descriptors of every live source (one, the nested set,

@@ -32,6 +32,11 @@ static enum fi_wait_obj pair_cq_wait = FI_WAIT_NONE;
  * FI_THREAD_SAFE before open_pair). */
 static enum fi_threading pair_threading = FI_THREAD_UNSPEC;
 
+/* Called, when set, right after each side's CQ is opened and before
+ * anything is bound to it (a program that takes the CQ's wait descriptor
+ * first, as event-driven runtimes do). */
+static void (*pair_cq_opened)(struct side *s);
+
 /* Opens an enabled endpoint with a tagged-format CQ of `cq_size` entries
  * (0: the provider's default) for both directions. */
 static void open_side(struct side *s, size_t cq_size)
@@ -40,6 +45,8 @@ static void open_side(struct side *s, size_t cq_size)
 	struct fi_av_attr aa = { .type = FI_AV_TABLE };
 	size_t len = sizeof(s->addr);
 	CHECK(fi_cq_open(domain, &ca, &s->cq, NULL));
+	if (pair_cq_opened)
+		pair_cq_opened(s);
 	CHECK(fi_av_open(domain, &aa, &s->av, NULL));
 	CHECK(fi_endpoint(domain, info, &s->ep, NULL));
 	CHECK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
@@ -84,6 +91,14 @@ static void close_pair(struct side *a, struct side *b)
 	fi_close(&domain->fid);
 	fi_close(&fabric->fid);
 	fi_freeinfo(info);
+}
+
+/* Milliseconds on the monotonic clock. */
+static double __attribute__((unused)) now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
 }
 
 /* Reads `want` completions from one CQ only, for at most 10 s; an error

@@ -46,13 +46,6 @@ static pid_t main_tid;
 static double sent_at;
 static uint64_t wake_value;
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec * 1e3 + (double) t.tv_nsec / 1e6;
-}
-
 /* Posts a tagged send (`send`) or receive of the 8 bytes at `v` on `s`
  * with `tag`, retrying while the provider asks for it (driving `s`'s CQ,
  * and `other`'s unless NULL), for at most 10 s. */

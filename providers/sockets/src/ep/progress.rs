@@ -832,6 +832,13 @@ impl Progress for SockEp {
         self.app_call(true, true);
     }
 
+    fn progress_settled(&self) {
+        self.app_polls.note();
+        let mut st = self.lock();
+        st.app_pass = true;
+        self.progress_pass(&mut st, false);
+    }
+
     fn wait_fd(&self) -> Option<RawFd> {
         let mut st = self.lock();
         self.rewatch(&mut st);
