@@ -16,6 +16,7 @@ pub mod epoll;
 pub mod eq;
 pub mod getwait;
 pub mod hmac;
+pub mod keyhash;
 pub mod mr;
 pub mod progress;
 pub mod rxq;

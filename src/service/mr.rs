@@ -16,6 +16,7 @@
 //! the application's requested key is used and one already in use is
 //! `FI_ENOKEY`.
 
+use super::keyhash::KeyedU64;
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::ops::{IoBuf, IoVec};
@@ -197,7 +198,8 @@ impl Denied {
 
 /// A domain's registrations.
 pub struct MrTable {
-    shards: [RwLock<HashMap<u64, Arc<MemRegion>>>; SHARDS],
+    /// Keyed by registration key with a keyed fast hash (`keyhash.rs`).
+    shards: [RwLock<HashMap<u64, Arc<MemRegion>, KeyedU64>>; SHARDS],
     /// The `mr_mode` bits in force ([`effective_mr_mode`]).
     mode: c_int,
     /// Most iovec pieces per registration.

@@ -1,7 +1,6 @@
 //! Maps keyed by peer socket addresses (an RDM endpoint's peers).
 //!
-//! Every send to an RDM peer looks its address up (twice: whether it is
-//! connected, then its queue), and std's SipHash cost about 225
+//! Every send to an RDM peer looks its address up, and std's SipHash cost about 225
 //! instructions per lookup, a tenth of our user-space instructions per
 //! 8-byte ping-pong message. Remote processes can choose some keys (a
 //! handshake claims an address), so the hash stays keyed: each map draws
@@ -11,80 +10,20 @@
 //! depends on a key the peer never sees.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
+
+// The random key of one `AddrMap`: the engine's keyed hash, which
+// registration keys use too.
+pub use oxifabric::service::keyhash::KeyedU64 as AddrKey;
 
 /// A map from a peer's socket address.
 pub type AddrMap<V> = HashMap<SocketAddr, V, AddrKey>;
-
-/// The random key of one [`AddrMap`].
-#[derive(Clone, Copy)]
-pub struct AddrKey(u64);
-
-impl Default for AddrKey {
-    fn default() -> AddrKey {
-        AddrKey(crate::sock::random_u64())
-    }
-}
-
-impl BuildHasher for AddrKey {
-    type Hasher = AddrHasher;
-
-    fn build_hasher(&self) -> AddrHasher {
-        AddrHasher(self.0)
-    }
-}
-
-/// Mixes each word written into the state with a bijective 64-bit
-/// finalizer (MurmurHash3's).
-pub struct AddrHasher(u64);
-
-fn fmix(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
-
-impl Hasher for AddrHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(n.into());
-    }
-
-    fn write_u16(&mut self, n: u16) {
-        self.write_u64(n.into());
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n.into());
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = fmix(self.0 ^ n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+    use std::hash::BuildHasher;
 
     fn hash(k: &AddrKey, sa: &str) -> u64 {
         k.hash_one(sa.parse::<SocketAddr>().unwrap())

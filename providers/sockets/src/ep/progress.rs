@@ -218,6 +218,7 @@ impl SockEp {
                 None
             }
             Op::Data => self.on_data(st, slot, hdr),
+            Op::Write if self.write_staged(st, slot, &hdr) => None,
             Op::Write | Op::ReadReq => Some(self.on_rma_header(hdr)),
             Op::Atomic => {
                 if hdr.len > (crate::wire::RMA_PREFIX + 2 * attrs::ATOMIC_LIMIT) as u64 {

@@ -510,6 +510,47 @@ impl SockEp {
         }
     }
 
+    /// Target, a write whose whole frame (prefix and data) is staged
+    /// behind its header (every small write): checked, landed from the
+    /// stage and answered here, without the two trips through the
+    /// connection's read state (prefix, then data) that
+    /// [`Self::on_write_prefix`] and [`Self::on_write_done`] make for one
+    /// that is still arriving. False, with nothing consumed, otherwise.
+    pub(super) fn write_staged(&self, st: &mut EpState, slot: usize, hdr: &Header) -> bool {
+        let Ok(total) = usize::try_from(hdr.len) else {
+            return false;
+        };
+        let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return false;
+        };
+        let Some((pre, data)) = c
+            .staged()
+            .get(..total)
+            .and_then(|b| b.split_first_chunk::<RMA_PREFIX>())
+        else {
+            return false;
+        };
+        let (addr, key) = parse_rma_prefix(pre);
+        let len = data.len();
+        let (mr, refused) = match self.domain.mr.access(key, addr, len, FI_REMOTE_WRITE) {
+            Ok((mr, region)) => {
+                region.scatter(0, data);
+                (Some(mr), None)
+            }
+            Err(d) => (None, Some(d)),
+        };
+        c.consume_staged(total);
+        if let Some(d) = refused {
+            self.log_refusal(st, slot, "write", (key, addr, len as u64), d);
+        }
+        let hdr = Header {
+            len: len as u64,
+            ..*hdr
+        };
+        self.on_write_done(st, slot, hdr, mr, refused);
+        true
+    }
+
     /// Target, a write's data landed (or was dropped): count it, report
     /// remote CQ data, answer.
     pub(super) fn on_write_done(
