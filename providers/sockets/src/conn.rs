@@ -131,10 +131,23 @@ impl TxItem {
     fn pieces(&self) -> ([&[u8]; 2 + IoVec::CAP], usize) {
         let mut out: [&[u8]; 2 + IoVec::CAP] = [&[]; 2 + IoVec::CAP];
         let mut k = 0;
+        self.each_piece(|p| {
+            out[k] = p;
+            k += 1;
+            true
+        });
+        (out, k)
+    }
+
+    /// Hands the not-yet-written pieces, header first, to `f` until it
+    /// returns false; whether all were taken. Batches push straight into
+    /// the `sendmsg` array with it (no array of pieces per item).
+    fn each_piece<'s>(&'s self, mut f: impl FnMut(&'s [u8]) -> bool) -> bool {
         let mut skip = self.off;
         if skip < HEADER_LEN {
-            out[k] = &self.hdr[skip..];
-            k += 1;
+            if !f(&self.hdr[skip..]) {
+                return false;
+            }
             skip = 0;
         } else {
             skip -= HEADER_LEN;
@@ -146,8 +159,9 @@ impl TxItem {
             TxData::Inline { buf, len } => (&buf[..*len], None),
         };
         if skip < pre.len() {
-            out[k] = &pre[skip..];
-            k += 1;
+            if !f(&pre[skip..]) {
+                return false;
+            }
             skip = 0;
         } else {
             skip -= pre.len();
@@ -159,12 +173,13 @@ impl TxItem {
                     skip -= s.len();
                     continue;
                 }
-                out[k] = &s[skip..];
-                k += 1;
+                if !f(&s[skip..]) {
+                    return false;
+                }
                 skip = 0;
             }
         }
-        (out, k)
+        true
     }
 
     /// Whether everything was written.
@@ -497,12 +512,11 @@ impl Conn {
             let mut iov = crate::sock::Iovecs::new();
             let mut want = 0;
             for item in self.txq.iter().skip(start) {
-                let (p, n) = item.pieces();
-                if n > iov.room() {
+                let mark = iov.len();
+                if !item.each_piece(|b| iov.push(b)) {
+                    // Not all of its pieces fit: it goes in the next call.
+                    iov.truncate(mark);
                     break;
-                }
-                for b in &p[..n] {
-                    iov.push(b);
                 }
                 want += item.total - item.off;
             }

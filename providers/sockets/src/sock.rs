@@ -132,9 +132,14 @@ impl<'a> Iovecs<'a> {
         self.n == 0
     }
 
-    /// Pieces that still fit.
-    pub fn room(&self) -> usize {
-        WRITEV_MAX - self.n
+    /// Pieces pushed so far.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Drops the pieces pushed after the first `n`.
+    pub fn truncate(&mut self, n: usize) {
+        self.n = self.n.min(n);
     }
 
     /// Adds `b`; false (and nothing added) when the array is full.
@@ -179,10 +184,12 @@ pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Resu
 pub fn send_iovecs(fd: RawFd, iov: &Iovecs<'_>, to: Option<&SocketAddr>) -> io::Result<usize> {
     // SAFETY: all-zero is a valid msghdr.
     let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
-    let mut name = MaybeUninit::<libc::sockaddr_storage>::zeroed();
+    // Zeroed only for a datagram's address (128 bytes per stream send
+    // otherwise).
+    let mut name = MaybeUninit::<libc::sockaddr_storage>::uninit();
     if let Some(sa) = to {
         // SAFETY: all-zero is a valid sockaddr_storage.
-        let name = unsafe { name.assume_init_mut() };
+        let name = name.write(unsafe { core::mem::zeroed() });
         msg.msg_namelen = raw_sockaddr(sa, name);
         msg.msg_name = name as *mut _ as *mut libc::c_void;
     }
