@@ -147,15 +147,9 @@ extern "C" fn cq_close(f: *mut fid) -> c_int {
 
 extern "C" fn cq_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
     with_handle!(cq_handle, f, "fi_control(cq)", |h| {
-        let wait_obj = h.inner.cq.wait_obj;
-        // The set behind FI_GETWAIT is made only when asked for.
-        let fd = if command == FI_GETWAIT && matches!(wait_obj, FI_WAIT_FD | FI_WAIT_UNSPEC) {
-            h.inner.cq.getwait_fd()
-        } else {
-            -1
-        };
+        let q = &h.inner.cq;
         // SAFETY: rules 2 and 3, arg is what the command documents.
-        unsafe { wait_control(command, arg, wait_obj, fd) }
+        unsafe { wait_control(command, arg, q.wait_obj, || q.getwait_fd()) }
     })
 }
 

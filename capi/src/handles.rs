@@ -32,7 +32,8 @@ pub fn rcs(r: oxifabric::error::Result<usize>) -> isize {
 }
 
 /// `fi_control` on a CQ, EQ or counter: `FI_GETWAIT` hands out the wait
-/// descriptor (for `FI_WAIT_FD` and `FI_WAIT_UNSPEC`, which is an fd here),
+/// descriptor `fd` gives (asked only then: the set behind it is made on
+/// demand; for `FI_WAIT_FD` and `FI_WAIT_UNSPEC`, which is an fd here),
 /// `FI_GETWAITOBJ` says which kind of wait object it is.
 ///
 /// # Safety
@@ -42,14 +43,14 @@ pub unsafe fn wait_control(
     command: c_int,
     arg: *mut c_void,
     wait_obj: fi_wait_obj,
-    fd: c_int,
+    fd: impl FnOnce() -> c_int,
 ) -> c_int {
     match command {
         FI_GETWAIT | FI_GETWAITOBJ if arg.is_null() => -FI_EINVAL,
         FI_GETWAIT => match wait_obj {
             FI_WAIT_FD | FI_WAIT_UNSPEC => {
                 // SAFETY: FI_GETWAIT's arg is an int to write.
-                unsafe { *(arg as *mut c_int) = fd };
+                unsafe { *(arg as *mut c_int) = fd() };
                 0
             }
             _ => -FI_ENODATA,

@@ -291,10 +291,9 @@ impl CompletionQueue {
 
     /// The descriptor `fi_control(FI_GETWAIT)` hands out: readable when
     /// [`Self::wait_fd`] is, and when a bound endpoint has input to drive
-    /// (`service::getwait`); the signal alone when that set cannot be made.
+    /// (`service::getwait`).
     pub fn getwait_fd(&self) -> std::os::fd::RawFd {
-        let signal = self.wait_fd();
-        self.sources.getwait_fd(signal).unwrap_or(signal)
+        self.sources.getwait_fd(self.wait_fd())
     }
 
     /// The wait descriptors of the bound endpoints.

@@ -34,7 +34,7 @@ pub struct GetWait {
 
 impl GetWait {
     /// The descriptor, made on first use with the object's `signal`, with
-    /// the sources' descriptors `fds` (asked for only when needed).
+    /// the sources' descriptors `fds` put in (again) on every call.
     pub fn fd(&self, signal: RawFd, fds: impl FnOnce() -> Vec<RawFd>) -> Option<RawFd> {
         if self.set.get().is_none() {
             let e = Epoll::new().ok()?;
@@ -42,9 +42,10 @@ impl GetWait {
             // Another thread's set may have won: it holds the same.
             let _ = self.set.set(e);
         }
-        self.stale.store(true, Ordering::Relaxed);
-        self.refresh(fds);
-        self.set.get().map(Epoll::raw)
+        let set = self.set.get()?;
+        self.stale.store(false, Ordering::Relaxed);
+        add_all(set, fds());
+        Some(set.raw())
     }
 
     /// Notes that a source was added: its descriptor goes in on the next
@@ -63,23 +64,27 @@ impl GetWait {
         self.stale.load(Ordering::Relaxed)
     }
 
-    /// Puts the descriptors `fds` in the set (those already in it stay).
+    /// Puts the descriptors `fds` in the set when sources were added since
+    /// (those already in it stay).
     pub fn refresh(&self, fds: impl FnOnce() -> Vec<RawFd>) {
-        let Some(set) = self.set.get() else {
-            return;
-        };
-        if !self.stale.swap(false, Ordering::Relaxed) {
-            return;
-        }
-        for (i, fd) in fds().into_iter().enumerate() {
-            match set.add(fd, i as u64, false) {
-                Ok(()) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
-                Err(e) => crate::core_warn!(
-                    FI_LOG_CQ,
-                    "FI_GETWAIT descriptor: cannot watch an endpoint's descriptor {fd}: {e}"
-                ),
+        if let Some(set) = self.set.get() {
+            if self.stale.swap(false, Ordering::Relaxed) {
+                add_all(set, fds());
             }
+        }
+    }
+}
+
+/// Adds each of `fds` to `set` (one already there is left as it is).
+fn add_all(set: &Epoll, fds: Vec<RawFd>) {
+    for (i, fd) in fds.into_iter().enumerate() {
+        match set.add(fd, i as u64, false) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+            Err(e) => crate::core_warn!(
+                FI_LOG_CQ,
+                "FI_GETWAIT descriptor: cannot watch an endpoint's descriptor {fd}: {e}"
+            ),
         }
     }
 }

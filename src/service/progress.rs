@@ -368,23 +368,30 @@ impl Sources {
         sweep
     }
 
+    /// The live sources, to call without our lock (off the per-poll
+    /// path: it allocates).
+    fn live_sources(&self) -> Vec<Arc<dyn Progress>> {
+        self.lock()
+            .live()
+            .filter_map(|(_, w)| w.upgrade())
+            .collect()
+    }
+
     /// Runs [`Progress::progress_settled`] on every live source
     /// (`fi_trywait`).
     pub fn progress_settled(&self) {
-        let srcs: Vec<Arc<dyn Progress>> = self
-            .lock()
-            .live()
-            .filter_map(|(_, w)| w.upgrade())
-            .collect();
-        for s in &srcs {
+        for s in self.live_sources() {
             s.progress_settled();
         }
     }
 
     /// The owner's `FI_GETWAIT` descriptor: an epoll set of its `signal`
-    /// and every source's wait descriptor (`getwait.rs`).
-    pub fn getwait_fd(&self, signal: RawFd) -> Option<RawFd> {
-        self.getwait.fd(signal, || self.pinned_wait_fds())
+    /// and every source's wait descriptor (`getwait.rs`); the signal alone
+    /// when that set cannot be made.
+    pub fn getwait_fd(&self, signal: RawFd) -> RawFd {
+        self.getwait
+            .fd(signal, || self.pinned_wait_fds())
+            .unwrap_or(signal)
     }
 
     /// [`Self::wait_fds`], each source told that its descriptor is now
@@ -392,12 +399,7 @@ impl Sources {
     /// ([`Progress::pin_watch`]; nesting pins them too).
     fn pinned_wait_fds(&self) -> Vec<RawFd> {
         if self.nested().is_none() {
-            let srcs: Vec<Arc<dyn Progress>> = self
-                .lock()
-                .live()
-                .filter_map(|(_, w)| w.upgrade())
-                .collect();
-            for s in &srcs {
+            for s in self.live_sources() {
                 s.pin_watch();
             }
         }

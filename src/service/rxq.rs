@@ -300,6 +300,9 @@ impl<T: Copy> RxQueues<T> {
         sinks: &Sinks,
     ) {
         let bytes = payload.as_ref();
+        if self.deliver_posted(msg, bytes, sinks) {
+            return;
+        }
         match self.place(msg.src, msg.tag, bytes.len()) {
             Placement::Posted { recv, region, keep } => {
                 let n = region.scatter(0, bytes);

@@ -17,7 +17,6 @@ use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::ops::{AtomicReq, IoBuf, IoVec, RmaIov};
 use oxifabric::service::atomic::{valid, AtomicKind};
-use oxifabric::service::trigger::{AtomicCopy, Deferred};
 use std::sync::atomic::Ordering;
 
 type Ep = *mut fid_ep;
@@ -180,8 +179,6 @@ unsafe fn atomic(
         Ok(x) => x,
         Err(e) => return e as isize,
     };
-    let all = flags;
-    let flags = flags & !FI_TRIGGER;
     let req = AtomicReq {
         kind,
         op,
@@ -193,23 +190,12 @@ unsafe fn atomic(
         dest,
         rma: &rma[..nr],
         context: context as usize,
-        flags,
+        flags: flags & !FI_TRIGGER,
         internal,
         data: data.filter(|_| flags & FI_REMOTE_CQ_DATA != 0),
     };
     // SAFETY: the caller's contract on `context`.
-    unsafe {
-        dispatch(
-            h,
-            post,
-            all,
-            context as usize,
-            WHAT,
-            &req,
-            |ep, req| ep.atomic(req),
-            |req| Deferred::Atomic(AtomicCopy::of(req)),
-        )
-    }
+    unsafe { dispatch(h, post, flags, context as usize, WHAT, &req) }
 }
 
 #[allow(clippy::too_many_arguments)]

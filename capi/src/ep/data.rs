@@ -11,7 +11,6 @@ use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::ops::{internal, IoBuf, IoVec, MemDesc, RecvOp, SendOp};
-use oxifabric::service::trigger::{Deferred, RecvCopy, SendCopy};
 use std::sync::atomic::Ordering;
 
 /// Where an operation's buffers come from in C.
@@ -35,35 +34,38 @@ impl Bufs {
     }
 }
 
-/// Runs `f` on `src` converted to engine buffers and descriptors,
-/// refusing more than `limit` entries (the endpoint's `iov_limit`) and
-/// NULL buffers with a length. One buffer (every `fi_send`/`fi_recv`-style
-/// call) is converted in place on the stack: the per-message path builds
-/// no iovec copy.
+/// Runs `f` on `src` converted to engine buffers and descriptors and
+/// returns its C code, or the conversion's error: more than `limit`
+/// entries (the endpoint's `iov_limit`), a NULL buffer with a length. One
+/// buffer (every `fi_send`/`fi_recv`-style call) is converted in place on
+/// the stack: the per-message path builds no iovec copy.
 ///
 /// # Safety
 /// For `One`, the pointer is NULL or valid for `len` bytes until the
 /// operation completes. For `Many`, `iov` is NULL or points to `count`
 /// iovecs, and `desc` is NULL or points to `count` descriptors.
 #[inline(always)]
-pub(super) unsafe fn with_bufs<R>(
+pub(super) unsafe fn with_bufs(
     src: CBufs,
     limit: usize,
-    f: impl FnOnce(&[IoBuf], &[MemDesc]) -> R,
-) -> Result<R, c_int> {
+    f: impl FnOnce(&[IoBuf], &[MemDesc]) -> isize,
+) -> isize {
     match src {
         CBufs::One(buf, len, desc) => {
             if buf.is_null() && len > 0 {
-                return Err(null_buffer(len));
+                return null_buffer(len) as isize;
             }
             // SAFETY: the caller's contract: valid for `len` bytes until the
             // operation completes.
             let b = [unsafe { IoBuf::new(buf as *mut u8, len) }];
             let d = [desc as MemDesc];
-            Ok(f(&b, &d[..usize::from(!desc.is_null())]))
+            f(&b, &d[..usize::from(!desc.is_null())])
         }
         // SAFETY: forwarded under the same contract.
-        many => unsafe { convert(many, limit) }.map(|b| f(&b.iov, b.desc())),
+        many => match unsafe { convert(many, limit) } {
+            Ok(b) => f(&b.iov, b.desc()),
+            Err(e) => e as isize,
+        },
     }
 }
 
@@ -241,24 +243,10 @@ pub(super) unsafe fn send(
             tag,
         };
         // SAFETY: the caller's contract on `context`.
-        unsafe {
-            dispatch(
-                h,
-                post,
-                flags,
-                context as usize,
-                "send",
-                &op,
-                |ep, op| ep.send(op),
-                |op| Deferred::Send(SendCopy::of(op)),
-            )
-        }
+        unsafe { dispatch(h, post, flags, context as usize, "send", &op) }
     };
     // SAFETY: the caller's contract on `bufs`.
-    match unsafe { with_bufs(bufs, h.inner.tx_iov_limit, build) } {
-        Ok(r) => r,
-        Err(e) => e as isize,
-    }
+    unsafe { with_bufs(bufs, h.inner.tx_iov_limit, build) }
 }
 
 /// Posts a receive as `post` says.
@@ -289,6 +277,13 @@ pub(super) unsafe fn recv(
         Ok(f) => f,
         Err(e) => return e as isize,
     };
+    if matches!(post, Post::Work(_)) && flags & FI_MULTI_RECV != 0 {
+        core_warn!(
+            FI_LOG_EP_DATA,
+            "deferred work: a multi-receive buffer (FI_MULTI_RECV) cannot be queued"
+        );
+        return -FI_ENOSYS as isize;
+    }
     let build = |iov: &[IoBuf], desc: &[MemDesc]| {
         let op = RecvOp {
             iov,
@@ -299,32 +294,11 @@ pub(super) unsafe fn recv(
             internal: 0,
             tag,
         };
-        if matches!(post, Post::Work(_)) && flags & FI_MULTI_RECV != 0 {
-            core_warn!(
-                FI_LOG_EP_DATA,
-                "deferred work: a multi-receive buffer (FI_MULTI_RECV) cannot be queued"
-            );
-            return -FI_ENOSYS as isize;
-        }
         // SAFETY: the caller's contract on `context`.
-        unsafe {
-            dispatch(
-                h,
-                post,
-                flags,
-                context as usize,
-                "recv",
-                &op,
-                |ep, op| ep.recv(op),
-                |op| Deferred::Recv(RecvCopy::of(op)),
-            )
-        }
+        unsafe { dispatch(h, post, flags, context as usize, "recv", &op) }
     };
     // SAFETY: the caller's contract on `bufs`.
-    match unsafe { with_bufs(bufs, h.inner.rx_iov_limit, build) } {
-        Ok(r) => r,
-        Err(e) => e as isize,
-    }
+    unsafe { with_bufs(bufs, h.inner.rx_iov_limit, build) }
 }
 
 /// The fields of `fi_msg` and `fi_msg_tagged` the data path reads.

@@ -14,7 +14,6 @@ use core::ffi::c_void;
 use oxifabric::abi::*;
 use oxifabric::core_warn;
 use oxifabric::ops::{iov_len, IoBuf, IoVec, MemDesc, RmaIov, RmaOp};
-use oxifabric::service::trigger::{Deferred, RmaCopy};
 use std::sync::atomic::Ordering;
 
 /// Where the remote side of an operation comes from in C.
@@ -88,18 +87,7 @@ unsafe fn rma(
                 data: data.filter(|_| write && flags & FI_REMOTE_CQ_DATA != 0),
             };
             // SAFETY: the caller's contract on `context`.
-            unsafe {
-                dispatch(
-                    h,
-                    post,
-                    flags,
-                    context as usize,
-                    what,
-                    &op,
-                    |ep, op| ep.rma(op),
-                    |op| Deferred::Rma(RmaCopy::of(op)),
-                )
-            }
+            unsafe { dispatch(h, post, flags, context as usize, what, &op) }
         };
         match remote {
             CRma::One(addr, key) => issue(&[RmaIov {
@@ -131,10 +119,7 @@ unsafe fn rma(
         }
     };
     // SAFETY: the caller's contract on `bufs`.
-    match unsafe { with_bufs(bufs, h.inner.tx_iov_limit, body) } {
-        Ok(r) => r,
-        Err(e) => e as isize,
-    }
+    unsafe { with_bufs(bufs, h.inner.tx_iov_limit, body) }
 }
 
 /// `fi_readmsg` and `fi_writemsg`.

@@ -10,9 +10,11 @@ use crate::cntr::cntr_handle;
 use core::ffi::c_int;
 use oxifabric::abi::*;
 use oxifabric::core_warn;
-use oxifabric::ops::EndpointOps;
+use oxifabric::ops::{AtomicReq, EndpointOps, RecvOp, RmaOp, SendOp};
 use oxifabric::service::cntr::Counter;
-use oxifabric::service::trigger::{self, Counts, Deferred, Hook, Tag, When, WorkKey};
+use oxifabric::service::trigger::{
+    self, AtomicCopy, Counts, Deferred, Hook, RecvCopy, RmaCopy, SendCopy, Tag, When, WorkKey,
+};
 use std::sync::Arc;
 
 /// A deferred work request's condition and completion counter, checked by
@@ -175,50 +177,67 @@ pub(super) unsafe fn counter_of(
     Ok(c.inner.cntr.clone())
 }
 
-/// Posts an operation built as `op` with `flags` (resolved, possibly with
-/// `FI_TRIGGER`) as `post` says: straight to the provider (`issue`) when
-/// it is the application's own call without `FI_TRIGGER`, which is every
+/// An operation a data-transfer call posts: how it is issued on an
+/// endpoint now, and the copy a trigger list keeps of it until then.
+pub(super) trait Operation {
+    fn issue(&self, ep: &dyn EndpointOps) -> oxifabric::error::Result<()>;
+    fn deferred(&self) -> Deferred;
+}
+
+/// Each operation type: the endpoint call that issues it and the
+/// trigger-list copy that keeps it.
+macro_rules! operations {
+    ($($op:ident: $call:ident, $variant:ident($copy:ident);)*) => {$(
+        impl Operation for $op<'_> {
+            fn issue(&self, ep: &dyn EndpointOps) -> oxifabric::error::Result<()> {
+                ep.$call(self)
+            }
+            fn deferred(&self) -> Deferred {
+                Deferred::$variant($copy::of(self))
+            }
+        }
+    )*};
+}
+
+operations! {
+    SendOp: send, Send(SendCopy);
+    RecvOp: recv, Recv(RecvCopy);
+    RmaOp: rma, Rma(RmaCopy);
+    AtomicReq: atomic, Atomic(AtomicCopy);
+}
+
+/// Posts `op`, whose resolved flags are `flags` (possibly with
+/// `FI_TRIGGER`), as `post` says: straight to the provider when it is the
+/// application's own call without `FI_TRIGGER`, which is every
 /// latency-bound call and skips planning altogether; otherwise through
-/// [`plan`] and [`carry_out`]. Returns the call's C code.
+/// [`plan`]: issued, or its copy queued on the counter. Returns the call's
+/// C code.
 ///
 /// # Safety
 /// As for [`plan`].
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn dispatch<O>(
+pub(super) unsafe fn dispatch(
     h: &EpHandle,
     post: Post,
     flags: u64,
     context: usize,
     what: &str,
-    op: &O,
-    issue: impl FnOnce(&dyn EndpointOps, &O) -> oxifabric::error::Result<()>,
-    copy: impl FnOnce(&O) -> Deferred,
+    op: &impl Operation,
 ) -> isize {
-    if matches!(post, Post::Now) && flags & FI_TRIGGER == 0 {
-        return crate::handles::rc(issue(&*h.inner.ops, op)) as isize;
-    }
-    // SAFETY: the caller's contract on `context`.
-    match unsafe { plan(h, post, flags, context, what) } {
-        Ok(p) => carry_out(h, p, op, issue, copy),
-        Err(e) => e as isize,
-    }
-}
-
-/// Carries out a plan for an operation built as `op`: posts it, or queues
-/// its copy (`copy`) on the counter. Returns the call's C code.
-fn carry_out<O>(
-    h: &EpHandle,
-    plan: Plan,
-    op: &O,
-    post: impl FnOnce(&dyn EndpointOps, &O) -> oxifabric::error::Result<()>,
-    copy: impl FnOnce(&O) -> Deferred,
-) -> isize {
+    let plan = if matches!(post, Post::Now) && flags & FI_TRIGGER == 0 {
+        Plan::Issue
+    } else {
+        // SAFETY: the caller's contract on `context`.
+        match unsafe { plan(h, post, flags, context, what) } {
+            Ok(p) => p,
+            Err(e) => return e as isize,
+        }
+    };
     match plan {
-        Plan::Issue => crate::handles::rc(post(&*h.inner.ops, op)) as isize,
+        Plan::Issue => crate::handles::rc(op.issue(&*h.inner.ops)) as isize,
         Plan::Defer(when, hook) => {
             remember(h, &when.cntr);
-            trigger::defer_op(h.inner.ops.clone(), copy(op), hook, when);
+            trigger::defer_op(h.inner.ops.clone(), op.deferred(), hook, when);
             0
         }
     }

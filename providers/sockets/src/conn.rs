@@ -127,21 +127,9 @@ pub struct TxItem {
 }
 
 impl TxItem {
-    /// The not-yet-written pieces, header first.
-    fn pieces(&self) -> ([&[u8]; 2 + IoVec::CAP], usize) {
-        let mut out: [&[u8]; 2 + IoVec::CAP] = [&[]; 2 + IoVec::CAP];
-        let mut k = 0;
-        self.each_piece(|p| {
-            out[k] = p;
-            k += 1;
-            true
-        });
-        (out, k)
-    }
-
     /// Hands the not-yet-written pieces, header first, to `f` until it
-    /// returns false; whether all were taken. Batches push straight into
-    /// the `sendmsg` array with it (no array of pieces per item).
+    /// returns false; whether all were taken. Writes push them straight
+    /// into the `sendmsg` array (no array of pieces per item).
     fn each_piece<'s>(&'s self, mut f: impl FnMut(&'s [u8]) -> bool) -> bool {
         let mut skip = self.off;
         if skip < HEADER_LEN {
@@ -548,8 +536,9 @@ impl Conn {
     /// Writes as much of `item` as the socket takes now.
     pub fn write_item(&self, item: &mut TxItem) -> std::io::Result<()> {
         while !item.finished() {
-            let (pieces, k) = item.pieces();
-            match crate::sock::writev(self.stream.as_raw_fd(), &pieces[..k]) {
+            let mut iov = crate::sock::Iovecs::new();
+            item.each_piece(|b| iov.push(b));
+            match crate::sock::send_iovecs(self.stream.as_raw_fd(), &iov, None) {
                 Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
                 Ok(n) => item.off += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(()),

@@ -162,14 +162,8 @@ impl Default for Iovecs<'_> {
     }
 }
 
-/// `sendmsg` of several buffers, non-blocking, without SIGPIPE. Returns the
-/// bytes written; `WouldBlock` when the socket is full.
-pub fn writev(fd: RawFd, bufs: &[&[u8]]) -> io::Result<usize> {
-    writev_to(fd, bufs, None)
-}
-
-/// `writev`, to `to` when given (one datagram on a UDP socket), without
-/// gathering the pieces into one buffer first.
+/// [`send_iovecs`] of the buffers `bufs`, without gathering them into one
+/// buffer first.
 pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Result<usize> {
     let mut iov = Iovecs::new();
     for b in bufs {
@@ -180,7 +174,9 @@ pub fn writev_to(fd: RawFd, bufs: &[&[u8]], to: Option<&SocketAddr>) -> io::Resu
     send_iovecs(fd, &iov, to)
 }
 
-/// `sendmsg` of the pieces in `iov`, to `to` when given.
+/// `sendmsg` of the pieces in `iov`, to `to` when given (one datagram on
+/// a UDP socket), non-blocking, without SIGPIPE. Returns the bytes
+/// written; `WouldBlock` when the socket is full.
 pub fn send_iovecs(fd: RawFd, iov: &Iovecs<'_>, to: Option<&SocketAddr>) -> io::Result<usize> {
     // SAFETY: all-zero is a valid msghdr.
     let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
@@ -250,7 +246,7 @@ fn raw_sockaddr(sa: &SocketAddr, out: &mut libc::sockaddr_storage) -> libc::sock
 /// `recv` into one buffer, non-blocking. Ok(0) means the peer closed.
 pub fn read(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     loop {
-        // A raw system call, as in `writev_to`: a busy-polling
+        // A raw system call, as in `send_iovecs`: a busy-polling
         // application makes this call on an empty socket again and again.
         // SAFETY: buf is a live writable slice; no source address is asked.
         let r = unsafe {

@@ -607,6 +607,41 @@ impl SockEp {
         }
     }
 
+    /// Where frames to `dest` go: the connection they can be written on
+    /// now (a connected MSG endpoint's; an RDM peer's once its handshake
+    /// is done), and for RDM the peer's address, its connection started if
+    /// needed.
+    fn route(
+        &self,
+        st: &mut EpState,
+        dest: fi_addr_t,
+    ) -> Result<(Option<usize>, Option<SocketAddr>)> {
+        match self.ep_type {
+            FI_EP_MSG => match st.msg {
+                MsgState::Connected(slot) => Ok((Some(slot), None)),
+                _ => Err(Error::NotConn),
+            },
+            _ => {
+                let (sa, ready) = self.rdm_peer(st, dest)?;
+                Ok((ready, Some(sa)))
+            }
+        }
+    }
+
+    /// Queues (or sends at once) a frame where [`Self::route`] said.
+    fn submit_routed(
+        &self,
+        st: &mut EpState,
+        route: (Option<usize>, Option<SocketAddr>),
+        item: TxItem,
+    ) -> Result<()> {
+        match route {
+            (Some(slot), _) => self.submit(st, slot, item),
+            (None, Some(sa)) => self.rdm_submit(st, sa, item),
+            (None, None) => Err(Error::NotConn),
+        }
+    }
+
     /// The latency path of a send: when its connection is open with
     /// nothing queued and [`Self::submit_as`] would write it at once (no
     /// `FI_MORE`, no coalescing), the header and the application's buffers
@@ -637,14 +672,12 @@ impl SockEp {
         if st.max_conns != usize::MAX {
             c.last_used = now_ms();
         }
-        let mut pieces: [&[u8]; 1 + IoVec::CAP] = [&[]; 1 + IoVec::CAP];
-        pieces[0] = hdr;
-        let mut k = 1;
+        let mut pieces = sock::Iovecs::new();
+        pieces.push(hdr);
         for b in iov.iter().filter(|b| !b.is_empty()) {
-            pieces[k] = b.as_slice();
-            k += 1;
+            pieces.push(b.as_slice());
         }
-        match sock::writev(c.stream.as_raw_fd(), &pieces[..k]) {
+        match sock::send_iovecs(c.stream.as_raw_fd(), &pieces, None) {
             Ok(n) => {
                 st.burst |= n == total;
                 n
@@ -1127,16 +1160,7 @@ impl EndpointOps for SockEp {
         // Large messages are announced and sent once the receiver has a
         // buffer for them (rendezvous), so they are never buffered there.
         let rndv = len > attrs::RNDV_THRESHOLD;
-        let (slot, to) = match self.ep_type {
-            FI_EP_MSG => match st.msg {
-                MsgState::Connected(slot) => (Some(slot), None),
-                _ => return Err(Error::NotConn),
-            },
-            _ => {
-                let (sa, ready) = self.rdm_peer(st, op.dest)?;
-                (ready, Some(sa))
-            }
-        };
+        let (slot, to) = self.route(st, op.dest)?;
         let mut off = 0;
         if let (Some(slot), false, false) = (slot, rndv, want_ack) {
             off = self.send_now(st, slot, &hdr.encode(), op.iov, HEADER_LEN + len, op.flags);
@@ -1168,10 +1192,7 @@ impl EndpointOps for SockEp {
         } else {
             (item, None)
         };
-        match to {
-            None => self.submit(st, slot.ok_or(Error::NotConn)?, item)?,
-            Some(sa) => self.rdm_submit(st, sa, item)?,
-        }
+        self.submit_routed(st, (slot, to), item)?;
         if let Some(data) = held {
             st.tx_queued += 1;
             st.rndv_tx.insert(msg_id, (data, to));

@@ -814,12 +814,17 @@ impl SockEp {
         let Ok(mut st) = self.st.try_lock() else {
             return;
         };
+        self.app_pass(&mut st, io, direct);
+    }
+
+    /// [`Self::app_call`]'s pass, the endpoint's state locked.
+    fn app_pass(&self, st: &mut EpState, io: bool, direct: bool) {
         st.app_pass = true;
         if io {
-            self.progress_pass(&mut st, direct);
+            self.progress_pass(st, direct);
         } else {
-            self.housekeeping(&mut st);
-            self.retry_due(&mut st);
+            self.housekeeping(st);
+            self.retry_due(st);
         }
     }
 }
@@ -835,9 +840,7 @@ impl Progress for SockEp {
 
     fn progress_settled(&self) {
         self.app_polls.note();
-        let mut st = self.lock();
-        st.app_pass = true;
-        self.progress_pass(&mut st, false);
+        self.app_pass(&mut self.lock(), true, false);
     }
 
     fn wait_fd(&self) -> Option<RawFd> {

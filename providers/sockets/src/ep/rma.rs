@@ -236,13 +236,7 @@ impl SockEp {
 
     /// Sends the frames of an operation.
     fn start_rma(&self, st: &mut EpState, h: HeldRma) -> Result<()> {
-        let (slot, to) = match self.ep_type {
-            FI_EP_MSG => match st.msg {
-                MsgState::Connected(slot) => (Some(slot), None),
-                _ => return Err(Error::NotConn),
-            },
-            _ => (None, Some(self.rdm_peer(st, h.dest)?.0)),
-        };
+        let (slot, to) = self.route(st, h.dest)?;
         let op_id = st.next_msg_id;
         st.next_msg_id += 1 + h.n as u64;
         prov_log!(
@@ -354,11 +348,7 @@ impl SockEp {
                 off: 0,
                 done: None,
             };
-            let sent = match (slot, to) {
-                (Some(s), _) => self.submit(st, s, item),
-                (None, Some(sa)) => self.rdm_submit(st, sa, item),
-                _ => Err(Error::NotConn),
-            };
+            let sent = self.submit_routed(st, (slot, to), item);
             if sent.is_err() {
                 self.part_done(st, part_id, Err(Failure::code(FI_ECONNRESET)));
             }
@@ -471,6 +461,22 @@ impl SockEp {
         );
     }
 
+    /// Target: whether a write of `len` bytes at the place the prefix `b`
+    /// names may land, logging a refusal.
+    fn write_access(
+        &self,
+        st: &EpState,
+        slot: usize,
+        b: &[u8; RMA_PREFIX],
+        len: usize,
+    ) -> core::result::Result<(Arc<MemRegion>, IoVec), Denied> {
+        let (addr, key) = parse_rma_prefix(b);
+        self.domain
+            .mr
+            .access(key, addr, len, FI_REMOTE_WRITE)
+            .inspect_err(|&d| self.log_refusal(st, slot, "write", (key, addr, len as u64), d))
+    }
+
     /// Target, a write's prefix arrived: check it, then let the data land
     /// in the registered memory (or be dropped when refused).
     pub(super) fn on_write_prefix(
@@ -481,25 +487,17 @@ impl SockEp {
         b: &[u8; RMA_PREFIX],
         rest: u64,
     ) {
-        let (addr, key) = parse_rma_prefix(b);
-        let dest = match self
-            .domain
-            .mr
-            .access(key, addr, rest as usize, FI_REMOTE_WRITE)
-        {
+        let dest = match self.write_access(st, slot, b, rest as usize) {
             Ok((mr, region)) => Dest::Rma {
                 region,
                 mr: Some(mr),
                 refused: None,
             },
-            Err(d) => {
-                self.log_refusal(st, slot, "write", (key, addr, rest), d);
-                Dest::Rma {
-                    region: IoVec::default(),
-                    mr: None,
-                    refused: Some(d),
-                }
-            }
+            Err(d) => Dest::Rma {
+                region: IoVec::default(),
+                mr: None,
+                refused: Some(d),
+            },
         };
         if let Some(c) = st.conns[slot].as_mut() {
             c.rx = RxState::Payload {
@@ -520,29 +518,26 @@ impl SockEp {
         let Ok(total) = usize::try_from(hdr.len) else {
             return false;
         };
-        let Some(c) = st.conns.get_mut(slot).and_then(Option::as_mut) else {
-            return false;
-        };
-        let Some((pre, data)) = c
-            .staged()
-            .get(..total)
-            .and_then(|b| b.split_first_chunk::<RMA_PREFIX>())
+        let Some(pre) = st.conns[slot]
+            .as_ref()
+            .and_then(|c| c.staged().get(..total))
+            .and_then(|b| b.first_chunk::<RMA_PREFIX>().copied())
         else {
             return false;
         };
-        let (addr, key) = parse_rma_prefix(pre);
-        let len = data.len();
-        let (mr, refused) = match self.domain.mr.access(key, addr, len, FI_REMOTE_WRITE) {
+        let len = total - RMA_PREFIX;
+        let access = self.write_access(st, slot, &pre, len);
+        let Some(c) = st.conns[slot].as_mut() else {
+            return false;
+        };
+        let (mr, refused) = match access {
             Ok((mr, region)) => {
-                region.scatter(0, data);
+                region.scatter(0, &c.staged()[RMA_PREFIX..total]);
                 (Some(mr), None)
             }
             Err(d) => (None, Some(d)),
         };
         c.consume_staged(total);
-        if let Some(d) = refused {
-            self.log_refusal(st, slot, "write", (key, addr, len as u64), d);
-        }
         let hdr = Header {
             len: len as u64,
             ..*hdr
