@@ -5,7 +5,8 @@
 //! A provider receives an atomic request, checks the target range against
 //! the memory registration, then calls
 //! [`apply`]. Every element is updated under one of a fixed set of striped
-//! locks chosen by its address, so an atomic is atomic with respect to
+//! locks chosen by its address (`atomic/stripes.rs`; `atomic/typed.rs`
+//! holds the native-type arithmetic), so an atomic is atomic with respect to
 //! every other atomic on the same element from any endpoint of the process,
 //! whichever thread applies it (the application's or the progress
 //! thread). That is the guarantee fi_atomic(3) gives; plain loads and
@@ -23,7 +24,12 @@
 //! 16-bit float formats are not offered.
 
 use crate::abi::*;
-use std::sync::Mutex;
+
+mod compute;
+mod stripes;
+mod typed;
+
+use compute::{compute, Value};
 
 /// Which family of calls an operation comes from (the `*valid` call and
 /// `fi_query_atomic`'s `FI_FETCH_ATOMIC`/`FI_COMPARE_ATOMIC` flags).
@@ -110,7 +116,7 @@ pub unsafe fn apply(
     target: *mut u8,
     operand: &[u8],
     compare: &[u8],
-    mut result: Option<&mut [u8]>,
+    result: Option<&mut [u8]>,
 ) -> Result<(), AtomicError> {
     let AtomicOp {
         kind,
@@ -126,13 +132,49 @@ pub unsafe fn apply(
     {
         return Err(AtomicError::Short);
     }
-    for i in 0..count {
+    stripes::holding(target as usize, need, || {
+        let (t, o, c, r) = (target, operand, compare, result);
+        // SAFETY: (both paths) the caller's promise on `target`; the
+        // buffer lengths were checked above; the range's stripes are held.
+        unsafe {
+            match dt {
+                FI_INT8 => typed::apply::<i8>(kind, op, count, t, o, c, r),
+                FI_UINT8 => typed::apply::<u8>(kind, op, count, t, o, c, r),
+                FI_INT16 => typed::apply::<i16>(kind, op, count, t, o, c, r),
+                FI_UINT16 => typed::apply::<u16>(kind, op, count, t, o, c, r),
+                FI_INT32 => typed::apply::<i32>(kind, op, count, t, o, c, r),
+                FI_UINT32 => typed::apply::<u32>(kind, op, count, t, o, c, r),
+                FI_INT64 => typed::apply::<i64>(kind, op, count, t, o, c, r),
+                FI_UINT64 => typed::apply::<u64>(kind, op, count, t, o, c, r),
+                FI_FLOAT => typed::apply::<f32>(kind, op, count, t, o, c, r),
+                FI_DOUBLE => typed::apply::<f64>(kind, op, count, t, o, c, r),
+                _ => apply_general(req, size, t, o, c, r),
+            }
+        }
+    });
+    Ok(())
+}
+
+/// [`apply`] through tagged element values: every datatype (the 128-bit
+/// integers, long double and the complex types have no native path).
+///
+/// # Safety
+/// As [`apply`], with the lengths checked and the stripes held.
+unsafe fn apply_general(
+    req: AtomicOp,
+    size: usize,
+    target: *mut u8,
+    operand: &[u8],
+    compare: &[u8],
+    mut result: Option<&mut [u8]>,
+) {
+    let (kind, op, dt) = (req.kind, req.op, req.datatype);
+    for i in 0..req.count {
         let at = i * size;
         // SAFETY: element i lies inside the target range (caller's
         // promise), and the slices were checked to hold `count` elements.
         unsafe {
             let elem = target.add(at);
-            let _guard = stripe(elem);
             let old = Elem::load(dt, elem);
             if let Some(r) = result.as_deref_mut() {
                 old.store_to(&mut r[at..at + size]);
@@ -152,15 +194,6 @@ pub unsafe fn apply(
             }
         }
     }
-    Ok(())
-}
-
-/// The striped locks: elements whose addresses share a stripe serialise.
-static STRIPES: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
-
-fn stripe(p: *const u8) -> std::sync::MutexGuard<'static, ()> {
-    let i = ((p as usize) >> 4) % STRIPES.len();
-    STRIPES[i].lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One element's value, tagged with its datatype.
@@ -298,6 +331,21 @@ impl Elem {
         }
     }
 
+    /// Keeps an integer inside its width (wrapping, as C's unsigned and
+    /// two's-complement arithmetic does).
+    fn wrap(self) -> Elem {
+        match self {
+            Elem::I(v, w) if w < 128 => {
+                let s = 128 - w;
+                Elem::I((v << s) >> s, w)
+            }
+            Elem::U(v, w) if w < 128 => Elem::U(v & ((1u128 << w) - 1), w),
+            e => e,
+        }
+    }
+}
+
+impl Value for Elem {
     /// Nonzero, as C's truth test sees it.
     fn truth(self) -> bool {
         match self {
@@ -313,7 +361,7 @@ impl Elem {
     }
 
     /// 1 or 0 in the element's own type (C converts a logical result).
-    fn as_truth_value(self, t: bool) -> Elem {
+    fn truth_value(self, t: bool) -> Elem {
         let f = if t { 1.0 } else { 0.0 };
         match self {
             Elem::I(_, w) => Elem::I(t as i128, w),
@@ -327,21 +375,7 @@ impl Elem {
         }
     }
 
-    /// Keeps an integer inside its width (wrapping, as C's unsigned and
-    /// two's-complement arithmetic does).
-    fn wrap(self) -> Elem {
-        match self {
-            Elem::I(v, w) if w < 128 => {
-                let s = 128 - w;
-                Elem::I((v << s) >> s, w)
-            }
-            Elem::U(v, w) if w < 128 => Elem::U(v & ((1u128 << w) - 1), w),
-            e => e,
-        }
-    }
-
-    /// `self` compared with `o` (None: unordered, a NaN).
-    fn cmp(self, o: Elem) -> Option<core::cmp::Ordering> {
+    fn order(self, o: Elem) -> Option<core::cmp::Ordering> {
         match (self, o) {
             (Elem::I(a, _), Elem::I(b, _)) => Some(a.cmp(&b)),
             (Elem::U(a, _), Elem::U(b, _)) => Some(a.cmp(&b)),
@@ -349,11 +383,11 @@ impl Elem {
             (Elem::F64(a), Elem::F64(b)) => a.partial_cmp(&b),
             (Elem::Ld(a), Elem::Ld(b)) => x87::cmp(&a, &b),
             // Complex numbers compare for equality only.
-            (a, b) => (a.eq_value(b)).then_some(core::cmp::Ordering::Equal),
+            (a, b) => a.same(b).then_some(core::cmp::Ordering::Equal),
         }
     }
 
-    fn eq_value(self, o: Elem) -> bool {
+    fn same(self, o: Elem) -> bool {
         match (self, o) {
             (Elem::Ld(a), Elem::Ld(b)) => x87::cmp(&a, &b) == Some(core::cmp::Ordering::Equal),
             (Elem::Lc(a, b), Elem::Lc(c, d)) => {
@@ -395,8 +429,7 @@ impl Elem {
         }
     }
 
-    /// A bit operation on integers: `f(old, src, mask)`.
-    fn bits(self, o: Elem, m: Elem, f: impl Fn(u128, u128, u128) -> u128) -> Elem {
+    fn bits(self, o: Elem, m: Elem, f: fn(u128, u128, u128) -> u128) -> Elem {
         let raw = |e: Elem| match e {
             Elem::I(v, _) => v as u128,
             Elem::U(v, _) => v,
@@ -408,34 +441,6 @@ impl Elem {
             e => e,
         }
     }
-}
-
-/// The new target value of one element (None: leave it as it is).
-fn compute(op: fi_op, old: Elem, src: Elem, cmp: Elem) -> Option<Elem> {
-    use core::cmp::Ordering::*;
-    let ord = |want: &[core::cmp::Ordering]| cmp.cmp(old).is_some_and(|o| want.contains(&o));
-    Some(match op {
-        FI_MIN if src.cmp(old) == Some(Less) => src,
-        FI_MAX if src.cmp(old) == Some(Greater) => src,
-        FI_SUM => old.add(src),
-        FI_PROD => old.mul(src),
-        FI_LOR => old.as_truth_value(old.truth() || src.truth()),
-        FI_LAND => old.as_truth_value(old.truth() && src.truth()),
-        FI_LXOR => old.as_truth_value(old.truth() != src.truth()),
-        FI_BOR => old.bits(src, src, |a, b, _| a | b),
-        FI_BAND => old.bits(src, src, |a, b, _| a & b),
-        FI_BXOR => old.bits(src, src, |a, b, _| a ^ b),
-        FI_ATOMIC_READ => return None,
-        FI_ATOMIC_WRITE => src,
-        FI_CSWAP if cmp.eq_value(old) => src,
-        FI_CSWAP_NE if !cmp.eq_value(old) => src,
-        FI_CSWAP_LE if ord(&[Less, Equal]) => src,
-        FI_CSWAP_LT if ord(&[Less]) => src,
-        FI_CSWAP_GE if ord(&[Greater, Equal]) => src,
-        FI_CSWAP_GT if ord(&[Greater]) => src,
-        FI_MSWAP => old.bits(src, cmp, |a, b, m| (b & m) | (a & !m)),
-        _ => return None,
-    })
 }
 
 /// x86-64's `long double`: the x87 80-bit extended format, computed with
@@ -932,6 +937,64 @@ mod tests {
                 Err(AtomicError::Short)
             );
         }
+    }
+
+    #[test]
+    fn the_native_path_matches_the_general_one_bit_for_bit() {
+        // Edge values of every width, as bytes: zero, one, all ones, the
+        // sign bit alone, a large odd value; for floats also NaN, -0.0,
+        // infinity and a fraction.
+        let ints: [u64; 6] = [0, 1, u64::MAX, 1 << 63, 0x7f7f_0123_4567_89ab, 0x80];
+        let f32s = [0.0f32, -0.0, 1.5, f32::NAN, f32::INFINITY, -3.25];
+        let f64s = [0.0f64, -0.0, 1.5, f64::NAN, f64::NEG_INFINITY, 1e300];
+        let native = [
+            FI_INT8, FI_UINT8, FI_INT16, FI_UINT16, FI_INT32, FI_UINT32, FI_INT64, FI_UINT64,
+            FI_FLOAT, FI_DOUBLE,
+        ];
+        let mut checked = 0;
+        for dt in native {
+            let size = datatype_size(dt).unwrap();
+            let values: Vec<Vec<u8>> = match dt {
+                FI_FLOAT => f32s.iter().map(|v| v.to_ne_bytes().to_vec()).collect(),
+                FI_DOUBLE => f64s.iter().map(|v| v.to_ne_bytes().to_vec()).collect(),
+                _ => ints
+                    .iter()
+                    .map(|v| v.to_ne_bytes()[..size].to_vec())
+                    .collect(),
+            };
+            // Three elements: every (old, src, cmp) triple runs as arrays
+            // of the values rotated, so each value meets each other one.
+            let n = values.len();
+            let arr = |k: usize| -> Vec<u8> {
+                (0..n).flat_map(|i| values[(i + k) % n].clone()).collect()
+            };
+            for kind in [AtomicKind::Base, AtomicKind::Fetch, AtomicKind::Compare] {
+                for op in 0..=FI_MSWAP + 1 {
+                    if valid(kind, op, dt).is_none() {
+                        continue;
+                    }
+                    for (k1, k2) in [(0, 1), (1, 2), (2, 3), (0, 0), (3, 5), (4, 4)] {
+                        let (src, cmp) = (arr(k1), arr(k2));
+                        let mut fast = arr(0);
+                        let mut slow = fast.clone();
+                        let (mut rf, mut rs) = (vec![0u8; n * size], vec![0u8; n * size]);
+                        let r = req(kind, op, dt, n);
+                        // SAFETY: both targets hold n elements.
+                        unsafe {
+                            apply(r, fast.as_mut_ptr(), &src, &cmp, Some(&mut rf)).unwrap();
+                            apply_general(r, size, slow.as_mut_ptr(), &src, &cmp, Some(&mut rs));
+                        }
+                        assert_eq!(
+                            fast, slow,
+                            "target: dt {dt} op {op} {kind:?} rotation {k1},{k2}"
+                        );
+                        assert_eq!(rf, rs, "result: dt {dt} op {op} {kind:?}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "only {checked} cases ran");
     }
 
     #[test]
