@@ -198,5 +198,8 @@ extern "C" fn cntr_wait(c: *mut fid_cntr, threshold: u64, timeout: c_int) -> c_i
 /// Rule 1: `f` is NULL or a fid.
 pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
     // SAFETY: the caller's promise.
-    unsafe { cntr_handle(f) }.map(|_| 0)
+    unsafe { cntr_handle(f) }.map(|h| {
+        h.inner.cntr.trywait();
+        0
+    })
 }

@@ -355,5 +355,5 @@ extern "C" fn eq_strerror(
 pub unsafe fn trywait_one(f: *mut fid) -> Option<c_int> {
     // SAFETY: the caller's promise.
     let h = unsafe { eq_handle(f) }?;
-    Some(if h.inner.eq.is_empty() { 0 } else { -FI_EAGAIN })
+    Some(rc(h.inner.eq.trywait()))
 }

@@ -305,12 +305,7 @@ impl CompletionQueue {
     /// after a progress pass that includes any another thread is running
     /// (one it delivers from comes out queued, not after our answer).
     pub fn trywait(&self) -> Result<()> {
-        self.sources.progress_settled();
-        if self.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Again)
-        }
+        self.sources.trywait(|| self.is_empty())
     }
 }
 

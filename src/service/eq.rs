@@ -210,6 +210,13 @@ impl EventQueue {
         self.is_empty()
     }
 
+    /// `fi_trywait`: every bound endpoint's pass runs to its end first
+    /// (as for a CQ), so an event on its way in is queued and reported
+    /// with `Again` instead of the caller going to sleep over it.
+    pub fn trywait(&self) -> Result<()> {
+        self.sources.trywait(|| self.is_empty())
+    }
+
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
@@ -219,6 +226,26 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::progress::OnSettle;
+    use std::sync::Arc;
+
+    #[test]
+    fn trywait_settles_the_sources_first() {
+        let q = Arc::new(EventQueue::new(4, FI_WAIT_UNSPEC).unwrap());
+        assert_eq!(q.trywait(), Ok(()));
+        let q2 = Arc::downgrade(&q);
+        let src: Arc<dyn Progress> = Arc::new(OnSettle(Box::new(move || {
+            if let Some(q) = q2.upgrade() {
+                q.push_always(Event {
+                    event: FI_CONNECTED as u32,
+                    data: EventData::Raw(vec![]),
+                });
+            }
+        })));
+        q.add_source(Arc::downgrade(&src));
+        assert_eq!(q.trywait(), Err(Error::Again), "the event a pass delivers");
+        assert!(q.read(false).is_ok());
+    }
 
     #[test]
     fn events_errors_peek_and_full() {

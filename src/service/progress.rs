@@ -385,6 +385,17 @@ impl Sources {
         }
     }
 
+    /// A queue's `fi_trywait`: [`Self::progress_settled`], then `Again`
+    /// unless the queue (`empty` says) holds nothing to read.
+    pub fn trywait(&self, empty: impl FnOnce() -> bool) -> crate::error::Result<()> {
+        self.progress_settled();
+        if empty() {
+            Ok(())
+        } else {
+            Err(crate::error::Error::Again)
+        }
+    }
+
     /// The owner's `FI_GETWAIT` descriptor: an epoll set of its `signal`
     /// and every source's wait descriptor (`getwait.rs`); the signal alone
     /// when that set cannot be made.
@@ -531,6 +542,23 @@ impl AutoShared {
                 std::thread::sleep(Duration::from_millis(2));
             }
         }
+    }
+}
+
+/// A test source that does its work only when a pass must settle
+/// (`fi_trywait`): what a provider's pass delivers from input that had
+/// arrived but was not yet read.
+#[cfg(test)]
+pub(crate) struct OnSettle(pub Box<dyn Fn() + Send + Sync>);
+
+#[cfg(test)]
+impl Progress for OnSettle {
+    fn progress(&self) {}
+    fn wait_fd(&self) -> Option<RawFd> {
+        None
+    }
+    fn progress_settled(&self) {
+        (self.0)()
     }
 }
 
