@@ -86,7 +86,7 @@ unsafe fn elems(e: CElems, size: usize, may_be_null: bool) -> Result<(IoVec, usi
 /// # Safety
 /// `ep` NULL or from `fi_endpoint`; the buffers as for [`elems`]; a
 /// `CRemote::Many` pointer NULL or holding its count; with `FI_TRIGGER`,
-/// `context` as for `trigger::plan`.
+/// `context` as for `trigger::deferral`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn atomic(
     ep: Ep,

@@ -210,7 +210,7 @@ impl SendFlags {
 /// # Safety
 /// `ep` is NULL or a pointer the application got from `fi_endpoint`;
 /// `bufs` as for [`convert`]; with `FI_TRIGGER`, `context` as for
-/// `trigger::plan`.
+/// `trigger::deferral`.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn send(
     ep: *mut fid_ep,

@@ -41,7 +41,7 @@ pub(super) const RMA_FLAGS: u64 = FI_COMPLETION
 /// # Safety
 /// `ep` is NULL or from `fi_endpoint`; `bufs` as for `data::convert`; for
 /// `CRma::Many`, the pointer is NULL or holds `count` entries; with
-/// `FI_TRIGGER`, `context` as for `trigger::plan`.
+/// `FI_TRIGGER`, `context` as for `trigger::deferral`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn rma(
     ep: *mut fid_ep,

@@ -35,32 +35,21 @@ pub(super) enum Post {
     Work(Work),
 }
 
-/// What becomes of one operation.
-pub(super) enum Plan {
-    /// Posted on the endpoint now.
-    Issue,
-    /// Queued on a counter.
-    Defer(When, Option<Hook>),
-}
-
-/// Decides how an operation with `flags` (resolved, possibly with
-/// `FI_TRIGGER`) and `context` is posted on `h`.
+/// When and how an operation that is not issued at once (`FI_TRIGGER`,
+/// or deferred work) runs: its counter condition and, for deferred work,
+/// the completion hook.
 ///
 /// # Safety
 /// With `FI_TRIGGER` in `flags` and `post` being `Now`, `context` is NULL
 /// or points to a `struct fi_triggered_context` (fi_trigger(3): the
 /// application's promise for triggered operations).
-unsafe fn plan(
+unsafe fn deferral(
     h: &EpHandle,
     post: Post,
     flags: u64,
     context: usize,
     what: &str,
-) -> Result<Plan, c_int> {
-    let deferred = matches!(post, Post::Work(_));
-    if !deferred && flags & FI_TRIGGER == 0 {
-        return Ok(Plan::Issue);
-    }
+) -> Result<(When, Option<Hook>), c_int> {
     if flags & FI_INJECT != 0 {
         core_warn!(
             FI_LOG_EP_DATA,
@@ -74,7 +63,7 @@ unsafe fn plan(
         context,
     };
     match post {
-        Post::Work(w) => Ok(Plan::Defer(
+        Post::Work(w) => Ok((
             When {
                 cntr: w.trigger,
                 threshold: w.threshold,
@@ -97,7 +86,7 @@ unsafe fn plan(
             }
             // SAFETY: the caller's contract on `context`.
             let (cntr, threshold) = unsafe { threshold_of(h, context, what) }?;
-            Ok(Plan::Defer(
+            Ok((
                 When {
                     cntr,
                     threshold,
@@ -208,13 +197,12 @@ operations! {
 
 /// Posts `op`, whose resolved flags are `flags` (possibly with
 /// `FI_TRIGGER`), as `post` says: straight to the provider when it is the
-/// application's own call without `FI_TRIGGER`, which is every
-/// latency-bound call and skips planning altogether; otherwise through
-/// [`plan`]: issued, or its copy queued on the counter. Returns the call's
-/// C code.
+/// application's own call without `FI_TRIGGER` (every latency-bound call);
+/// otherwise its copy is queued on the counter [`deferral`] names.
+/// Returns the call's C code.
 ///
 /// # Safety
-/// As for [`plan`].
+/// As for [`deferral`].
 #[inline(always)]
 pub(super) unsafe fn dispatch(
     h: &EpHandle,
@@ -224,22 +212,17 @@ pub(super) unsafe fn dispatch(
     what: &str,
     op: &impl Operation,
 ) -> isize {
-    let plan = if matches!(post, Post::Now) && flags & FI_TRIGGER == 0 {
-        Plan::Issue
-    } else {
-        // SAFETY: the caller's contract on `context`.
-        match unsafe { plan(h, post, flags, context, what) } {
-            Ok(p) => p,
-            Err(e) => return e as isize,
-        }
-    };
-    match plan {
-        Plan::Issue => crate::handles::rc(op.issue(&*h.inner.ops)) as isize,
-        Plan::Defer(when, hook) => {
+    if matches!(post, Post::Now) && flags & FI_TRIGGER == 0 {
+        return crate::handles::rc(op.issue(&*h.inner.ops)) as isize;
+    }
+    // SAFETY: the caller's contract on `context`.
+    match unsafe { deferral(h, post, flags, context, what) } {
+        Ok((when, hook)) => {
             remember(h, &when.cntr);
             trigger::defer_op(h.inner.ops.clone(), op.deferred(), hook, when);
             0
         }
+        Err(e) => e as isize,
     }
 }
 

@@ -1161,9 +1161,11 @@ impl EndpointOps for SockEp {
         // buffer for them (rendezvous), so they are never buffered there.
         let rndv = len > attrs::RNDV_THRESHOLD;
         let (slot, to) = self.route(st, op.dest)?;
+        // Encoded once: the direct write and the queue item carry the same.
+        let wire_hdr = if rndv { hdr.with_op(Op::Data) } else { hdr }.encode();
         let mut off = 0;
         if let (Some(slot), false, false) = (slot, rndv, want_ack) {
-            off = self.send_now(st, slot, &hdr.encode(), op.iov, HEADER_LEN + len, op.flags);
+            off = self.send_now(st, slot, &wire_hdr, op.iov, HEADER_LEN + len, op.flags);
             if off == HEADER_LEN + len {
                 st.core.sinks.tx_done(&tx);
                 return Ok(());
@@ -1171,7 +1173,7 @@ impl EndpointOps for SockEp {
         }
         let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
         let item = TxItem {
-            hdr: if rndv { hdr.with_op(Op::Data) } else { hdr }.encode(),
+            hdr: wire_hdr,
             data: TxData::User(iov),
             total: HEADER_LEN + len,
             off,
