@@ -187,11 +187,17 @@ pub fn deadline(timeout_ms: i32) -> Option<Instant> {
 
 /// Polls `fds` for readability until `deadline`; true if any is readable.
 pub fn poll_readable(fds: &[RawFd], deadline: Option<Instant>) -> bool {
+    poll_for(fds, libc::POLLIN, deadline)
+}
+
+/// Polls `fds` for `events` (`POLLIN`, `POLLOUT`) until `deadline`; true
+/// if any is ready (or failed).
+pub fn poll_for(fds: &[RawFd], events: libc::c_short, deadline: Option<Instant>) -> bool {
     let mut pfds: Vec<libc::pollfd> = fds
         .iter()
         .map(|&fd| libc::pollfd {
             fd,
-            events: libc::POLLIN,
+            events,
             revents: 0,
         })
         .collect();

@@ -12,7 +12,8 @@
  *       sends 64 MiB to the victim, prints SENDING, waits (bounded) for the
  *       error completion, checks that fi_cq_strerror on it names the dead
  *       peer (127.0.0.1:<victim-port>) and a cause, then exchanges
- *       ping/pong with the good peer. On MSG it finally connects to the
+ *       ping/pong with the good peer. On RDM a new send to the dead
+ *       victim then fails within 2 s. On MSG it finally connects to the
  *       dead victim's port again: the refusal is an EQ error entry whose
  *       fi_eq_strerror text names that address.
  *
@@ -244,6 +245,26 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("survivor: still talking to the good peer\n");
+	if (!msg_ep) {
+		/* A peer whose established connection died is known dead: a new
+		 * send to it fails within about a second, not after the
+		 * connection-setup retry window meant for peers not listening
+		 * yet (5 s by default). */
+		double t1 = now();
+		memset(&err, 0, sizeof(err));
+		CHECK(fi_send(to_victim, "late", 5, NULL, v, (void *) 0x5678));
+		rc = wait_comp(30, &err);
+		double took = now() - t1;
+		if (rc <= 0 || err.op_context != (void *) 0x5678) {
+			printf("FAIL: a new send to the dead peer: rc %d, context %p\n", rc, err.op_context);
+			return 1;
+		}
+		if (took > 2.0) {
+			printf("FAIL: a new send to the dead peer failed after %.2fs, want < 2 s\n", took);
+			return 1;
+		}
+		printf("survivor: a new send to the dead peer failed after %.2fs: %s\n", took, fi_strerror(rc));
+	}
 	if (msg_ep) {
 		struct fi_info *ci = get_info(argv[4], 0, 0, "127.0.0.1");
 		struct fid_ep *again;

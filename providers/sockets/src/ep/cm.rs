@@ -129,13 +129,27 @@ impl SockEp {
         self.adopt(&mut st, pending, data)
     }
 
-    /// `fi_shutdown`.
+    /// `fi_shutdown`: tells the peer, cancels what is outstanding and
+    /// reports `FI_SHUTDOWN` on the endpoint's own EQ too (the application
+    /// that shuts down first waits for that event as its peer does). An
+    /// endpoint whose connection is already down (the peer's shutdown was
+    /// reported, or ours) has nothing more to report: 0, as upstream.
     pub(super) fn cm_shutdown(&self) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
-        let MsgState::Connected(slot) = st.msg else {
-            return Err(Error::NotConn);
+        let slot = match st.msg {
+            MsgState::Connected(slot) => slot,
+            MsgState::Down => return Ok(()),
+            MsgState::Idle | MsgState::Connecting(_) => return Err(Error::NotConn),
         };
+        // What the peer is owed (sends already accepted, answers) goes
+        // before the `Shutdown`; only what cannot be written in time is
+        // canceled below.
+        self.drain_for_close(st);
+        if st.msg != MsgState::Connected(slot) {
+            // The connection broke meanwhile: that was reported.
+            return Ok(());
+        }
         let canceled = Failure::code(FI_ECANCELED);
         let item = Self::control_item(Op::Shutdown, Vec::new(), 0);
         if let Some(c) = st.conns[slot].as_mut() {
@@ -152,6 +166,7 @@ impl SockEp {
             }
         }
         st.msg = MsgState::Down;
+        st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
         for (_, (item, _)) in std::mem::take(&mut st.rndv_tx) {
             if let Some(d) = item.done {
                 st.core.sinks.tx_err(&d.tx, canceled);

@@ -62,6 +62,7 @@ use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
     complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, ENTRY_COST,
 };
+use oxifabric::service::signal;
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, UdpSocket};
@@ -195,6 +196,9 @@ fn coalesce_enabled() -> bool {
 pub use oxifabric::service::progress::clock_ms as now_ms;
 
 const PROV: &str = "sockets";
+
+/// How long a closing endpoint tries to write what it owes its peers.
+const CLOSE_DRAIN_MS: u64 = 2000;
 /// Why an MSG connection ended when the peer sent `Shutdown`.
 const PEER_SHUTDOWN: &str = "peer shut down";
 
@@ -529,6 +533,9 @@ impl SockEp {
         for (sa, p) in st.peers.iter_mut() {
             if p.conn == Some(slot) {
                 p.conn = None;
+                // An established connection that died: the peer is
+                // probably gone, and the next sends hear so soon.
+                p.retry.lost |= p.ready;
                 p.ready = false;
                 failed.extend(p.pending.take_all());
                 gone.push(*sa);
@@ -852,6 +859,38 @@ impl SockEp {
         self.watch(st, slot);
     }
 
+    /// Writes what the endpoint owes its peers before its connections
+    /// close: coalesced sends and answers (an RMA write's
+    /// acknowledgement among them: its initiator must not see a write
+    /// that landed fail) and every frame queued on an open connection,
+    /// waiting for room for at most [`CLOSE_DRAIN_MS`]. Sends waiting for
+    /// a connection not made yet are not started.
+    fn drain_for_close(&self, st: &mut EpState) {
+        self.flush_deferred(st);
+        let end = now_ms() + CLOSE_DRAIN_MS;
+        loop {
+            let mut waiting = Vec::new();
+            for slot in 0..st.conns.len() {
+                let open = st.conns[slot]
+                    .as_ref()
+                    .is_some_and(|c| c.state == ConnState::Open && !c.txq.is_empty());
+                if !open {
+                    continue;
+                }
+                self.flush(st, slot);
+                if let Some(c) = st.conns[slot].as_ref().filter(|c| !c.txq.is_empty()) {
+                    waiting.push(c.stream.as_raw_fd());
+                }
+            }
+            let left = end.saturating_sub(now_ms());
+            if waiting.is_empty() || left == 0 {
+                return;
+            }
+            let slice = std::time::Instant::now() + std::time::Duration::from_millis(left.min(100));
+            signal::poll_for(&waiting, libc::POLLOUT, Some(slice));
+        }
+    }
+
     /// Memory of our own copies queued on every connection and for every
     /// peer still in its handshake.
     fn owned_total(st: &EpState) -> usize {
@@ -986,6 +1025,7 @@ impl EndpointOps for SockEp {
 
     fn close(&self) {
         let mut st = self.lock();
+        self.drain_for_close(&mut st);
         let slots: Vec<usize> = (0..st.conns.len())
             .filter(|&i| st.conns[i].is_some())
             .collect();

@@ -8,7 +8,12 @@
 //! peer stay queued meanwhile and fail with error completions only once
 //! that time is up. A connection that dies after the handshake (a killed
 //! peer) fails its sends at once; the next send starts a new series of
-//! attempts.
+//! attempts. A peer we had reached (a connection to it was established)
+//! whose listener now refuses connections is most likely dead: its
+//! attempts stop after [`LOST_PEER_RETRY`], so its senders hear so within
+//! about a second, while a peer that restarts at once is still found and
+//! a busy peer that closes connections it cannot serve (`lru.rs`, which
+//! does not refuse them) keeps the whole window.
 
 use super::*;
 use std::time::{Duration, Instant};
@@ -22,6 +27,9 @@ pub const DEFAULT_CONN_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`MAX_PAUSE`].
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
 const MAX_PAUSE: Duration = Duration::from_millis(500);
+/// How long connection setup is retried to a lost peer (see the module
+/// text) once its listener refuses, unless the timeout is shorter.
+pub const LOST_PEER_RETRY: Duration = Duration::from_millis(1000);
 
 /// The retry state of one peer.
 #[derive(Default, Debug)]
@@ -32,6 +40,10 @@ pub(super) struct Retry {
     failures: u32,
     /// When the next attempt is due (None: no attempt is waiting).
     pub(super) at: Option<Instant>,
+    /// A connection to this peer was established and died: refused
+    /// attempts are retried for [`LOST_PEER_RETRY`] at most. Cleared by
+    /// the next handshake that finishes.
+    pub(super) lost: bool,
 }
 
 impl Retry {
@@ -46,13 +58,22 @@ impl Retry {
         *self = Retry::default();
     }
 
-    /// After a failed attempt: when to try again, or None when `limit`
-    /// since the first attempt is used up.
-    fn next(&mut self, limit: Duration) -> Option<Instant> {
+    /// After a failed attempt (`refused`: the peer's address refused the
+    /// connection): when to try again, or None when `limit` since the
+    /// first attempt (shortened for a lost peer that refuses) is used up.
+    fn next(&mut self, limit: Duration, refused: bool) -> Option<Instant> {
         let now = Instant::now();
+        let limit = if self.lost && refused {
+            limit.min(LOST_PEER_RETRY)
+        } else {
+            limit
+        };
         let deadline = self.started.unwrap_or(now) + limit;
         if now >= deadline {
-            *self = Retry::default();
+            *self = Retry {
+                lost: self.lost,
+                ..Retry::default()
+            };
             return None;
         }
         let pause = FIRST_PAUSE
@@ -113,7 +134,11 @@ impl SockEp {
         if p.conn != Some(slot) || p.ready {
             return false;
         }
-        let Some(at) = p.retry.next(limit) else {
+        let established = st.conns[slot]
+            .as_ref()
+            .is_some_and(|c| c.state != ConnState::Connecting);
+        p.retry.lost |= established;
+        let Some(at) = p.retry.next(limit, f.err == FI_ECONNREFUSED) else {
             return false;
         };
         p.conn = None;
@@ -161,7 +186,7 @@ impl SockEp {
                 let Some(p) = st.peers.get_mut(&sa) else {
                     continue;
                 };
-                if let Some(at) = p.retry.next(limit) {
+                if let Some(at) = p.retry.next(limit, f.err == FI_ECONNREFUSED) {
                     st.next_retry = Some(st.next_retry.map_or(at, |n| n.min(at)));
                 } else {
                     let items: Vec<TxItem> = p.pending.take_all().into();
@@ -185,14 +210,47 @@ mod tests {
     fn pauses_grow_and_stop_at_the_limit() {
         let mut r = Retry::default();
         r.attempt();
-        let a = r.next(Duration::from_secs(60)).expect("within the limit");
-        let b = r.next(Duration::from_secs(60)).expect("within the limit");
+        let a = r
+            .next(Duration::from_secs(60), true)
+            .expect("within the limit");
+        let b = r
+            .next(Duration::from_secs(60), true)
+            .expect("within the limit");
         assert!(b > a, "the second pause is longer");
         r.attempt();
         assert!(r.at.is_none(), "an attempt clears the due time");
         let mut r = Retry::default();
         r.attempt();
-        assert_eq!(r.next(Duration::ZERO), None, "no time left: give up");
+        assert_eq!(r.next(Duration::ZERO, true), None, "no time left: give up");
         assert!(r.started.is_none(), "giving up starts a new series");
+    }
+
+    #[test]
+    fn a_lost_peer_gets_a_short_series_until_a_handshake() {
+        let mut r = Retry {
+            lost: true,
+            ..Retry::default()
+        };
+        r.attempt();
+        r.started = Some(Instant::now() - LOST_PEER_RETRY);
+        assert!(
+            r.next(Duration::from_secs(60), false).is_some(),
+            "lost but not refused: the full limit"
+        );
+        r.attempt();
+        assert_eq!(
+            r.next(Duration::from_secs(60), true),
+            None,
+            "lost and refused: the short limit"
+        );
+        assert!(r.lost, "giving up keeps the peer lost");
+        r.reset();
+        assert!(!r.lost, "a finished handshake forgets it");
+        r.attempt();
+        r.started = Some(Instant::now() - LOST_PEER_RETRY);
+        assert!(
+            r.next(Duration::from_secs(60), true).is_some(),
+            "the full limit again"
+        );
     }
 }
