@@ -450,6 +450,11 @@ pub fn alter(prov: &Info, hints: Option<&Info>, version: u32) -> Info {
         if h.dest_addr.is_some() && out.dest_addr.is_none() {
             out.dest_addr = h.dest_addr.clone();
         }
+        // A passive endpoint named in the hints travels with every entry:
+        // `fi_endpoint` on such an entry takes that endpoint's address.
+        if h.handle != 0 {
+            out.handle = h.handle;
+        }
     }
     if version < V1_5 {
         // Old applications read an enum here.

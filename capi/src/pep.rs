@@ -108,7 +108,7 @@ pub unsafe extern "C" fn fabric_passive_ep(
 ///
 /// # Safety
 /// `f` is NULL or points to a live `struct fid`.
-unsafe fn pep_handle<'a>(f: *const fid) -> Option<&'a PepHandle> {
+pub(crate) unsafe fn pep_handle<'a>(f: *const fid) -> Option<&'a PepHandle> {
     // SAFETY: forwarded under the same contract.
     unsafe { PepHandle::from_fid(f, FI_CLASS_PEP) }
 }

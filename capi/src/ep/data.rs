@@ -21,6 +21,17 @@ pub(super) enum CBufs {
     Many(*const iovec, *mut *mut c_void, usize),
 }
 
+/// What a NULL buffer with a length means.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum NullBuf {
+    /// An error (`-FI_EINVAL`): the operation would read or write there.
+    Refuse,
+    /// An empty buffer: a receive the application expects only empty
+    /// messages into (upstream accepts such posts). Nothing is ever
+    /// written through it; a message with data truncates (`FI_ETRUNC`).
+    Empty,
+}
+
 /// Buffers and descriptors converted at the boundary.
 pub(super) struct Bufs {
     pub(super) iov: IoVec,
@@ -36,7 +47,8 @@ impl Bufs {
 
 /// Runs `f` on `src` converted to engine buffers and descriptors and
 /// returns its C code, or the conversion's error: more than `limit`
-/// entries (the endpoint's `iov_limit`), a NULL buffer with a length. One
+/// entries (the endpoint's `iov_limit`), a NULL buffer with a length
+/// (unless `null` says it is an empty buffer). One
 /// buffer (every `fi_send`/`fi_recv`-style call) is converted in place on
 /// the stack: the per-message path builds no iovec copy.
 ///
@@ -48,24 +60,36 @@ impl Bufs {
 pub(super) unsafe fn with_bufs(
     src: CBufs,
     limit: usize,
+    null: NullBuf,
     f: impl FnOnce(&[IoBuf], &[MemDesc]) -> isize,
 ) -> isize {
     match src {
         CBufs::One(buf, len, desc) => {
-            if buf.is_null() && len > 0 {
+            let Some(len) = buf_len(buf, len, null) else {
                 return null_buffer(len) as isize;
-            }
+            };
             // SAFETY: the caller's contract: valid for `len` bytes until the
-            // operation completes.
+            // operation completes (NULL only with a length of 0).
             let b = [unsafe { IoBuf::new(buf as *mut u8, len) }];
             let d = [desc as MemDesc];
             f(&b, &d[..usize::from(!desc.is_null())])
         }
         // SAFETY: forwarded under the same contract.
-        many => match unsafe { convert(many, limit) } {
+        many => match unsafe { convert(many, limit, null) } {
             Ok(b) => f(&b.iov, b.desc()),
             Err(e) => e as isize,
         },
+    }
+}
+
+/// The length a buffer is taken with: `len`, 0 for a NULL buffer that
+/// `null` calls empty, None for a NULL buffer with a length it refuses.
+#[inline(always)]
+fn buf_len(base: *const c_void, len: usize, null: NullBuf) -> Option<usize> {
+    match (base.is_null() && len > 0, null) {
+        (false, _) => Some(len),
+        (true, NullBuf::Empty) => Some(0),
+        (true, NullBuf::Refuse) => None,
     }
 }
 
@@ -76,22 +100,22 @@ fn null_buffer(len: usize) -> c_int {
 }
 
 /// Converts `src`, refusing more than `limit` entries (the endpoint's
-/// `iov_limit`) and NULL buffers with a length.
+/// `iov_limit`) and NULL buffers with a length (as `null` says).
 ///
 /// # Safety
 /// As for [`with_bufs`].
-pub(super) unsafe fn convert(src: CBufs, limit: usize) -> Result<Bufs, c_int> {
+pub(super) unsafe fn convert(src: CBufs, limit: usize, null: NullBuf) -> Result<Bufs, c_int> {
     let mut out = Bufs {
         iov: IoVec::default(),
         desc: [0; IoVec::CAP],
         ndesc: 0,
     };
     let mut add = |base: *const c_void, len: usize, desc: *mut c_void| {
-        if base.is_null() && len > 0 {
+        let Some(len) = buf_len(base, len, null) else {
             return Err(null_buffer(len));
-        }
+        };
         // SAFETY: the caller's contract: valid for `len` bytes until the
-        // operation completes.
+        // operation completes (NULL only with a length of 0).
         let b = unsafe { IoBuf::new(base as *mut u8, len) };
         out.iov.push(b).ok_or(-FI_EINVAL)?;
         out.desc[out.ndesc] = desc as MemDesc;
@@ -246,7 +270,7 @@ pub(super) unsafe fn send(
         unsafe { dispatch(h, post, flags, context as usize, "send", &op) }
     };
     // SAFETY: the caller's contract on `bufs`.
-    unsafe { with_bufs(bufs, h.inner.tx_iov_limit, build) }
+    unsafe { with_bufs(bufs, h.inner.tx_iov_limit, NullBuf::Refuse, build) }
 }
 
 /// Posts a receive as `post` says.
@@ -297,8 +321,16 @@ pub(super) unsafe fn recv(
         // SAFETY: the caller's contract on `context`.
         unsafe { dispatch(h, post, flags, context as usize, "recv", &op) }
     };
+    // A NULL receive buffer with a length is an empty one (upstream
+    // accepts it: the application expects empty messages there), except
+    // for a multi-receive buffer, which the endpoint carves up.
+    let null = if flags & FI_MULTI_RECV != 0 {
+        NullBuf::Refuse
+    } else {
+        NullBuf::Empty
+    };
     // SAFETY: the caller's contract on `bufs`.
-    unsafe { with_bufs(bufs, h.inner.rx_iov_limit, build) }
+    unsafe { with_bufs(bufs, h.inner.rx_iov_limit, null, build) }
 }
 
 /// The fields of `fi_msg` and `fi_msg_tagged` the data path reads.

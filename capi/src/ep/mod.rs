@@ -128,6 +128,11 @@ pub unsafe extern "C" fn domain_endpoint2(
         };
         match d.inner.ops.endpoint(&info) {
             Ok(ops) => {
+                // SAFETY: `info->handle` is NULL or a live fid (pointer
+                // contract).
+                if let Err(e) = unsafe { inherit_pep_addr(&*ops, &info) } {
+                    return e.code();
+                }
                 let h = new_ep(ops, &info, BindRef::new(&d.binds), context);
                 // SAFETY: `ep` is not NULL and writable (pointer contract).
                 unsafe { *ep = h };
@@ -136,6 +141,30 @@ pub unsafe extern "C" fn domain_endpoint2(
             Err(e) => e.code(),
         }
     })
+}
+
+/// An MSG entry whose `handle` is a passive endpoint (fi_getinfo copies
+/// one given in the hints) gives the new endpoint that passive endpoint's
+/// address (set by `fi_setname` or `fi_listen`): `fi_getname` reports it
+/// and the connection leaves from it, as with upstream's providers. The
+/// address is copied now, so the passive endpoint may close before the
+/// endpoint connects.
+///
+/// # Safety
+/// `info.handle` is 0 or the address of a live `struct fid`.
+unsafe fn inherit_pep_addr(
+    ops: &dyn EndpointOps,
+    info: &oxifabric::info::Info,
+) -> oxifabric::error::Result<()> {
+    if info.ep.ep_type != FI_EP_MSG {
+        return Ok(());
+    }
+    // SAFETY: the caller's contract; a handle of another class (a
+    // connection request) is None.
+    let Some(pep) = (unsafe { crate::pep::pep_handle(info.handle as *const fid) }) else {
+        return Ok(());
+    };
+    ops.setname(&pep.inner.ops.getname()?)
 }
 
 /// Wraps a provider endpoint in a C handle.

@@ -5,7 +5,7 @@
 //! most the endpoint's `rma_iov_limit`, whose total length must equal the
 //! local one.
 
-use super::data::{with_bufs, CBufs, SendFlags};
+use super::data::{with_bufs, CBufs, NullBuf, SendFlags};
 use super::ep_handle;
 use super::trigger::{dispatch, Post};
 use crate::boundary::catch;
@@ -119,7 +119,7 @@ unsafe fn rma(
         }
     };
     // SAFETY: the caller's contract on `bufs`.
-    unsafe { with_bufs(bufs, h.inner.tx_iov_limit, body) }
+    unsafe { with_bufs(bufs, h.inner.tx_iov_limit, NullBuf::Refuse, body) }
 }
 
 /// `fi_readmsg` and `fi_writemsg`.
