@@ -5,7 +5,8 @@
 # (fi_msg_sockets); a NULL receive buffer with a length takes empty
 # messages (fi_shared_ctx -e msg) and truncates others; fi_cntr_wait and
 # fi_cq_sread work on FI_WAIT_NONE objects (fi_rdm_rma_trigger,
-# fi_multi_mr). Under the names sockets and tcp.
+# fi_multi_mr); a target that closes right after an RMA write landed still
+# acknowledges it (fi_rdm_rma_event). Under the names sockets and tcp.
 set -eu
 exe=$OXI_WORK/upstreamcalls
 gcc -std=c11 -Wall -Wextra -Werror -g -I"$OXI_ROOT/include" -o "$exe" "$OXI_ROOT/tests/c/upstreamcalls.c" -L"$OXI_LIB" -lfabric

@@ -24,6 +24,9 @@
  *              upstream's sockets provider does;
  *   waittimeout: (ours only: upstream's counter returns at once) and
  *              they honour a finite timeout when nothing comes.
+ *   rmaclose:  the target of an RMA write counts it (FI_RMA_EVENT) and
+ *              closes its endpoint at once (fi_rdm_rma_event): the
+ *              initiator gets the write's completion, not an error.
  *
  * Usage: upstreamcalls SUBTEST|all [PROVIDER]. Every wait is bounded.
  *
@@ -44,9 +47,13 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
 #include "check.h"
 
 static const char *prov = "sockets";
+/* Capabilities asked for besides FI_MSG, and the data progress asked for. */
+static uint64_t extra_caps;
+static enum fi_progress data_progress = FI_PROGRESS_UNSPEC;
 
 static double now(void)
 {
@@ -61,10 +68,11 @@ static struct fi_info *get_info(enum fi_ep_type type, const char *node, const ch
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
 	hints->fabric_attr->prov_name = strdup(prov);
 	hints->ep_attr->type = type;
-	hints->caps = FI_MSG;
+	hints->caps = FI_MSG | extra_caps;
 	hints->mode = ~0ULL;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
 	hints->handle = handle;
+	hints->domain_attr->data_progress = data_progress;
 	int rc = fi_getinfo(FI_VERSION(1, 17), node, service, flags, hints, &info);
 	hints->handle = NULL;
 	fi_freeinfo(hints);
@@ -438,6 +446,121 @@ static void wait_none(int timeouts)
 	fi_freeinfo(ri);
 }
 
+/* Reads one completion of `cq` within `seconds` (0: one try), driving
+ * nothing else: 0, the error, or -1. */
+static int cq_one(struct fid_cq *cq, void **ctx, double seconds)
+{
+	double end = now() + seconds;
+	do {
+		struct fi_cq_msg_entry e;
+		ssize_t n = fi_cq_read(cq, &e, 1);
+		if (n == 1) {
+			*ctx = e.op_context;
+			return 0;
+		}
+		if (n == -FI_EAVAIL) {
+			struct fi_cq_err_entry err = { 0 };
+			(void) fi_cq_readerr(cq, &err, 0);
+			*ctx = err.op_context;
+			return err.err;
+		}
+		if (n != -FI_EAGAIN)
+			die("fi_cq_read", n);
+	} while (now() < end);
+	return -1;
+}
+
+static void rma_close(int manual)
+{
+	extra_caps = FI_RMA | FI_RMA_EVENT;
+	data_progress = manual ? FI_PROGRESS_MANUAL : FI_PROGRESS_UNSPEC;
+	struct fi_info *ri = get_info(FI_EP_RDM, "127.0.0.1", "0", FI_SOURCE, NULL);
+	extra_caps = 0;
+	data_progress = FI_PROGRESS_UNSPEC;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_cq *cq_a, *cq_b;
+	struct fid_cntr *rmt;
+	struct fid_av *av;
+	struct fid_ep *a, *b;
+	struct fid_mr *mr_t, *mr_s;
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_cntr_attr na = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_av_attr aa = { .type = FI_AV_TABLE };
+	static char target[64], src[64] = "Hello from Client!", small[8];
+	char addr[128];
+	size_t len = sizeof(addr);
+	fi_addr_t to_b, to_a;
+	void *ctx;
+	CHECK(fi_fabric(ri->fabric_attr, &fab, NULL));
+	CHECK(fi_domain(fab, ri, &dom, NULL));
+	CHECK(fi_cq_open(dom, &ca, &cq_a, NULL));
+	CHECK(fi_cq_open(dom, &ca, &cq_b, NULL));
+	CHECK(fi_cntr_open(dom, &na, &rmt, NULL));
+	CHECK(fi_av_open(dom, &aa, &av, NULL));
+	CHECK(fi_endpoint(dom, ri, &a, NULL));
+	CHECK(fi_endpoint(dom, ri, &b, NULL));
+	CHECK(fi_ep_bind(a, &cq_a->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(b, &cq_b->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(b, &rmt->fid, FI_REMOTE_WRITE));
+	CHECK(fi_ep_bind(a, &av->fid, 0));
+	CHECK(fi_ep_bind(b, &av->fid, 0));
+	CHECK(fi_enable(a));
+	CHECK(fi_enable(b));
+	CHECK(fi_getname(&b->fid, addr, &len));
+	CHECK(fi_av_insert(av, addr, 1, &to_b, 0, NULL) != 1);
+	len = sizeof(addr);
+	CHECK(fi_getname(&a->fid, addr, &len));
+	CHECK(fi_av_insert(av, addr, 1, &to_a, 0, NULL) != 1);
+	CHECK(fi_mr_reg(dom, target, sizeof(target), FI_REMOTE_WRITE, 0, 1, 0, &mr_t, NULL));
+	CHECK(fi_mr_reg(dom, src, sizeof(src), FI_WRITE | FI_SEND, 0, 2, 0, &mr_s, NULL));
+	uint64_t key = fi_mr_key(mr_t);
+	uint64_t raddr = ri->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? (uintptr_t) target : 0;
+
+	/* A greeting makes the connection, driving both sides. */
+	CHECK(fi_recv(b, small, sizeof(small), NULL, 0, (void *) 0xb0));
+	CHECK(fi_send(a, "hi", 3, fi_mr_desc(mr_s), to_b, (void *) 0xa0));
+	int got = 0;
+	double end = now() + 5;
+	while (got < 2 && now() < end) {
+		got += cq_one(cq_a, &ctx, 0) == 0;
+		got += cq_one(cq_b, &ctx, 0) == 0;
+	}
+	EXPECT(got == 2, "rmaclose: the greeting gave %d of 2 completions", got);
+
+	/* fi_rdm_rma_event: the target counts the write and closes; the
+	 * initiator then reads its completion. */
+	CHECK(fi_write(a, src, strlen(src) + 1, fi_mr_desc(mr_s), to_b, raddr, key, (void *) 0xa1));
+	/* The target's last call before fi_close is the read that sees the
+	 * count, as in upstream's program. */
+	uint64_t seen;
+	end = now() + 5;
+	while ((seen = fi_cntr_read(rmt)) < 1 && now() < end) {
+		/* The initiator's side of the wait for its completion; takes
+		 * nothing from its CQ. */
+		struct fi_cq_msg_entry none;
+		(void) fi_cq_read(cq_a, &none, 0);
+	}
+	fi_close(&b->fid);
+	EXPECT(seen == 1 && strcmp(target, src) == 0, "rmaclose: the write did not land (%lu, '%s')",
+	       (unsigned long) seen, target);
+	int rc = cq_one(cq_a, &ctx, 5);
+	EXPECT(rc == 0 && ctx == (void *) 0xa1,
+	       "rmaclose: the initiator of a write that landed got %d (%s) after the target closed, want its completion",
+	       rc, fi_strerror(rc > 0 ? rc : FI_EOTHER));
+
+	fi_close(&a->fid);
+	fi_close(&mr_t->fid);
+	fi_close(&mr_s->fid);
+	fi_close(&av->fid);
+	fi_close(&rmt->fid);
+	fi_close(&cq_a->fid);
+	fi_close(&cq_b->fid);
+	fi_close(&dom->fid);
+	fi_close(&fab->fid);
+	fi_freeinfo(ri);
+}
+
 int main(int argc, char **argv)
 {
 	const char *which = argc > 1 ? argv[1] : "all";
@@ -456,6 +579,10 @@ int main(int argc, char **argv)
 		wait_none(0);
 	if (all || !strcmp(which, "waittimeout"))
 		wait_none(1);
+	if (all || !strcmp(which, "rmaclose")) {
+		rma_close(0);
+		rma_close(1);
+	}
 	printf("upstreamcalls %s (%s): %d checks, %d failed\n", which, prov, checks, failures);
 	return failures ? 1 : 0;
 }
