@@ -198,7 +198,7 @@ pub use oxifabric::service::progress::clock_ms as now_ms;
 const PROV: &str = "sockets";
 
 /// How long a closing endpoint tries to write what it owes its peers.
-const CLOSE_DRAIN_MS: u64 = 2000;
+const CLOSE_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
 /// Why an MSG connection ended when the peer sent `Shutdown`.
 const PEER_SHUTDOWN: &str = "peer shut down";
 
@@ -533,8 +533,8 @@ impl SockEp {
         for (sa, p) in st.peers.iter_mut() {
             if p.conn == Some(slot) {
                 p.conn = None;
-                // An established connection that died: the peer is
-                // probably gone, and the next sends hear so soon.
+                // A connection that was in use died: should the peer's
+                // listener refuse next, it is gone (`retry.rs`).
                 p.retry.lost |= p.ready;
                 p.ready = false;
                 failed.extend(p.pending.take_all());
@@ -863,11 +863,11 @@ impl SockEp {
     /// close: coalesced sends and answers (an RMA write's
     /// acknowledgement among them: its initiator must not see a write
     /// that landed fail) and every frame queued on an open connection,
-    /// waiting for room for at most [`CLOSE_DRAIN_MS`]. Sends waiting for
+    /// waiting for room for at most [`CLOSE_DRAIN`]. Sends waiting for
     /// a connection not made yet are not started.
     fn drain_for_close(&self, st: &mut EpState) {
         self.flush_deferred(st);
-        let end = now_ms() + CLOSE_DRAIN_MS;
+        let end = std::time::Instant::now() + CLOSE_DRAIN;
         loop {
             let mut waiting = Vec::new();
             for slot in 0..st.conns.len() {
@@ -882,12 +882,10 @@ impl SockEp {
                     waiting.push(c.stream.as_raw_fd());
                 }
             }
-            let left = end.saturating_sub(now_ms());
-            if waiting.is_empty() || left == 0 {
+            if waiting.is_empty() || std::time::Instant::now() >= end {
                 return;
             }
-            let slice = std::time::Instant::now() + std::time::Duration::from_millis(left.min(100));
-            signal::poll_for(&waiting, libc::POLLOUT, Some(slice));
+            signal::poll_for(&waiting, libc::POLLOUT, Some(end));
         }
     }
 
