@@ -34,7 +34,8 @@ for lib in ('/usr/lib/x86_64-linux-gnu/libclang-14.so.1', '/usr/lib/llvm-14/lib/
 
 HEADERS = ['fi_errno.h', 'fabric.h', 'fi_eq.h', 'fi_domain.h', 'fi_endpoint.h', 'fi_cm.h',
            'fi_tagged.h', 'fi_rma.h', 'fi_atomic.h', 'fi_trigger.h', 'fi_collective.h',
-           'fi_ext.h', 'providers/fi_log.h', 'providers/fi_prov.h', 'fi_profile.h']
+           'fi_ext.h', 'providers/fi_log.h', 'providers/fi_prov.h', 'fi_profile.h',
+           'fi_ext_psm2.h', 'fi_ext_efa.h']
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else '.')
 OURS = os.path.join(ROOT, 'include')
 WORK = os.path.join(ROOT, 'build', 'abi-oracle')

@@ -121,6 +121,18 @@ pub const HEADERS: &[HeaderSpec] = &[
         ],
     },
     HeaderSpec {
+        module: "ext_psm2",
+        header: "fi_ext_psm2.h",
+        guard: "FI_EXT_PSM2_H",
+        includes: &["<rdma/fabric.h>"],
+    },
+    HeaderSpec {
+        module: "ext_efa",
+        header: "fi_ext_efa.h",
+        guard: "_FI_EXT_EFA_H_",
+        includes: &["<rdma/fi_domain.h>"],
+    },
+    HeaderSpec {
         module: "profile",
         header: "fi_profile.h",
         guard: "FI_PROFILE_H",
