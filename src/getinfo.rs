@@ -129,6 +129,11 @@ pub fn check_mr_mode(
                 ))
             }
         }
+    } else if hint & (MR_BASIC | MR_SCALABLE) != 0 && hint != MR_BASIC && hint != MR_SCALABLE {
+        // fi_mr(3): the old values are set alone, never with mode bits.
+        return Err(format!(
+            "mr_mode: {hint:#x} combines FI_MR_BASIC or FI_MR_SCALABLE with other bits"
+        ));
     } else {
         let mut s = hint & !(MR_BASIC | MR_SCALABLE);
         if hint & MR_BASIC != 0 {
@@ -456,7 +461,14 @@ pub fn alter(prov: &Info, hints: Option<&Info>, version: u32) -> Info {
             out.handle = h.handle;
         }
     }
-    if version < V1_5 {
+    // The answer is what the provider requires (fi_getinfo(3)), which
+    // [`check`] found the application supports; bits it offered and the
+    // provider does not need are cleared. The old FI_MR_BASIC and
+    // FI_MR_SCALABLE, asked for alone, are kept as asked (fi_mr(3)).
+    let asked = hints.map_or(0, |h| h.domain.mr_mode);
+    if asked == MR_BASIC || asked == MR_SCALABLE {
+        out.domain.mr_mode = asked;
+    } else if version < V1_5 {
         // Old applications read an enum here.
         let required = out.domain.mr_mode & !(MR_BASIC | MR_SCALABLE);
         out.domain.mr_mode = if required & MR_BASIC_MAP != 0 || out.domain.mr_mode & MR_BASIC != 0 {
@@ -818,5 +830,29 @@ mod tests {
         let mut e = entry();
         e.domain.mr_mode = FI_MR_LOCAL;
         assert_eq!(alter(&e, None, v14).domain.mr_mode, MR_BASIC);
+    }
+
+    #[test]
+    fn mr_mode_answer_is_what_the_provider_requires() {
+        let v117 = crate::FI_VERSION_CURRENT;
+        let e = entry();
+        let mut h = Info::default();
+        // Offered bits the provider does not need are cleared.
+        h.domain.mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
+        assert!(check(&e, &h, v117).is_ok());
+        assert_eq!(alter(&e, Some(&h), v117).domain.mr_mode, 0);
+        // The old values asked for alone are kept, at any API version.
+        for old in [MR_BASIC, MR_SCALABLE] {
+            h.domain.mr_mode = old;
+            for v in [(1 << 16) | 4, v117] {
+                assert!(check(&e, &h, v).is_ok());
+                assert_eq!(alter(&e, Some(&h), v).domain.mr_mode, old);
+            }
+            // ... and never combined with mode bits.
+            h.domain.mr_mode = old | FI_MR_LOCAL;
+            assert!(check(&e, &h, v117).is_err());
+        }
+        h.domain.mr_mode = MR_BASIC | MR_SCALABLE;
+        assert!(check(&e, &h, v117).is_err());
     }
 }

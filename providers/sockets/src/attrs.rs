@@ -47,8 +47,19 @@ pub const DGRAM_CAPS: u64 = FI_MSG
 pub const MAX_EP_STX: usize = 128;
 /// Most transmit (receive) contexts of a scalable endpoint (`ep/sep.rs`).
 pub const MAX_EP_CTX: usize = 16;
-const TX_CAPS: u64 =
-    FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_FENCE | FI_TRIGGER;
+/// Transmit-side capabilities. `FI_NAMED_RX_CTX` is one: the initiator
+/// names the peer's receive context in the address it sends to
+/// (fi_getinfo(3)), so an entry that has it carries it in `tx_attr->caps`.
+const TX_CAPS: u64 = FI_MSG
+    | FI_TAGGED
+    | FI_SEND
+    | FI_RMA
+    | FI_ATOMIC
+    | FI_READ
+    | FI_WRITE
+    | FI_FENCE
+    | FI_TRIGGER
+    | FI_NAMED_RX_CTX;
 const RX_CAPS: u64 = FI_MSG
     | FI_TAGGED
     | FI_RECV
@@ -102,12 +113,6 @@ pub const RMA_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
 /// iovec entries per memory registration (each remote piece of an RMA
 /// operation then covers at most this many pieces of memory).
 pub const MR_IOV_LIMIT: usize = oxifabric::ops::IoVec::CAP;
-/// The `mr_mode` bits the provider answers when the application offers
-/// them: virtual addresses and provider keys cost nothing here, so an
-/// application that prefers them gets them; one that offers nothing gets
-/// 0-based offsets and its own keys. None is required (`FI_MR_LOCAL` is
-/// never needed: local buffers are reached directly).
-pub const MR_MODE_HONOURED: c_int = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
 
 /// Largest datagram payload (UDP payload limit minus our header).
 pub const DGRAM_MAX_MSG: usize = 65507 - crate::wire::HEADER_LEN;
@@ -264,6 +269,10 @@ pub fn entry(
             data_progress: FI_PROGRESS_AUTO,
             resource_mgmt: FI_RM_ENABLED,
             av_type: FI_AV_UNSPEC,
+            // No mode is required: local buffers are reached directly,
+            // and regions are addressed by offset or by virtual address
+            // and keyed by the application or by us, as the domain's
+            // mr_mode says (the engine echoes FI_MR_BASIC/SCALABLE).
             mr_mode: 0,
             mr_key_size: 8,
             cq_data_size: 8,
@@ -426,24 +435,10 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
         for (i, src, dest) in &places {
             let mut e = entry(ep_type, i, *src, *dest);
             oxifabric::getinfo::tailor(&mut e, hints);
-            if let Some(h) = hints {
-                e.domain.mr_mode = mr_mode_for(h.domain.mr_mode);
-            }
             out.push(e);
         }
     }
     Ok(out)
-}
-
-/// The `mr_mode` answered to an application offering `offered`: the old
-/// `FI_MR_BASIC` is kept as it is (fi_getinfo(3): it must not be cleared),
-/// otherwise the offered bits among [`MR_MODE_HONOURED`].
-fn mr_mode_for(offered: c_int) -> c_int {
-    if offered & FI_MR_BASIC != 0 {
-        FI_MR_BASIC
-    } else {
-        offered & MR_MODE_HONOURED
-    }
 }
 
 /// The address an endpoint bound to `bound` gives peers: a wildcard bind

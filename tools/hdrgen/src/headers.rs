@@ -10,6 +10,17 @@ pub struct HeaderSpec {
     pub includes: &'static [&'static str],
 }
 
+/// What `fi_ext.h` and `providers/fi_peer.h` include (the peer API was
+/// part of `fi_ext.h` before 2.0).
+const EXT_INCLUDES: &[&str] = &[
+    "<stdbool.h>",
+    "<rdma/fabric.h>",
+    "<rdma/fi_eq.h>",
+    "<rdma/fi_endpoint.h>",
+    "<rdma/providers/fi_prov.h>",
+    "<rdma/providers/fi_log.h>",
+];
+
 /// Every header, in an order where each one's includes come first.
 pub const HEADERS: &[HeaderSpec] = &[
     HeaderSpec {
@@ -111,14 +122,25 @@ pub const HEADERS: &[HeaderSpec] = &[
         module: "ext",
         header: "fi_ext.h",
         guard: "FI_EXT_H",
-        includes: &[
-            "<stdbool.h>",
-            "<rdma/fabric.h>",
-            "<rdma/fi_eq.h>",
-            "<rdma/fi_endpoint.h>",
-            "<rdma/providers/fi_prov.h>",
-            "<rdma/providers/fi_log.h>",
-        ],
+        includes: EXT_INCLUDES,
+    },
+    HeaderSpec {
+        module: "peer",
+        header: "providers/fi_peer.h",
+        guard: "FI_PEER_H",
+        includes: EXT_INCLUDES,
+    },
+    HeaderSpec {
+        module: "ext_psm2",
+        header: "fi_ext_psm2.h",
+        guard: "FI_EXT_PSM2_H",
+        includes: &["<rdma/fabric.h>"],
+    },
+    HeaderSpec {
+        module: "ext_efa",
+        header: "fi_ext_efa.h",
+        guard: "_FI_EXT_EFA_H_",
+        includes: &["<rdma/fi_domain.h>"],
     },
     HeaderSpec {
         module: "profile",
