@@ -488,6 +488,16 @@ pub trait EndpointOps: Send + Sync {
     fn bind(&self, b: Binding) -> Result<()>;
     /// `fi_enable`.
     fn enable(&self) -> Result<()>;
+    /// `fi_enable` of a scalable endpoint's transmit context (`FI_SEND`),
+    /// receive context (`FI_RECV`) or both (`fi_enable` of the scalable
+    /// endpoint) on the endpoint serving that context pair: only those
+    /// halves are enabled, so the other context still binds its CQs and
+    /// counters (`EpCore::start_enable`). Providers whose
+    /// `DomainOps::scalable_ep` opens endpoints implement it.
+    fn enable_halves(&self, dirs: u64) -> Result<()> {
+        let _ = dirs;
+        Err(Error::NoSys)
+    }
     /// The endpoint serves a scalable endpoint's context pair: `fi_enable`
     /// then requires no CQ or counter, as upstream's sockets contexts
     /// (Open MPI's btl ofi enables a receive context it never binds).

@@ -141,8 +141,10 @@ pub(crate) extern "C" fn domain_av_open(
         };
         if let Some(at) = report_map {
             // fi_av(3): a named AV opened with map_addr 0 reports the one
-            // the provider uses (fi_addr_t values are table indices, the
-            // same in every process whatever map_addr each one passes).
+            // the provider uses: the table's map, where entry i is the
+            // fi_addr_t of the i-th insertion (fi_addr_t values are table
+            // indices, the same in every process whatever map_addr each
+            // one passes).
             // SAFETY: rule 3, attr is the application's in/out fi_av_attr
             // (`a`, the shared borrow of it, is not used after this).
             unsafe { (*attr).map_addr = at as *mut c_void };

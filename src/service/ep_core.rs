@@ -423,6 +423,63 @@ impl Sinks {
     }
 }
 
+/// Both halves of an endpoint, as `fi_enable` of a whole endpoint turns
+/// them on.
+pub const BOTH: u64 = FI_SEND | FI_RECV;
+
+/// The halves ([`FI_SEND`], [`FI_RECV`]) a binding serves, by its flags:
+/// a CQ's `FI_TRANSMIT`/`FI_RECV`; a counter's `FI_SEND`, `FI_READ`,
+/// `FI_WRITE` (transmit) and `FI_RECV`, `FI_REMOTE_READ`,
+/// `FI_REMOTE_WRITE` (receive); an AV or flags naming neither, both; a
+/// shared receive context, the receive half; an EQ, none.
+pub fn halves_of(b: &Binding) -> u64 {
+    let h = match b {
+        // FI_TRANSMIT is FI_SEND.
+        Binding::Cq(_, f) => f & BOTH,
+        Binding::Cntr(_, f) => {
+            (if f & (FI_SEND | FI_READ | FI_WRITE) != 0 {
+                FI_SEND
+            } else {
+                0
+            }) | (if f & (FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE) != 0 {
+                FI_RECV
+            } else {
+                0
+            })
+        }
+        Binding::Eq(_) => return 0,
+        Binding::Av(_) => BOTH,
+        Binding::Srx(_) => FI_RECV,
+    };
+    if h == 0 {
+        BOTH
+    } else {
+        h
+    }
+}
+
+/// `b` as a scalable endpoint's transmit (`halves` [`FI_SEND`]) or receive
+/// ([`FI_RECV`]) context binds it (an endpoint's `halves` are [`BOTH`]:
+/// `b` unchanged): a CQ's or counter's flags of the other half are
+/// dropped, as the context does not own that half of the
+/// endpoint serving it; `None` when nothing is left to bind (upstream's
+/// contexts accept such a bind and ignore it).
+pub fn for_halves(b: Binding, halves: u64) -> Option<Binding> {
+    let completions = matches!(b, Binding::Cq(..) | Binding::Cntr(..));
+    if completions && halves_of(&b) & halves == 0 {
+        return None;
+    }
+    const TX_CNTR: u64 = FI_SEND | FI_READ | FI_WRITE;
+    const RX_CNTR: u64 = FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    let cntr_keep = (if halves & FI_SEND != 0 { TX_CNTR } else { 0 })
+        | (if halves & FI_RECV != 0 { RX_CNTR } else { 0 });
+    Some(match b {
+        Binding::Cq(cq, f) => Binding::Cq(cq, f & (halves | !BOTH)),
+        Binding::Cntr(c, f) => Binding::Cntr(c, f & (cntr_keep | !(TX_CNTR | RX_CNTR))),
+        other => other,
+    })
+}
+
 /// Everything an endpoint is bound to, and the rules for binding and
 /// enabling it. Lives inside the provider's endpoint state (under its
 /// lock).
@@ -433,8 +490,13 @@ pub struct EpCore {
     pub eq: Option<Arc<EventQueue>>,
     /// The address vector (RDM and DGRAM endpoints).
     pub av: Option<Arc<AddressVector>>,
-    /// `fi_enable` succeeded.
+    /// `fi_enable` succeeded: the transport is open.
     pub enabled: bool,
+    /// The halves `fi_enable` turned on ([`FI_SEND`], [`FI_RECV`]): both
+    /// at once for an endpoint; one at a time for a scalable endpoint's
+    /// context pair, whose transmit and receive contexts bind and enable
+    /// on their own (fi_endpoint(3)).
+    live: u64,
     /// The C handle (`struct fid *`) events about this endpoint carry.
     pub fid: usize,
     ep_type: fi_ep_type,
@@ -454,6 +516,7 @@ impl EpCore {
             eq: None,
             av: None,
             enabled: false,
+            live: 0,
             fid: 0,
             ep_type: info.ep.ep_type,
             caps: info.caps,
@@ -464,9 +527,10 @@ impl EpCore {
 
     /// `fi_ep_bind`: records the binding and registers `me` as a progress
     /// source of the bound CQ, counter or EQ (so reading them drives this
-    /// endpoint). Only an EQ may be bound after `fi_enable`.
+    /// endpoint). Once a half is enabled, nothing it uses may be bound,
+    /// except an EQ.
     pub fn bind(&mut self, b: Binding, me: Weak<dyn Progress>) -> Result<()> {
-        if self.enabled && !matches!(b, Binding::Eq(_)) {
+        if self.live & halves_of(&b) != 0 {
             return Err(Error::OpBadState);
         }
         match b {
@@ -530,26 +594,44 @@ impl EpCore {
         Ok(())
     }
 
-    /// The first step of `fi_enable`: false when the endpoint is already
-    /// enabled (nothing to do), else the checks of
-    /// [`EpCore::check_enable`]. The provider opens its transport next and
-    /// then sets `enabled`.
-    pub fn start_enable(&self) -> Result<bool> {
-        if self.enabled {
+    /// The first step of `fi_enable` of the halves `dirs` ([`BOTH`] for
+    /// an endpoint): the checks of [`EpCore::check_enable`], then true
+    /// when the transport is still to be opened (the provider opens it
+    /// and calls [`EpCore::finish_enable`]); false when there is nothing
+    /// more to do (the halves are on, or are now, over the open transport).
+    pub fn start_enable(&mut self, dirs: u64) -> Result<bool> {
+        if self.live & dirs == dirs {
             return Ok(false);
         }
-        self.check_enable()?;
+        self.check_enable(dirs)?;
+        if self.enabled {
+            self.live |= dirs;
+            return Ok(false);
+        }
         Ok(true)
     }
 
-    /// The checks of `fi_enable`: a transmit (receive) CQ or counter when
-    /// the endpoint sends (receives), `FI_ENOCQ` (for transmits an
-    /// `FI_READ`/`FI_WRITE` counter serves too: an RMA initiator may count
-    /// instead of reading completions); an AV for connectionless
-    /// endpoints, `FI_ENOAV`; an EQ for MSG endpoints, `FI_ENOEQ`.
-    pub fn check_enable(&self) -> Result<()> {
+    /// The provider opened the transport for the halves `dirs`.
+    pub fn finish_enable(&mut self, dirs: u64) {
+        self.enabled = true;
+        self.live |= dirs;
+    }
+
+    /// Whether half `dir` ([`FI_SEND`] or [`FI_RECV`]) is enabled:
+    /// operations may be posted to it.
+    pub fn is_live(&self, dir: u64) -> bool {
+        self.live & dir != 0
+    }
+
+    /// The checks of `fi_enable` of the halves `dirs`: a transmit
+    /// (receive) CQ or counter when the endpoint sends (receives),
+    /// `FI_ENOCQ` (for transmits an `FI_READ`/`FI_WRITE` counter serves
+    /// too: an RMA initiator may count instead of reading completions); an
+    /// AV for connectionless endpoints, `FI_ENOAV`; an EQ for MSG
+    /// endpoints, `FI_ENOEQ`.
+    pub fn check_enable(&self, dirs: u64) -> Result<()> {
         let s = &self.sinks;
-        let dir = |d: u64| !self.context_pair && self.caps & d != 0;
+        let dir = |d: u64| !self.context_pair && self.caps & d != 0 && dirs & d != 0;
         // An RMA initiator may count on its FI_READ/FI_WRITE counters.
         let tx_sink = s.tx_cq.is_some()
             || s.send_cntr.is_some()
@@ -601,6 +683,7 @@ impl EpCore {
         }
         self.sinks = Sinks::default();
         self.enabled = false;
+        self.live = 0;
     }
 
     /// Reports a connection event (`FI_CONNECTED`, `FI_SHUTDOWN`) with its
@@ -747,5 +830,58 @@ mod tests {
         });
         s.tx_err(&t(lone, 0), Failure::code(FI_EIO));
         assert_eq!(tx.read(8, |_, _| {}), Err(Error::Avail));
+    }
+
+    struct Idle;
+    impl Progress for Idle {
+        fn progress(&self) {}
+        fn wait_fd(&self) -> Option<std::os::fd::RawFd> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_context_pair_binds_and_enables_each_half_on_its_own() {
+        let info = Info {
+            caps: FI_MSG | FI_SEND | FI_RECV,
+            ep: crate::info::EpAttr {
+                ep_type: FI_EP_RDM,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let me: Arc<dyn Progress> = Arc::new(Idle);
+        let me = || Arc::downgrade(&me);
+        let av = || Arc::new(AddressVector::new(FI_AV_TABLE, 1, 4, 0).unwrap());
+        let mut core = EpCore::new(&info, "test");
+        core.context_pair = true;
+        core.bind(Binding::Av(av()), me()).unwrap();
+        let tx = for_halves(Binding::Cq(cq(), FI_TRANSMIT), FI_SEND).unwrap();
+        core.bind(tx, me()).unwrap();
+        assert!(core.start_enable(FI_SEND).unwrap(), "the transport opens");
+        core.finish_enable(FI_SEND);
+        assert!(core.is_live(FI_SEND) && !core.is_live(FI_RECV));
+        // The receive half still binds; the transmit half no longer does.
+        let rx = for_halves(Binding::Cq(cq(), FI_RECV), FI_RECV).unwrap();
+        core.bind(rx, me()).unwrap();
+        let late = for_halves(Binding::Cntr(cntr(), FI_SEND), FI_SEND).unwrap();
+        assert_eq!(core.bind(late, me()).err(), Some(Error::OpBadState));
+        // A context binds only its own half's flags.
+        assert!(for_halves(Binding::Cq(cq(), FI_RECV), FI_SEND).is_none());
+        let Some(Binding::Cntr(_, f)) =
+            for_halves(Binding::Cntr(cntr(), FI_SEND | FI_RECV | FI_WRITE), FI_RECV)
+        else {
+            panic!("a counter stays a counter");
+        };
+        assert_eq!(f, FI_RECV);
+        let eq = Arc::new(EventQueue::new(4, FI_WAIT_NONE).unwrap());
+        assert!(for_halves(Binding::Eq(eq), FI_SEND).is_some(), "EQs pass");
+        // Enabling the receive half needs no second transport open.
+        assert!(!core.start_enable(FI_RECV).unwrap());
+        assert!(core.is_live(FI_RECV));
+        assert_eq!(
+            core.bind(Binding::Av(av()), me()).err(),
+            Some(Error::OpBadState)
+        );
     }
 }

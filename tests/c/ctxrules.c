@@ -29,6 +29,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include "check.h"
+#include "cqwait.h"
 
 static struct fi_info *get(uint64_t caps, size_t tx_cnt, size_t rx_cnt, int *rc)
 {
@@ -50,27 +51,6 @@ static unsigned port_of(const void *a)
 }
 
 #define BIG (1u << 20)
-
-/* Waits (bounded) for one completion on `cq`: 1 with *e filled, or the
- * negative error (the error entry's err) / 0 on timeout. */
-static int one(struct fid_cq *cq, struct fi_cq_msg_entry *e)
-{
-	for (int i = 0; i < 2000; i++) {
-		ssize_t n = fi_cq_read(cq, e, 1);
-		if (n == 1)
-			return 1;
-		if (n == -FI_EAVAIL) {
-			struct fi_cq_err_entry err;
-			memset(&err, 0, sizeof(err));
-			fi_cq_readerr(cq, &err, 0);
-			e->op_context = err.op_context;
-			return -err.err;
-		}
-		struct timespec ts = { 0, 5000000 };
-		nanosleep(&ts, NULL);
-	}
-	return 0;
-}
 
 /* Lets messages in flight arrive (they wait as unexpected either way;
  * the checks hold whether or not they are there yet). */
@@ -128,17 +108,17 @@ static void srx_traffic(struct fid_domain *domain, struct fid_av *av)
 	 * a small one to a[1], then a 1 MiB rendezvous one to a[0] (one at a
 	 * time: a receive takes whichever waiting message comes first). */
 	CHECK(fi_send(b, "early", 6, NULL, to[1], &ctx[0]));
-	EXPECT(one(cq[2], &e) == 1, "send of the early message");
+	EXPECT(cq_wait_one(cq[2], &e) == 1, "send of the early message");
 	settle(cq);
 	CHECK(fi_recv(srx, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[2]));
-	EXPECT(one(cq[1], &e) == 1 && e.op_context == &ctx[2] && e.len == 6 && !strcmp(small, "early"),
+	EXPECT(cq_wait_one(cq[1], &e) == 1 && e.op_context == &ctx[2] && e.len == 6 && !strcmp(small, "early"),
 	       "early message through the shared context on a[1]'s CQ (len %zu, '%.8s')", e.len, small);
 	CHECK(fi_send(b, big, BIG, NULL, to[0], &ctx[1]));
 	settle(cq);
 	CHECK(fi_recv(srx, got, BIG, NULL, FI_ADDR_UNSPEC, &ctx[3]));
-	EXPECT(one(cq[0], &e) == 1 && e.op_context == &ctx[3] && e.len == BIG && !memcmp(got, big, BIG),
+	EXPECT(cq_wait_one(cq[0], &e) == 1 && e.op_context == &ctx[3] && e.len == BIG && !memcmp(got, big, BIG),
 	       "1 MiB message through the shared context on a[0]'s CQ (len %zu)", e.len);
-	EXPECT(one(cq[2], &e) == 1 && e.op_context == &ctx[1], "send of the 1 MiB message");
+	EXPECT(cq_wait_one(cq[2], &e) == 1 && e.op_context == &ctx[1], "send of the 1 MiB message");
 
 	/* 2: receives posted first, one message to each endpoint. */
 	memset(got, 0, 64);
@@ -146,17 +126,17 @@ static void srx_traffic(struct fid_domain *domain, struct fid_av *av)
 	CHECK(fi_recv(srx, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[0]));
 	CHECK(fi_recv(srx, got, 64, NULL, FI_ADDR_UNSPEC, &ctx[1]));
 	CHECK(fi_send(b, "to-a0", 6, NULL, to[0], NULL));
-	EXPECT(one(cq[0], &e) == 1 && e.op_context == &ctx[0] && !strcmp(small, "to-a0"),
+	EXPECT(cq_wait_one(cq[0], &e) == 1 && e.op_context == &ctx[0] && !strcmp(small, "to-a0"),
 	       "message to a[0] in the first posted buffer, on a[0]'s CQ");
 	CHECK(fi_send(b, "to-a1", 6, NULL, to[1], NULL));
-	EXPECT(one(cq[1], &e) == 1 && e.op_context == &ctx[1] && !strcmp(got, "to-a1"),
+	EXPECT(cq_wait_one(cq[1], &e) == 1 && e.op_context == &ctx[1] && !strcmp(got, "to-a1"),
 	       "message to a[1] in the second posted buffer, on a[1]'s CQ");
-	EXPECT(one(cq[2], &e) == 1 && one(cq[2], &e) == 1, "two sends complete");
+	EXPECT(cq_wait_one(cq[2], &e) == 1 && cq_wait_one(cq[2], &e) == 1, "two sends complete");
 
 	/* 3: cancel on the context. */
 	CHECK(fi_recv(srx, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx[2]));
 	EXPECT_RC(fi_cancel(&srx->fid, &ctx[2]), 0);
-	rc = one(cq[0], &e);
+	rc = cq_wait_one(cq[0], &e);
 	EXPECT(rc == -FI_ECANCELED && e.op_context == &ctx[2], "cancel on the shared context: %d on a[0]'s CQ", rc);
 
 	EXPECT_RC(fi_close(&srx->fid), -FI_EBUSY);

@@ -27,6 +27,7 @@ use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::object::{BindRef, Handle};
 use oxifabric::ops::{Binding, EndpointOps, IoVec, OptValue};
+use oxifabric::service::ep_core;
 use oxifabric::{core_trace, core_warn};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,6 +51,10 @@ pub struct EpObj {
     /// For an alias (`fi_ep_alias`): the bind on the endpoint it aliases.
     /// Closing an alias leaves the endpoint alone.
     alias_of: Option<BindRef>,
+    /// The halves (`FI_SEND`, `FI_RECV`) of the provider endpoint this
+    /// handle binds and enables: both for an endpoint, one for a scalable
+    /// endpoint's transmit or receive context (`sep.rs`).
+    halves: u64,
     /// A shared transmit context is bound (at most one, `stx.rs`).
     stx_bound: std::sync::atomic::AtomicBool,
     /// Opened with `FI_TRIGGER`: operations may be posted with that flag.
@@ -212,6 +217,11 @@ fn new_handle(
         rx_iov_limit: info.rx.iov_limit.min(IoVec::CAP),
         rma_iov_limit: info.tx.rma_iov_limit.min(IoVec::CAP),
         addr_format: info.addr_format,
+        halves: match class {
+            FI_CLASS_TX_CTX => FI_SEND,
+            FI_CLASS_RX_CTX => FI_RECV,
+            _ => ep_core::BOTH,
+        },
         alias_of,
         stx_bound: Default::default(),
         trigger_cap: info.caps & FI_TRIGGER != 0,
@@ -337,6 +347,13 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             );
             return -FI_EINVAL;
         }
+        let Some(binding) = ep_core::for_halves(binding, h.inner.halves) else {
+            core_warn!(
+                FI_LOG_EP_CTRL,
+                "fi_ep_bind: flags {flags:#x} name only the other half of this context: nothing bound"
+            );
+            return 0;
+        };
         match h.inner.ops.bind(binding) {
             Ok(()) => {
                 h.inner
@@ -354,7 +371,8 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
 unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -> c_int {
     with_handle!(ep_handle, f, "fi_control(ep)", |h| {
         match command {
-            FI_ENABLE => rc(h.inner.ops.enable()),
+            FI_ENABLE if h.inner.halves == ep_core::BOTH => rc(h.inner.ops.enable()),
+            FI_ENABLE => rc(h.inner.ops.enable_halves(h.inner.halves)),
             FI_ALIAS => {
                 // SAFETY: for FI_ALIAS, `arg` is NULL or a `struct fi_alias`
                 // (fi_endpoint(3)).
@@ -401,6 +419,7 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     rx_iov_limit: h.inner.rx_iov_limit,
                     rma_iov_limit: h.inner.rma_iov_limit,
                     addr_format: h.inner.addr_format,
+                    halves: h.inner.halves,
                     alias_of: Some(BindRef::new(&h.binds)),
                     stx_bound: Default::default(),
                     trigger_cap: h.inner.trigger_cap,

@@ -7,7 +7,11 @@
 //! (`DomainOps::scalable_ep`); a context is an ordinary endpoint handle of
 //! class `FI_CLASS_TX_CTX` or `FI_CLASS_RX_CTX` over endpoint `k`, so data
 //! transfers, CQ and counter binds and options go through the endpoint
-//! tables unchanged. The scalable endpoint's own data slots are those
+//! tables unchanged. The two contexts of a pair are independent objects
+//! all the same: each owns one half of the endpoint (`EpObj::halves`),
+//! binds only that half's CQs and counters and enables only that half,
+//! so a receive context still binds after its transmit context is
+//! enabled (MPICH's ch4:ofi does exactly that). The scalable endpoint's own data slots are those
 //! tables too, which refuse its class (`-FI_EINVAL`): data moves through
 //! the contexts only.
 
@@ -33,8 +37,10 @@ pub struct SepObj {
     /// Transmit and receive contexts it was opened with.
     ntx: usize,
     nrx: usize,
-    /// Which endpoints have a context open (`fi_enable` enables those).
-    used: Mutex<Vec<bool>>,
+    /// Per endpoint, the halves whose context is open (`FI_SEND` for the
+    /// transmit context, `FI_RECV` for the receive one): `fi_enable`
+    /// enables those.
+    used: Mutex<Vec<u64>>,
     enabled: AtomicBool,
     info: Info,
     /// The AV and EQ bound to it.
@@ -125,7 +131,7 @@ pub unsafe extern "C" fn domain_scalable_ep(
             collective: &crate::nosys_ep::COLLECTIVE_OPS as *const _ as *mut _,
         };
         let obj = SepObj {
-            used: Mutex::new(vec![false; eps.len()]),
+            used: Mutex::new(vec![0; eps.len()]),
             eps,
             ntx: count(info.ep.tx_ctx_cnt),
             nrx: count(info.ep.rx_ctx_cnt),
@@ -205,13 +211,20 @@ unsafe extern "C" fn sep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int 
     })
 }
 
-/// Enables the endpoints that have a context open: at `fi_enable` of the
-/// scalable endpoint, and for a context opened after it, at the
-/// context's own `fi_enable`.
+/// `fi_enable` of the scalable endpoint enables the contexts open at that
+/// time (as upstream's sockets provider does); a context opened after it
+/// is enabled by its own `fi_enable`. Each context is one half of the
+/// endpoint serving its pair, so the other half still binds.
 fn enable_used(h: &SepHandle) -> c_int {
     let used = h.inner.used.lock().unwrap_or_else(|p| p.into_inner());
-    for (ep, _) in h.inner.eps.iter().zip(used.iter()).filter(|(_, u)| **u) {
-        if let Err(e) = ep.enable() {
+    for (ep, &halves) in h
+        .inner
+        .eps
+        .iter()
+        .zip(used.iter())
+        .filter(|(_, u)| **u != 0)
+    {
+        if let Err(e) = ep.enable_halves(halves) {
             return e.code();
         }
     }
@@ -290,7 +303,11 @@ unsafe fn open_ctx(
             class,
             Some(BindRef::new(&h.binds)),
         );
-        h.inner.used.lock().unwrap_or_else(|p| p.into_inner())[k] = true;
+        h.inner.used.lock().unwrap_or_else(|p| p.into_inner())[k] |= if class == FI_CLASS_TX_CTX {
+            FI_SEND
+        } else {
+            FI_RECV
+        };
         h.inner.eps[k].serve_context_pair();
         // SAFETY: `out` is not NULL and writable (pointer contract).
         unsafe { *out = p };

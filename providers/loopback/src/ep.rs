@@ -15,7 +15,7 @@ use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
-use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
+use oxifabric::service::ep_core::{self, EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
     complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
@@ -467,11 +467,11 @@ impl EndpointOps for LoopEp {
 
     fn enable(&self) -> Result<()> {
         let mut st = self.lock();
-        if !st.core.start_enable()? {
+        if !st.core.start_enable(ep_core::BOTH)? {
             return Ok(());
         }
         Self::open(&mut st)?;
-        st.core.enabled = true;
+        st.core.finish_enable(ep_core::BOTH);
         Ok(())
     }
 
@@ -553,9 +553,9 @@ impl EndpointOps for LoopEp {
         if st.conn != Conn::Idle {
             return Err(Error::IsConn);
         }
-        if st.core.start_enable()? {
+        if st.core.start_enable(ep_core::BOTH)? {
             Self::open(&mut st)?;
-            st.core.enabled = true;
+            st.core.finish_enable(ep_core::BOTH);
         }
         Self::send_control(&st, from, ACCEPT, data)?;
         st.conn = Conn::Up(from);

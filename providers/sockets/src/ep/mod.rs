@@ -56,7 +56,7 @@ use oxifabric::ops::{
 };
 use oxifabric::prov_log;
 use oxifabric::service::addr_format::decode as sockaddr;
-use oxifabric::service::ep_core::{EpCore, Failure, TxCtx};
+use oxifabric::service::ep_core::{self, EpCore, Failure, TxCtx};
 use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
@@ -900,7 +900,7 @@ impl SockEp {
     /// has the CQ its completion goes to (else the application has to
     /// read its CQ first: `-FI_EAGAIN`).
     fn tx_admit(&self, st: &mut EpState, tx: &TxCtx) -> Result<()> {
-        if !st.core.enabled {
+        if !st.core.is_live(FI_SEND) {
             return Err(Error::OpBadState);
         }
         if st.tx_queued >= attrs::QUEUE_SIZE {
@@ -1010,12 +1010,16 @@ impl EndpointOps for SockEp {
     }
 
     fn enable(&self) -> Result<()> {
+        self.enable_halves(ep_core::BOTH)
+    }
+
+    fn enable_halves(&self, dirs: u64) -> Result<()> {
         let mut st = self.lock();
-        if !st.core.start_enable()? {
+        if !st.core.start_enable(dirs)? {
             return Ok(());
         }
         st.rxq.posted.reserve(1024);
-        st.core.enabled = true;
+        st.core.finish_enable(dirs);
         drop(st);
         self.domain.register(self.me.clone());
         Ok(())
@@ -1293,7 +1297,7 @@ impl SockEp {
     /// `fi_recv` with the endpoint's lock held (also called by a shared
     /// receive context for a receive one of its unexpected messages takes).
     fn recv_locked(&self, st: &mut EpState, op: &RecvOp<'_>) -> Result<()> {
-        if !st.core.enabled && self.ep_type != FI_EP_MSG {
+        if !st.core.is_live(FI_RECV) && self.ep_type != FI_EP_MSG {
             return Err(Error::OpBadState);
         }
         if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
