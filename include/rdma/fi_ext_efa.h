@@ -16,14 +16,28 @@
 #ifndef _FI_EXT_EFA_H_
 #define _FI_EXT_EFA_H_
 
+#include <stdbool.h>
 #include <rdma/fi_domain.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+struct fi_cntr_attr;
+struct fi_cq_attr;
+struct fi_efa_comp_cntr_init_attr;
+struct fi_efa_cq_attr;
+struct fi_efa_cq_init_attr;
+struct fi_efa_feature_ops;
+struct fi_efa_memory_location;
 struct fi_efa_mr_attr;
 struct fi_efa_ops_domain;
+struct fi_efa_ops_gda;
+struct fi_efa_wq_attr;
+struct fid_cntr;
+struct fid_cq;
+struct fid_domain;
+struct fid_ep;
 struct fid_mr;
 
 /* Name of the EFA domain operations for `fi_open_ops`. */
@@ -59,6 +73,146 @@ enum {
 struct fi_efa_ops_domain {
 	/* Reports a registration's interconnect ids. */
 	int (*query_mr)(struct fid_mr *mr, struct fi_efa_mr_attr *mr_attr);
+};
+
+/* Name of the EFA device-direct operations for `fi_open_ops` (2.3). */
+#define FI_EFA_GDA_OPS "efa gda ops"
+
+/* Name of the EFA feature query for `fi_open_ops` (2.6). */
+#define FI_EFA_FEATURE_OPS "efa feature ops"
+
+/*
+ * Data-transfer flag (the provider-specific bits 60–63): hint the device
+ * to favour message rate for this RDMA operation (2.6).
+ */
+#define FI_EFA_WR_HIGH_PPS (1ULL << 60)
+
+/* Bits of `fi_efa_cq_init_attr.flags` (2.2). */
+enum {
+	/* The CQ lives in the dma-buf `ext_mem_dmabuf` describes. */
+	FI_EFA_CQ_INIT_FLAGS_EXT_MEM_DMABUF = 1 << 0,
+};
+
+/* A work queue as `query_qp_wqs` reports it (2.2). */
+struct fi_efa_wq_attr {
+	/* The queue's memory. */
+	uint8_t *buffer;
+	/* Bytes per entry. */
+	uint32_t entry_size;
+	/* Entries in the queue. */
+	uint32_t num_entries;
+	/* The doorbell register. */
+	uint32_t *doorbell;
+	/* Most entries posted with one doorbell ring. */
+	uint32_t max_batch;
+};
+
+/* A completion queue as `query_cq` reports it (2.2). */
+struct fi_efa_cq_attr {
+	/* The queue's memory. */
+	uint8_t *buffer;
+	/* Bytes per entry. */
+	uint32_t entry_size;
+	/* Entries in the queue. */
+	uint32_t num_entries;
+};
+
+/* Extra attributes of `cq_open_ext` (2.2). */
+struct fi_efa_cq_init_attr {
+	/* `FI_EFA_CQ_INIT_FLAGS_*` bits. */
+	uint64_t flags;
+	/* The queue's external memory. */
+	struct {
+		/* Its address in the process. */
+		uint8_t *buffer;
+		/* Its length. */
+		uint64_t length;
+		/* Offset of the queue in the dma-buf. */
+		uint64_t offset;
+		/* The dma-buf's descriptor. */
+		uint32_t fd;
+	} ext_mem_dmabuf;
+};
+
+/*
+ * What kind of memory a `fi_efa_memory_location` names (2.6; the
+ * `type` byte holds one).
+ */
+enum fi_efa_memory_location_type {
+	/* A virtual address (`ptr`). */
+	FI_EFA_MEMORY_LOCATION_VA = 0,
+	/* A dma-buf (`dmabuf`). */
+	FI_EFA_MEMORY_LOCATION_DMABUF = 1,
+};
+
+/* Memory a counter may live in (2.6), by address or by dma-buf. */
+struct fi_efa_memory_location {
+	/* The address (`FI_EFA_MEMORY_LOCATION_VA`). */
+	uint8_t *ptr;
+	/* The dma-buf (`FI_EFA_MEMORY_LOCATION_DMABUF`). */
+	struct {
+		/* Offset in the dma-buf. */
+		uint64_t offset;
+		/* The dma-buf's descriptor. */
+		int32_t fd;
+		/* Must be 0. */
+		uint32_t reserved;
+	} dmabuf;
+	/* A `fi_efa_memory_location_type`. */
+	uint8_t type;
+	/* Must be 0. */
+	uint8_t reserved[7];
+};
+
+/* Bits of `fi_efa_comp_cntr_init_attr.flags` (2.6). */
+enum {
+	/* The completion count lives in `comp_cntr_ext_mem`. */
+	FI_EFA_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM = 1 << 0,
+	/* The error count lives in `err_cntr_ext_mem`. */
+	FI_EFA_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM = 1 << 1,
+};
+
+/* Extra attributes of `cntr_open_ext` (2.6). */
+struct fi_efa_comp_cntr_init_attr {
+	/* Must be 0. */
+	uint64_t comp_mask;
+	/* `FI_EFA_COMP_CNTR_INIT_WITH_*` bits. */
+	uint32_t flags;
+	/* Must be 0. */
+	uint32_t reserved;
+	/* Where the completion count lives. */
+	struct fi_efa_memory_location comp_cntr_ext_mem;
+	/* Where the error count lives. */
+	struct fi_efa_memory_location err_cntr_ext_mem;
+};
+
+/*
+ * The operations `FI_EFA_GDA_OPS` names (2.3; no size field): what a
+ * program driving the device itself needs to know of the provider's
+ * objects.
+ */
+struct fi_efa_ops_gda {
+	/* A peer's address handle number, queue pair number and key. */
+	int (*query_addr)(struct fid_ep *ep_fid, fi_addr_t addr, uint16_t *ahn, uint16_t *remote_qpn, uint32_t *remote_qkey);
+	/* The endpoint's send and receive work queues. */
+	int (*query_qp_wqs)(struct fid_ep *ep_fid, struct fi_efa_wq_attr *sq_attr, struct fi_efa_wq_attr *rq_attr);
+	/* A CQ's queue. */
+	int (*query_cq)(struct fid_cq *cq_fid, struct fi_efa_cq_attr *cq_attr);
+	/* `fi_cq_open` with extra attributes. */
+	int (*cq_open_ext)(struct fid_domain *domain_fid, struct fi_cq_attr *attr, struct fi_efa_cq_init_attr *efa_cq_init_attr, struct fid_cq **cq_fid, void *context);
+	/* A registration's local key. */
+	uint64_t (*get_mr_lkey)(struct fid_mr *mr);
+	/* `fi_cntr_open` with extra attributes (2.6). */
+	int (*cntr_open_ext)(struct fid_domain *domain, struct fi_cntr_attr *attr, struct fid_cntr **cntr, void *context, struct fi_efa_comp_cntr_init_attr *efa_attr);
+};
+
+/*
+ * The operation `FI_EFA_FEATURE_OPS` names (2.6): whether the provider
+ * has a behaviour or fix, by name, independently of the API version.
+ */
+struct fi_efa_feature_ops {
+	/* True when the provider has `feature`. */
+	bool (*query)(const char *feature);
 };
 
 #ifdef __cplusplus

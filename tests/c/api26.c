@@ -13,7 +13,10 @@
  *     (both sides; -FI_EOPBADSTATE before it connects) and is -FI_ENOSYS on
  *     an RDM endpoint;
  *   - fi_getopt(FI_OPT_FIREWALL_ADDR) and the new EFA options (not an EFA
- *     endpoint) are -FI_ENOPROTOOPT.
+ *     endpoint) are -FI_ENOPROTOOPT;
+ *   - fi_ext_efa.h has 2.6's EFA extension (layouts as upstream's 2.6
+ *     header: checked at compile time), and fi_open_ops with its GDA and
+ *     feature names is -FI_ENOSYS (no EFA domain here).
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -27,6 +30,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_ext.h>
+#include <rdma/fi_ext_efa.h>
 #include <rdma/fi_cm.h>
 #include <stdbool.h>
 #include <sys/socket.h>
@@ -38,6 +42,23 @@ _Static_assert(FI_FIREWALL_ADDR == (1ULL << 42), "FI_FIREWALL_ADDR");
 _Static_assert(FI_SOCKADDR_IP == 17, "FI_SOCKADDR_IP");
 _Static_assert(FI_GET_FD == 20, "FI_GET_FD");
 _Static_assert(FI_OPT_FIREWALL_ADDR == 20, "FI_OPT_FIREWALL_ADDR");
+_Static_assert(FI_EFA_WR_HIGH_PPS == (1ULL << 60), "FI_EFA_WR_HIGH_PPS");
+_Static_assert(FI_EFA_CQ_INIT_FLAGS_EXT_MEM_DMABUF == 1 && FI_EFA_MEMORY_LOCATION_DMABUF == 1 &&
+		       FI_EFA_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM == 2,
+	       "EFA enumerators");
+_Static_assert(sizeof(struct fi_efa_wq_attr) == 32 && offsetof(struct fi_efa_wq_attr, max_batch) == 24,
+	       "fi_efa_wq_attr");
+_Static_assert(sizeof(struct fi_efa_cq_init_attr) == 40 &&
+		       offsetof(struct fi_efa_cq_init_attr, ext_mem_dmabuf.fd) == 32,
+	       "fi_efa_cq_init_attr");
+_Static_assert(sizeof(struct fi_efa_memory_location) == 32 &&
+		       offsetof(struct fi_efa_memory_location, type) == 24,
+	       "fi_efa_memory_location");
+_Static_assert(sizeof(struct fi_efa_comp_cntr_init_attr) == 80 &&
+		       offsetof(struct fi_efa_comp_cntr_init_attr, err_cntr_ext_mem) == 48,
+	       "fi_efa_comp_cntr_init_attr");
+_Static_assert(sizeof(struct fi_efa_ops_gda) == 48 && offsetof(struct fi_efa_ops_gda, cntr_open_ext) == 40,
+	       "fi_efa_ops_gda");
 _Static_assert(FI_EFIREWALLADDR == 271 && FI_ERRNO_MAX == 272, "FI_EFIREWALLADDR");
 _Static_assert(FI_OPT_EFA_HOMOGENEOUS_PEERS == -FI_PROV_SPECIFIC_EFA + 7 &&
 	       FI_OPT_EFA_USE_UNSOLICITED_WRITE_RECV == -FI_PROV_SPECIFIC_EFA + 8, "EFA options");
@@ -190,6 +211,12 @@ int main(void)
 
 	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
 	CHECK(fi_domain(fabric, info, &domain, NULL));
+	{
+		struct fi_efa_ops_gda *gda = NULL;
+		struct fi_efa_feature_ops *feat = NULL;
+		EXPECT_RC(fi_open_ops(&domain->fid, FI_EFA_GDA_OPS, 0, (void **) &gda, NULL), -FI_ENOSYS);
+		EXPECT_RC(fi_open_ops(&domain->fid, FI_EFA_FEATURE_OPS, 0, (void **) &feat, NULL), -FI_ENOSYS);
+	}
 	memset(&av_attr, 0, sizeof(av_attr));
 	av_attr.type = FI_AV_TABLE;
 	CHECK(fi_av_open(domain, &av_attr, &av, NULL));

@@ -140,7 +140,7 @@ pub const HEADERS: &[HeaderSpec] = &[
         module: "ext_efa",
         header: "fi_ext_efa.h",
         guard: "_FI_EXT_EFA_H_",
-        includes: &["<rdma/fi_domain.h>"],
+        includes: &["<stdbool.h>", "<rdma/fi_domain.h>"],
     },
     HeaderSpec {
         module: "profile",
