@@ -8,7 +8,7 @@
 //!
 //! - [`region`]: a `memfd` mapped shared and passed as a descriptor; the
 //!   crate's one unsafe boundary for memory other processes write.
-//! - `ring`: each receiver's queue of fixed-size cells that many senders
+//! - [`ring`]: each receiver's queue of fixed-size cells that many senders
 //!   append to without locks.
 //! - `attach`: how two processes exchange their regions over an
 //!   abstract-namespace Unix socket, check each other's credentials and
@@ -20,3 +20,4 @@
 //! `docs/shm-transport.md`.
 
 pub mod region;
+pub mod ring;
