@@ -10,14 +10,19 @@
 //!   crate's one unsafe boundary for memory other processes write.
 //! - [`ring`]: each receiver's queue of fixed-size cells that many senders
 //!   append to without locks.
-//! - `attach`: how two processes exchange their regions over an
+//! - [`attach`]: how two processes exchange their regions over an
 //!   abstract-namespace Unix socket, check each other's credentials and
 //!   keep a handle on each other's liveness.
-//! - `cma`: cross-memory attach (`process_vm_readv`) for large
+//! - [`cma`]: cross-memory attach (`process_vm_readv`) for large
 //!   messages, with a probe of whether the kernel allows it.
 //!
 //! The layout, ordering rules and lifecycle are described in
 //! `docs/shm-transport.md`.
 
+pub mod attach;
+pub mod cma;
 pub mod region;
 pub mod ring;
+
+#[cfg(test)]
+mod tests;

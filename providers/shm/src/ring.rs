@@ -354,6 +354,11 @@ impl Sender {
         self.geo.payload_capacity()
     }
 
+    /// The peer's region this sender writes into.
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
     /// Appends a message whose payload is the concatenation of `payload`:
     /// `MsgSize` when it does not fit a cell, `Again` when the ring is
     /// full (or contended beyond the claim bound).
