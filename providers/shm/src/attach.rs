@@ -112,7 +112,7 @@ impl Listener {
     /// Listens under `id`'s abstract name; `AddrInUse` when a live
     /// endpoint has it.
     pub fn bind(id: EndpointId) -> Result<Listener> {
-        let sock = seqpacket()?;
+        let sock = seqpacket(libc::SOCK_NONBLOCK)?;
         if let Err(e) = at_name(sock.as_fd(), &id, libc::bind) {
             if e.raw_os_error() == Some(libc::EADDRINUSE) {
                 return Err(Error::AddrInUse);
@@ -143,23 +143,30 @@ impl Listener {
     /// time; `FI_EACCES` for a peer of another user.
     pub fn accept(&self, own: &Region, timeout: Duration) -> Result<(Peer, Region)> {
         let deadline = Instant::now() + timeout;
-        if !wait_fd(self.sock.as_fd(), libc::POLLIN, deadline)? {
-            return Err(Error::TimedOut);
-        }
-        // SAFETY: accept4 on our listening socket, no address wanted.
-        let raw = unsafe {
-            libc::accept4(
-                self.sock.as_raw_fd(),
-                core::ptr::null_mut(),
-                core::ptr::null_mut(),
-                libc::SOCK_CLOEXEC,
-            )
+        // The listener is non-blocking: if another thread takes the
+        // connection poll announced, wait again instead of blocking.
+        let sock = loop {
+            if !wait_fd(self.sock.as_fd(), libc::POLLIN, deadline)? {
+                return Err(Error::TimedOut);
+            }
+            // SAFETY: accept4 on our listening socket, no address wanted.
+            let raw = unsafe {
+                libc::accept4(
+                    self.sock.as_raw_fd(),
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    libc::SOCK_CLOEXEC,
+                )
+            };
+            if raw >= 0 {
+                // SAFETY: accept4 returned a new descriptor nothing else owns.
+                break unsafe { OwnedFd::from_raw_fd(raw) };
+            }
+            let e = std::io::Error::last_os_error();
+            if !matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EINTR)) {
+                return Err(Error::os(FI_ECONNREFUSED, &e));
+            }
         };
-        if raw < 0 {
-            return Err(last_os(FI_ECONNREFUSED));
-        }
-        // SAFETY: accept4 returned a new descriptor nothing else owns.
-        let sock = unsafe { OwnedFd::from_raw_fd(raw) };
         let cred = same_user(sock.as_fd())?;
         set_timeouts(sock.as_fd(), deadline)?;
         let (hello, fd) = recv_hello(sock.as_fd())?;
@@ -177,7 +184,7 @@ pub fn connect(
     timeout: Duration,
 ) -> Result<(Peer, Region)> {
     let deadline = Instant::now() + timeout;
-    let sock = seqpacket()?;
+    let sock = seqpacket(0)?;
     // SO_SNDTIMEO also bounds a connect that waits for room in a busy
     // listener's backlog.
     set_timeouts(sock.as_fd(), deadline)?;
@@ -288,10 +295,11 @@ fn at_name(sock: BorrowedFd<'_>, id: &EndpointId, call: AddrCall) -> std::io::Re
 }
 
 /// A new `SOCK_SEQPACKET` Unix socket: message boundaries are kept, so a
-/// hello arrives whole or not at all.
-fn seqpacket() -> Result<OwnedFd> {
+/// hello arrives whole or not at all. `flags` adds `SOCK_NONBLOCK`.
+fn seqpacket(flags: libc::c_int) -> Result<OwnedFd> {
+    let ty = libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC | flags;
     // SAFETY: plain socket creation.
-    let raw = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0) };
+    let raw = unsafe { libc::socket(libc::AF_UNIX, ty, 0) };
     if raw < 0 {
         return Err(last_os(FI_EIO));
     }
@@ -536,7 +544,7 @@ pub(crate) mod tests {
 
     /// A bare connection to `id`'s listener that says nothing by itself.
     pub(crate) fn connect_raw(id: &EndpointId) -> OwnedFd {
-        let sock = seqpacket().unwrap();
+        let sock = seqpacket(0).unwrap();
         at_name(sock.as_fd(), id, libc::connect).unwrap();
         sock
     }
