@@ -36,6 +36,7 @@
 
 use crate::error::{Error, Result};
 use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"oxiav002");
@@ -141,7 +142,7 @@ impl ShmTable {
             unsafe { libc::shm_unlink(shm_name.as_ptr()) };
             return Err(Error::os(crate::abi::FI_ENOMEM, &e));
         }
-        let t = match map(&fd, len) {
+        let t = match map_shared(fd.as_fd(), len) {
             Ok(base) => ShmTable {
                 base,
                 len,
@@ -184,7 +185,7 @@ impl ShmTable {
         if size < HEADER + ENTRY {
             return Ok(Found::Stale(ino, "too small for a table"));
         }
-        let base = map(&fd, size)?;
+        let base = map_shared(fd.as_fd(), size)?;
         let mut t = ShmTable {
             base,
             len: size,
@@ -386,6 +387,13 @@ impl Fd {
     }
 }
 
+impl AsFd for Fd {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: self.0 is open for as long as self (closed only on drop).
+        unsafe { BorrowedFd::borrow_raw(self.0) }
+    }
+}
+
 impl Drop for Fd {
     fn drop(&mut self) {
         // SAFETY: we own the descriptor; the mapping outlives it.
@@ -408,8 +416,10 @@ fn open_fd(name: &CString, flags: libc::c_int) -> Result<Fd> {
     Ok(Fd(fd))
 }
 
-/// Maps `len` bytes of the segment, shared, readable and writable.
-fn map(fd: &Fd, len: usize) -> Result<*mut u8> {
+/// Maps the first `len` bytes of the shared-memory file `fd` (at most its
+/// size), shared, readable and writable. Also used by the shm transport
+/// (`oxifabric-shm`'s regions), so there is one mmap call for shared files.
+pub fn map_shared(fd: BorrowedFd<'_>, len: usize) -> Result<*mut u8> {
     // SAFETY: maps `len` bytes of the segment (at most its size) shared;
     // the result is checked before use.
     let base = unsafe {
@@ -418,7 +428,7 @@ fn map(fd: &Fd, len: usize) -> Result<*mut u8> {
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED,
-            fd.0,
+            fd.as_raw_fd(),
             0,
         )
     };
@@ -523,7 +533,7 @@ mod tests {
         let fd = open_fd(&n, libc::O_RDWR | libc::O_CREAT).unwrap();
         // SAFETY: fd is ours.
         assert_eq!(unsafe { libc::ftruncate(fd.0, len as libc::off_t) }, 0);
-        let base = map(&fd, len).unwrap();
+        let base = map_shared(fd.as_fd(), len).unwrap();
         for (i, w) in words.iter().enumerate() {
             // SAFETY: inside the fresh mapping, 8-byte aligned.
             unsafe { (base as *mut u64).add(i).write(*w) };

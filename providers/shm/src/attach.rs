@@ -1,0 +1,596 @@
+//! How two processes of one host find each other and exchange their
+//! regions, leaving nothing on disk.
+//!
+//! Each endpoint listens on a `SOCK_SEQPACKET` Unix socket in the
+//! **abstract namespace** (Linux), named `oxifabric-shm:` followed by its
+//! random 128-bit [`EndpointId`] in hex. An abstract name is no file: it
+//! exists exactly as long as the socket bound to it, and the kernel closes
+//! that socket when its process exits, `SIGKILL` included. So a killed
+//! process leaves no stale name behind, and a new endpoint can always
+//! bind (a name still in use is a live endpoint: `AddrInUse`).
+//!
+//! The handshake, bounded by the caller's timeout at every step (connect,
+//! send, receive), never waits forever on a silent peer:
+//!
+//! 1. The connecting side connects and checks the listener's credentials.
+//! 2. It sends a hello (magic, version, its id) with its region's
+//!    descriptor attached (`SCM_RIGHTS`).
+//! 3. The accepting side checks the connector's credentials, receives the
+//!    hello and descriptor, and answers with its own.
+//!
+//! Credentials come from the kernel (`SO_PEERCRED`), not from the peer: a
+//! peer of another user is refused (`FI_EACCES`), since attaching would
+//! hand it our memory. A hello of the wrong size or magic, without exactly
+//! one descriptor, or with a descriptor that is not a sealed memfd is
+//! refused too; extra descriptors are closed.
+//!
+//! Liveness: the kernel's pidfd for the peer (`SO_PEERPIDFD` on Linux 6.5
+//! and later, race-free; else `pidfd_open` on the credentials' pid) becomes
+//! readable when the peer exits; the connection itself, kept open, hangs
+//! up when the peer exits or closes it. [`Peer::liveness_fds`] gives both
+//! for a poll loop.
+
+use crate::region::{last_os, Region, MAX_LEN};
+use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET, FI_EIO};
+use oxifabric::error::{Error, Result};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+const PREFIX: &str = "oxifabric-shm:";
+const HELLO_MAGIC: u64 = u64::from_le_bytes(*b"oxishmh1");
+const HELLO_VERSION: u32 = 1;
+const HELLO_LEN: usize = 32;
+const BACKLOG: libc::c_int = 128;
+
+/// An endpoint's random 128-bit id; its listener's abstract name is
+/// derived from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EndpointId(pub [u8; 16]);
+
+impl EndpointId {
+    /// A new id from the kernel's random source (so two endpoints, of
+    /// this or a later run, do not collide).
+    pub fn random() -> Result<EndpointId> {
+        let mut b = [0u8; 16];
+        let mut got = 0;
+        while got < b.len() {
+            // SAFETY: writes at most the remaining bytes of `b`.
+            let n = unsafe { libc::getrandom(b[got..].as_mut_ptr().cast(), b.len() - got, 0) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(Error::os(FI_EIO, &e));
+            }
+            got += n as usize;
+        }
+        Ok(EndpointId(b))
+    }
+
+    /// The id in hex (32 characters).
+    pub fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Parses [`EndpointId::hex`]'s form.
+    pub fn from_hex(s: &str) -> Option<EndpointId> {
+        if s.len() != 32 || !s.is_ascii() {
+            return None;
+        }
+        let mut b = [0u8; 16];
+        for (i, out) in b.iter_mut().enumerate() {
+            *out = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(EndpointId(b))
+    }
+
+    /// The listener's abstract socket address (leading NUL, no trailing
+    /// one) and its length.
+    fn sockaddr(&self) -> (libc::sockaddr_un, libc::socklen_t) {
+        let name = format!("{PREFIX}{}", self.hex());
+        // SAFETY: all-zero is a valid sockaddr_un.
+        let mut a: libc::sockaddr_un = unsafe { core::mem::zeroed() };
+        a.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        // sun_path[0] stays 0: the abstract namespace. 46 bytes fit the
+        // 108 of sun_path.
+        for (dst, b) in a.sun_path[1..].iter_mut().zip(name.bytes()) {
+            *dst = b as libc::c_char;
+        }
+        let len = core::mem::offset_of!(libc::sockaddr_un, sun_path) + 1 + name.len();
+        (a, len as libc::socklen_t)
+    }
+}
+
+/// An endpoint's listener: peers connect to it by the endpoint's id.
+pub struct Listener {
+    sock: OwnedFd,
+    id: EndpointId,
+}
+
+impl Listener {
+    /// Listens under `id`'s abstract name; `AddrInUse` when a live
+    /// endpoint has it.
+    pub fn bind(id: EndpointId) -> Result<Listener> {
+        let sock = seqpacket(libc::SOCK_NONBLOCK)?;
+        if let Err(e) = at_name(sock.as_fd(), &id, libc::bind) {
+            if e.raw_os_error() == Some(libc::EADDRINUSE) {
+                return Err(Error::AddrInUse);
+            }
+            return Err(Error::os(FI_EIO, &e));
+        }
+        // SAFETY: listen on our bound socket.
+        if unsafe { libc::listen(sock.as_raw_fd(), BACKLOG) } != 0 {
+            return Err(last_os(FI_EIO));
+        }
+        Ok(Listener { sock, id })
+    }
+
+    /// The id peers connect to.
+    pub fn id(&self) -> EndpointId {
+        self.id
+    }
+
+    /// The listening socket, readable when a peer is waiting (for a poll
+    /// loop that then calls [`Listener::accept`]).
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+
+    /// Waits up to `timeout` for a peer, then exchanges regions with it:
+    /// our `own` region for the peer's, which is mapped and returned.
+    /// `TimedOut` when no peer came or it did not finish the handshake in
+    /// time; `FI_EACCES` for a peer of another user.
+    pub fn accept(&self, own: &Region, timeout: Duration) -> Result<(Peer, Region)> {
+        let deadline = Instant::now() + timeout;
+        // The listener is non-blocking: if another thread takes the
+        // connection poll announced, wait again instead of blocking.
+        let sock = loop {
+            if !wait_fd(self.sock.as_fd(), libc::POLLIN, deadline)? {
+                return Err(Error::TimedOut);
+            }
+            // SAFETY: accept4 on our listening socket, no address wanted.
+            let raw = unsafe {
+                libc::accept4(
+                    self.sock.as_raw_fd(),
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    libc::SOCK_CLOEXEC,
+                )
+            };
+            if raw >= 0 {
+                // SAFETY: accept4 returned a new descriptor nothing else owns.
+                break unsafe { OwnedFd::from_raw_fd(raw) };
+            }
+            let e = std::io::Error::last_os_error();
+            if !matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EINTR)) {
+                return Err(Error::os(FI_ECONNREFUSED, &e));
+            }
+        };
+        let cred = same_user(sock.as_fd())?;
+        set_timeouts(sock.as_fd(), deadline)?;
+        let (hello, fd) = recv_hello(sock.as_fd())?;
+        send_hello(sock.as_fd(), &self.id, own.fd())?;
+        Peer::finish(sock, cred, hello, fd)
+    }
+}
+
+/// Connects to the endpoint `id` and exchanges regions: ours (`own`) for
+/// its, which is mapped and returned. Bounded by `timeout` as a whole.
+pub fn connect(
+    id: &EndpointId,
+    own_id: &EndpointId,
+    own: &Region,
+    timeout: Duration,
+) -> Result<(Peer, Region)> {
+    let deadline = Instant::now() + timeout;
+    let sock = seqpacket(0)?;
+    // SO_SNDTIMEO also bounds a connect that waits for room in a busy
+    // listener's backlog.
+    set_timeouts(sock.as_fd(), deadline)?;
+    if let Err(e) = at_name(sock.as_fd(), id, libc::connect) {
+        return Err(match e.raw_os_error() {
+            Some(libc::EAGAIN | libc::EINPROGRESS) => Error::TimedOut,
+            _ => Error::os(FI_ECONNREFUSED, &e),
+        });
+    }
+    let cred = same_user(sock.as_fd())?;
+    send_hello(sock.as_fd(), own_id, own.fd())?;
+    let (hello, fd) = recv_hello(sock.as_fd())?;
+    Peer::finish(sock, cred, hello, fd)
+}
+
+/// A peer after the handshake: who it is and how to notice it is gone.
+pub struct Peer {
+    id: EndpointId,
+    pid: libc::pid_t,
+    sock: OwnedFd,
+    pidfd: Option<OwnedFd>,
+}
+
+impl Peer {
+    fn finish(
+        sock: OwnedFd,
+        cred: libc::ucred,
+        hello: [u8; HELLO_LEN],
+        fd: OwnedFd,
+    ) -> Result<(Peer, Region)> {
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&hello[16..32]);
+        let region = Region::from_fd(fd, MAX_LEN)?;
+        let pidfd = peer_pidfd(sock.as_fd(), cred.pid);
+        let peer = Peer {
+            id: EndpointId(id),
+            pid: cred.pid,
+            sock,
+            pidfd,
+        };
+        Ok((peer, region))
+    }
+
+    /// The id the peer announced (its listener's name).
+    pub fn id(&self) -> EndpointId {
+        self.id
+    }
+
+    /// The peer's process id, as the kernel reported it at connect time.
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// Whether a pidfd watches the process (else only the connection's
+    /// hang-up does).
+    pub fn has_pidfd(&self) -> bool {
+        self.pidfd.is_some()
+    }
+
+    /// Descriptors that become ready when the peer is gone: the pidfd
+    /// (readable when the process exits), if any, and the connection
+    /// (hung up when the process exits or closes it).
+    pub fn liveness_fds(&self) -> (Option<BorrowedFd<'_>>, BorrowedFd<'_>) {
+        (self.pidfd.as_ref().map(|f| f.as_fd()), self.sock.as_fd())
+    }
+
+    /// Whether the peer is gone, waiting up to `timeout` for it to go.
+    pub fn wait_gone(&self, timeout: Duration) -> Result<bool> {
+        let deadline = Instant::now() + timeout;
+        let mut fds = [
+            libc::pollfd {
+                fd: self.sock.as_raw_fd(),
+                events: libc::POLLRDHUP,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.pidfd.as_ref().map_or(-1, |f| f.as_raw_fd()),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        poll_until(&mut fds, deadline)?;
+        let hung_up = fds[0].revents & (libc::POLLHUP | libc::POLLRDHUP | libc::POLLERR) != 0;
+        Ok(hung_up || fds[1].revents & libc::POLLIN != 0)
+    }
+}
+
+/// The signature libc's `bind` and `connect` share.
+type AddrCall =
+    unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int;
+
+/// Binds or connects (`call`) `sock` to `id`'s abstract name.
+fn at_name(sock: BorrowedFd<'_>, id: &EndpointId, call: AddrCall) -> std::io::Result<()> {
+    let (addr, len) = id.sockaddr();
+    // SAFETY: `call` is bind or connect on an open socket; addr is a
+    // valid sockaddr_un of `len` bytes.
+    let rc = unsafe {
+        call(
+            sock.as_raw_fd(),
+            (&addr as *const libc::sockaddr_un).cast(),
+            len,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A new `SOCK_SEQPACKET` Unix socket: message boundaries are kept, so a
+/// hello arrives whole or not at all. `flags` adds `SOCK_NONBLOCK`.
+fn seqpacket(flags: libc::c_int) -> Result<OwnedFd> {
+    let ty = libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC | flags;
+    // SAFETY: plain socket creation.
+    let raw = unsafe { libc::socket(libc::AF_UNIX, ty, 0) };
+    if raw < 0 {
+        return Err(last_os(FI_EIO));
+    }
+    // SAFETY: socket returned a new descriptor nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// The peer's credentials, refused (`FI_EACCES`) unless it runs as our
+/// effective user.
+fn same_user(sock: BorrowedFd<'_>) -> Result<libc::ucred> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = core::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: cred and len are writable and len is cred's size.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(last_os(FI_EIO));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if cred.uid != unsafe { libc::geteuid() } || cred.pid <= 0 {
+        return Err(Error::Other(FI_EACCES));
+    }
+    Ok(cred)
+}
+
+/// A pidfd for the peer: the kernel's own for the socket's peer where it
+/// has `SO_PEERPIDFD` (no pid-reuse race), else `pidfd_open(pid)`, else
+/// none (the connection's hang-up remains).
+fn peer_pidfd(sock: BorrowedFd<'_>, pid: libc::pid_t) -> Option<OwnedFd> {
+    let mut fd: libc::c_int = -1;
+    let mut len = core::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: fd and len are writable and len is fd's size.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERPIDFD,
+            (&mut fd as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    let raw = if rc == 0 && fd >= 0 {
+        fd
+    } else {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new
+        // descriptor or -1.
+        let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if r < 0 {
+            return None;
+        }
+        r as RawFd
+    };
+    // SAFETY: a new descriptor nothing else owns. pidfd_open's is not
+    // close-on-exec by default; set it.
+    unsafe {
+        libc::fcntl(raw, libc::F_SETFD, libc::FD_CLOEXEC);
+        Some(OwnedFd::from_raw_fd(raw))
+    }
+}
+
+/// Bounds every later send and receive (and connect) on `sock` by the
+/// time left until `deadline` (at least 1 ms; zero would mean "forever").
+fn set_timeouts(sock: BorrowedFd<'_>, deadline: Instant) -> Result<()> {
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    let tv = libc::timeval {
+        tv_sec: left.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_usec: left.subsec_micros() as libc::suseconds_t,
+    };
+    for opt in [libc::SO_SNDTIMEO, libc::SO_RCVTIMEO] {
+        // SAFETY: tv is a valid timeval of the given size.
+        let rc = unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&tv as *const libc::timeval).cast(),
+                core::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(last_os(FI_EIO));
+        }
+    }
+    Ok(())
+}
+
+/// Space for one control message carrying a few descriptors, aligned for
+/// `cmsghdr`.
+#[repr(C, align(8))]
+struct CmsgBuf([u8; 64]);
+
+fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, region: BorrowedFd<'_>) -> Result<()> {
+    let mut hello = [0u8; HELLO_LEN];
+    hello[0..8].copy_from_slice(&HELLO_MAGIC.to_ne_bytes());
+    hello[8..12].copy_from_slice(&HELLO_VERSION.to_ne_bytes());
+    hello[16..32].copy_from_slice(&id.0);
+    let mut iov = libc::iovec {
+        iov_base: hello.as_mut_ptr().cast(),
+        iov_len: hello.len(),
+    };
+    let mut cbuf = CmsgBuf([0; 64]);
+    // SAFETY: all-zero is a valid msghdr.
+    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.0.as_mut_ptr().cast();
+    // SAFETY: CMSG_SPACE only computes a size.
+    msg.msg_controllen = unsafe { libc::CMSG_SPACE(4) } as _;
+    // SAFETY: msg_control points at 64 aligned bytes, more than
+    // CMSG_SPACE(4); the first header and its data lie inside them.
+    unsafe {
+        let c = libc::CMSG_FIRSTHDR(&msg);
+        (*c).cmsg_level = libc::SOL_SOCKET;
+        (*c).cmsg_type = libc::SCM_RIGHTS;
+        (*c).cmsg_len = libc::CMSG_LEN(4) as _;
+        core::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>(), region.as_raw_fd());
+    }
+    // SAFETY: msg and everything it points at are valid for the call.
+    let n = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+    if n != HELLO_LEN as isize {
+        return Err(io_failure());
+    }
+    Ok(())
+}
+
+/// Receives a hello and its one descriptor; anything else is refused
+/// (`Inval`), every descriptor that came with it closed.
+fn recv_hello(sock: BorrowedFd<'_>) -> Result<([u8; HELLO_LEN], OwnedFd)> {
+    // One byte more than a hello, to see a longer message as such.
+    let mut buf = [0u8; HELLO_LEN + 1];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut cbuf = CmsgBuf([0; 64]);
+    // SAFETY: all-zero is a valid msghdr.
+    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.0.as_mut_ptr().cast();
+    msg.msg_controllen = cbuf.0.len() as _;
+    // SAFETY: msg points at writable buffers of the lengths it gives.
+    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    if n < 0 {
+        return Err(io_failure());
+    }
+    let mut fds = Vec::new();
+    // SAFETY: walks the control messages the kernel wrote into cbuf,
+    // within msg_controllen, with the libc macros; each SCM_RIGHTS
+    // payload holds (cmsg_len - CMSG_LEN(0)) / 4 descriptors that are now
+    // ours, wrapped at once so that each is closed if refused.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_RIGHTS {
+                let bytes = (*c).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                let data = libc::CMSG_DATA(c).cast::<libc::c_int>();
+                for i in 0..bytes / 4 {
+                    fds.push(OwnedFd::from_raw_fd(core::ptr::read_unaligned(data.add(i))));
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    if n == 0 {
+        return Err(Error::Other(FI_ECONNRESET));
+    }
+    let truncated = msg.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0;
+    let magic = u64::from_ne_bytes(buf[0..8].try_into().unwrap_or_default());
+    let version = u32::from_ne_bytes(buf[8..12].try_into().unwrap_or_default());
+    if truncated
+        || n as usize != HELLO_LEN
+        || magic != HELLO_MAGIC
+        || version != HELLO_VERSION
+        || fds.len() != 1
+    {
+        return Err(Error::Inval);
+    }
+    let mut hello = [0u8; HELLO_LEN];
+    hello.copy_from_slice(&buf[..HELLO_LEN]);
+    let fd = fds.pop().ok_or(Error::Inval)?;
+    Ok((hello, fd))
+}
+
+/// A failed send or receive: a timeout is `TimedOut`, anything else a
+/// reset connection with its errno.
+fn io_failure() -> Error {
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) => Error::TimedOut,
+        _ => Error::os(FI_ECONNRESET, &e),
+    }
+}
+
+/// Whether `fd` reports `events` before `deadline`.
+fn wait_fd(fd: BorrowedFd<'_>, events: libc::c_short, deadline: Instant) -> Result<bool> {
+    let mut p = [libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events,
+        revents: 0,
+    }];
+    poll_until(&mut p, deadline)?;
+    Ok(p[0].revents != 0)
+}
+
+/// Polls until something is ready or `deadline` passes (retrying after
+/// signals). Entries with a negative fd are ignored, as poll does.
+fn poll_until(fds: &mut [libc::pollfd], deadline: Instant) -> Result<()> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ms = left.as_millis().min(i32::MAX as u128) as libc::c_int;
+        // Round up, so a sub-millisecond rest still waits.
+        let ms = if ms == 0 && !left.is_zero() { 1 } else { ms };
+        // SAFETY: fds is a valid, writable array of its length.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n >= 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(Error::os(FI_EIO, &e));
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A bare connection to `id`'s listener that says nothing by itself.
+    pub(crate) fn connect_raw(id: &EndpointId) -> OwnedFd {
+        let sock = seqpacket(0).unwrap();
+        at_name(sock.as_fd(), id, libc::connect).unwrap();
+        sock
+    }
+
+    #[test]
+    fn ids_are_random_and_round_trip_through_hex() {
+        let a = EndpointId::random().unwrap();
+        assert_ne!(a, EndpointId::random().unwrap());
+        assert_eq!(EndpointId::from_hex(&a.hex()), Some(a));
+        assert_eq!(EndpointId::from_hex("xyz"), None);
+        assert_eq!(EndpointId::from_hex(&"g".repeat(32)), None);
+    }
+
+    #[test]
+    fn a_hello_that_is_not_one_is_refused() {
+        let own = Region::create(4096).unwrap();
+        let l = Listener::bind(EndpointId::random().unwrap()).unwrap();
+        // Right size, wrong magic, with a descriptor.
+        let raw = connect_raw(&l.id());
+        let junk = [0xffu8; HELLO_LEN];
+        // SAFETY: sends our local buffer.
+        let n = unsafe { libc::send(raw.as_raw_fd(), junk.as_ptr().cast(), HELLO_LEN, 0) };
+        assert_eq!(n, HELLO_LEN as isize);
+        let r = l.accept(&own, Duration::from_secs(5));
+        assert_eq!(r.err(), Some(Error::Inval), "no descriptor, bad magic");
+        // A proper hello whose descriptor is not a sealed memfd.
+        let raw = connect_raw(&l.id());
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        send_hello(raw.as_fd(), &EndpointId([1; 16]), file.as_fd()).unwrap();
+        let r = l.accept(&own, Duration::from_secs(5));
+        assert_eq!(r.err(), Some(Error::Inval), "not a region");
+        // And a proper one works, in one process too.
+        let raw = connect_raw(&l.id());
+        send_hello(raw.as_fd(), &EndpointId([2; 16]), own.fd()).unwrap();
+        let (peer, region) = l.accept(&own, Duration::from_secs(5)).unwrap();
+        assert_eq!(peer.id(), EndpointId([2; 16]));
+        assert_eq!(peer.pid(), std::process::id() as libc::pid_t);
+        assert_eq!(region.len(), 4096);
+        let (hello, fd) = recv_hello(raw.as_fd()).unwrap();
+        assert_eq!(hello[16..32], l.id().0);
+        assert!(Region::from_fd(fd, MAX_LEN).is_ok());
+        assert!(!peer.wait_gone(Duration::ZERO).unwrap());
+        drop(raw);
+        assert!(
+            peer.wait_gone(Duration::from_secs(5)).unwrap(),
+            "hang-up seen"
+        );
+    }
+}

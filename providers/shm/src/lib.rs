@@ -1,0 +1,28 @@
+//! oxifabric's shared-memory transport: the foundation the `shm` provider
+//! (issue 25) and the sockets provider's RDM endpoint (for peers on the
+//! same host, issue 26) are to be built on. It is not a provider and
+//! appears in no `fi_info`.
+//!
+//! It only moves bytes and says what arrived; matching, completions and
+//! memory registration stay in the engine (`oxifabric::service`).
+//!
+//! - [`region`]: a `memfd` mapped shared and passed as a descriptor; the
+//!   crate's one unsafe boundary for memory other processes write.
+//! - [`ring`]: each receiver's queue of fixed-size cells that many senders
+//!   append to without locks.
+//! - [`attach`]: how two processes exchange their regions over an
+//!   abstract-namespace Unix socket, check each other's credentials and
+//!   keep a handle on each other's liveness.
+//! - [`cma`]: cross-memory attach (`process_vm_readv`) for large
+//!   messages, with a probe of whether the kernel allows it.
+//!
+//! The layout, ordering rules and lifecycle are described in
+//! `docs/shm-transport.md`.
+
+pub mod attach;
+pub mod cma;
+pub mod region;
+pub mod ring;
+
+#[cfg(test)]
+mod tests;

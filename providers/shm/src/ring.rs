@@ -1,0 +1,598 @@
+//! A receiver's queue in shared memory: a bounded array of fixed-size
+//! cells that many senders (threads of many processes) append to without
+//! locks, and one receiver drains. A full ring refuses a message (the user
+//! answers `-FI_EAGAIN`); nothing is ever overwritten.
+//!
+//! # Layout (native byte order; both sides run this library)
+//!
+//! ```text
+//! 0    magic u64 | version u32 | cells u32 | cell size u32 | owner pid u32
+//! 64   tail u64: the next position a sender claims    (own cache line)
+//! 128  reserved: the receiver's "about to sleep" word (own cache line)
+//! 256  cells[cells], each `cell size` bytes:
+//!        seq u64 | kind u32 | len u32 | sender u32 | flags u32 |
+//!        tag u64 | data u64 | token u64 | 16 bytes unused | payload
+//! ```
+//!
+//! # Ordering (a bounded queue with a sequence number per cell, after
+//! Dmitry Vyukov's array queue)
+//!
+//! Cell `i` starts with `seq = i`. A sender loads `tail` (position `p`),
+//! then the cell `p % cells`: `seq == p` means free, and the sender claims
+//! it by moving `tail` from `p` to `p + 1` (compare-and-swap); `seq < p`
+//! means the receiver has not drained it yet (full); `seq > p` means
+//! another sender got there first (reload `tail`). The winner fills the
+//! cell and publishes it with `seq = p + 1` (release). The receiver keeps
+//! its position `h` in private memory; `seq == h + 1` (acquire) means the
+//! cell is ready. It copies the cell out, then hands it back with
+//! `seq = h + cells` (release), which is the value the sender of position
+//! `h + cells` waits for. Each sender's messages keep their order.
+//!
+//! # What is validated
+//!
+//! The receiver trusts nothing in the region but its own copy of the
+//! geometry (taken at creation) and its private position. A cell's header
+//! is copied out once; a length above the payload capacity or an unknown
+//! kind refuses the message ([`Polled::Refused`]); a sequence number that
+//! no honest sender writes (neither "free" nor "ready") is refused and the
+//! cell handed back, so scribbled memory costs messages, never an access
+//! outside the region or a panic. A sender validates the header once when
+//! it attaches (magic, version, power-of-two cell count, cell size, all
+//! inside the region it mapped) and then uses only that copy; its claim
+//! loop is bounded, so a `tail` another process scribbles over gives
+//! `Again`, never a hang.
+//!
+//! Senders are not authenticated to each other: every sender can write
+//! every cell, so `sender` is what the writing process claims. Peers of
+//! the same user (the only ones `attach` admits) could `ptrace` each
+//! other anyway; the guarantee here is memory safety, not secrecy.
+
+use crate::region::Region;
+use oxifabric::error::{Error, Result};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+const MAGIC: u64 = u64::from_le_bytes(*b"oxiring1");
+const VERSION: u32 = 1;
+
+const H_MAGIC: usize = 0;
+const H_VERSION: usize = 8;
+const H_CELLS: usize = 12;
+const H_CELL_SIZE: usize = 16;
+const H_OWNER: usize = 20;
+const TAIL: usize = 64;
+/// Where the cells start.
+const CELLS: usize = 256;
+
+const C_SEQ: usize = 0;
+const C_KIND: usize = 8;
+const C_LEN: usize = 12;
+const C_SENDER: usize = 16;
+const C_FLAGS: usize = 20;
+const C_TAG: usize = 24;
+const C_DATA: usize = 32;
+const C_TOKEN: usize = 40;
+/// Bytes of a cell before its payload.
+pub const CELL_HEADER: usize = 64;
+
+/// The smallest cell (64 bytes of payload).
+pub const MIN_CELL: usize = 128;
+/// The largest cell.
+pub const MAX_CELL: usize = 64 << 10;
+/// The most cells a ring has.
+pub const MAX_CELLS: usize = 1 << 16;
+
+/// How many times a sender retries a claim another sender won before
+/// answering `Again` (bounds the loop when `tail` is scribbled over).
+const CLAIM_TRIES: usize = 4096;
+
+/// What a cell carries; the transport's user gives it meaning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Kind {
+    /// A whole message, its payload inline in the cell.
+    Inline = 1,
+    /// The start of a large message whose data stays at the sender; the
+    /// payload describes where (for cross-memory attach), `token` names it.
+    Rendezvous = 2,
+    /// A transport-level notice (acknowledgement, goodbye), payload its own.
+    Control = 3,
+}
+
+impl Kind {
+    fn from_u32(v: u32) -> Option<Kind> {
+        match v {
+            1 => Some(Kind::Inline),
+            2 => Some(Kind::Rendezvous),
+            3 => Some(Kind::Control),
+            _ => None,
+        }
+    }
+}
+
+/// A cell's header, without the payload length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    /// What the cell carries.
+    pub kind: Kind,
+    /// The sender's id as it claims it (see the module's note on trust).
+    pub sender: u32,
+    /// The user's flags (e.g. whether `tag` and `data` are meaningful).
+    pub flags: u32,
+    /// The message tag.
+    pub tag: u64,
+    /// Remote CQ data.
+    pub data: u64,
+    /// The user's token or sequence number for this message.
+    pub token: u64,
+}
+
+/// A message taken off the ring: its header, copied out and validated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    /// The header.
+    pub meta: Meta,
+    /// Payload bytes (at most the ring's payload capacity).
+    pub len: usize,
+}
+
+/// The payload of the cell being received, still in shared memory: copy
+/// it to where it is going (once).
+pub struct Payload<'a> {
+    region: &'a Region,
+    off: usize,
+    len: usize,
+}
+
+impl Payload<'_> {
+    /// Payload bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies the first `dst.len()` bytes (at most the payload) into
+    /// `dst`; returns how many.
+    pub fn copy_to(&self, dst: &mut [u8]) -> usize {
+        let n = dst.len().min(self.len);
+        // The range was checked against the ring's geometry; an error
+        // would mean a bug, and copies nothing.
+        match self.region.copy_out(self.off, &mut dst[..n]) {
+            Ok(()) => n,
+            Err(_) => 0,
+        }
+    }
+
+    /// The payload as a new vector.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut v = vec![0; self.len];
+        let n = self.copy_to(&mut v);
+        v.truncate(n);
+        v
+    }
+}
+
+/// What one poll of the ring found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Polled<R> {
+    /// Nothing is ready.
+    Empty,
+    /// A message, and what the caller's function returned for it.
+    Got(R),
+    /// A cell that no honest sender writes; skipped, and why.
+    Refused(&'static str),
+}
+
+/// The ring's shape, checked once, kept privately by each side.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    cells: usize,
+    cell_size: usize,
+}
+
+impl Geometry {
+    fn new(cells: usize, cell_size: usize) -> Result<Geometry> {
+        let cells_ok = cells.is_power_of_two() && (2..=MAX_CELLS).contains(&cells);
+        let size_ok = (MIN_CELL..=MAX_CELL).contains(&cell_size) && cell_size & 63 == 0;
+        if !cells_ok || !size_ok {
+            return Err(Error::Inval);
+        }
+        Ok(Geometry { cells, cell_size })
+    }
+
+    /// Region bytes the ring needs.
+    fn bytes(self) -> usize {
+        CELLS + self.cells * self.cell_size
+    }
+
+    /// The offset of the cell for position `pos`.
+    fn cell(self, pos: u64) -> usize {
+        CELLS + (pos as usize & (self.cells - 1)) * self.cell_size
+    }
+
+    fn payload_capacity(self) -> usize {
+        self.cell_size - CELL_HEADER
+    }
+}
+
+/// The receiving side: owns the region, drains the ring.
+pub struct Receiver {
+    region: Region,
+    geo: Geometry,
+    /// The next position to drain; private, so no peer can move it.
+    head: u64,
+}
+
+impl Receiver {
+    /// Creates a ring of `cells` cells (a power of two) of `cell_size`
+    /// bytes (a multiple of 64, header included) in a new region.
+    pub fn create(cells: usize, cell_size: usize) -> Result<Receiver> {
+        let geo = Geometry::new(cells, cell_size)?;
+        let region = Region::create(geo.bytes())?;
+        for i in 0..cells as u64 {
+            region.store_u64(geo.cell(i) + C_SEQ, i, Relaxed)?;
+        }
+        region.store_u32(H_VERSION, VERSION, Relaxed)?;
+        region.store_u32(H_CELLS, cells as u32, Relaxed)?;
+        region.store_u32(H_CELL_SIZE, cell_size as u32, Relaxed)?;
+        region.store_u32(H_OWNER, std::process::id(), Relaxed)?;
+        // Published last: a sender that sees the magic sees the rest.
+        region.store_u64(H_MAGIC, MAGIC, Release)?;
+        Ok(Receiver {
+            region,
+            geo,
+            head: 0,
+        })
+    }
+
+    /// The region, whose descriptor senders map.
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
+    /// The most payload bytes a cell carries.
+    pub fn payload_capacity(&self) -> usize {
+        self.geo.payload_capacity()
+    }
+
+    /// Takes the next message if one is ready and gives it to `f` (which
+    /// copies the payload where it belongs); the cell goes back to the
+    /// senders when `f` returns.
+    pub fn poll<R>(&mut self, f: impl FnOnce(&Received, Payload<'_>) -> R) -> Polled<R> {
+        match self.poll_inner(f) {
+            Ok(p) => p,
+            // Offsets come from the private geometry; not reached.
+            Err(_) => Polled::Refused("cell outside the region"),
+        }
+    }
+
+    fn poll_inner<R>(&mut self, f: impl FnOnce(&Received, Payload<'_>) -> R) -> Result<Polled<R>> {
+        let pos = self.head;
+        let cell = self.geo.cell(pos);
+        let seq = self.region.load_u64(cell + C_SEQ, Acquire)?;
+        if seq == pos {
+            return Ok(Polled::Empty);
+        }
+        let verdict = if seq == pos.wrapping_add(1) {
+            match self.header(cell)? {
+                Ok(rx) => {
+                    let payload = Payload {
+                        region: &self.region,
+                        off: cell + CELL_HEADER,
+                        len: rx.len,
+                    };
+                    Polled::Got(f(&rx, payload))
+                }
+                Err(why) => Polled::Refused(why),
+            }
+        } else {
+            Polled::Refused("cell sequence number out of step")
+        };
+        // Hand the cell to the sender of position pos + cells.
+        let next = pos.wrapping_add(self.geo.cells as u64);
+        self.region.store_u64(cell + C_SEQ, next, Release)?;
+        self.head = pos.wrapping_add(1);
+        Ok(verdict)
+    }
+
+    /// The header of a ready cell, copied out once and validated.
+    fn header(&self, cell: usize) -> Result<core::result::Result<Received, &'static str>> {
+        let r = &self.region;
+        let kind = r.load_u32(cell + C_KIND, Relaxed)?;
+        let len = r.load_u32(cell + C_LEN, Relaxed)? as usize;
+        let meta = Meta {
+            kind: Kind::Inline,
+            sender: r.load_u32(cell + C_SENDER, Relaxed)?,
+            flags: r.load_u32(cell + C_FLAGS, Relaxed)?,
+            tag: r.load_u64(cell + C_TAG, Relaxed)?,
+            data: r.load_u64(cell + C_DATA, Relaxed)?,
+            token: r.load_u64(cell + C_TOKEN, Relaxed)?,
+        };
+        let Some(kind) = Kind::from_u32(kind) else {
+            return Ok(Err("unknown cell kind"));
+        };
+        if len > self.geo.payload_capacity() {
+            return Ok(Err("payload length beyond the cell"));
+        }
+        Ok(Ok(Received {
+            meta: Meta { kind, ..meta },
+            len,
+        }))
+    }
+}
+
+/// The sending side: a peer's ring, mapped from its descriptor. Shared by
+/// the threads of a process (`&Sender` is enough to send).
+pub struct Sender {
+    region: Region,
+    geo: Geometry,
+}
+
+impl Sender {
+    /// Checks the ring's header once (`Inval` when it is not a ring of
+    /// this layout that fits the region) and keeps the geometry.
+    pub fn attach(region: Region) -> Result<Sender> {
+        if region.load_u64(H_MAGIC, Acquire)? != MAGIC
+            || region.load_u32(H_VERSION, Relaxed)? != VERSION
+        {
+            return Err(Error::Inval);
+        }
+        let cells = region.load_u32(H_CELLS, Relaxed)? as usize;
+        let cell_size = region.load_u32(H_CELL_SIZE, Relaxed)? as usize;
+        let geo = Geometry::new(cells, cell_size)?;
+        if geo.bytes() > region.len() {
+            return Err(Error::Inval);
+        }
+        Ok(Sender { region, geo })
+    }
+
+    /// The most payload bytes a cell carries.
+    pub fn payload_capacity(&self) -> usize {
+        self.geo.payload_capacity()
+    }
+
+    /// The peer's region this sender writes into.
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
+    /// Appends a message whose payload is the concatenation of `payload`:
+    /// `MsgSize` when it does not fit a cell, `Again` when the ring is
+    /// full (or contended beyond the claim bound).
+    pub fn try_send(&self, meta: &Meta, payload: &[&[u8]]) -> Result<()> {
+        let len: usize = payload.iter().map(|p| p.len()).sum();
+        if len > self.geo.payload_capacity() {
+            return Err(Error::MsgSize);
+        }
+        let r = &self.region;
+        let mut pos = r.load_u64(TAIL, Relaxed)?;
+        let mut claimed = None;
+        for _ in 0..CLAIM_TRIES {
+            let cell = self.geo.cell(pos);
+            let seq = r.load_u64(cell + C_SEQ, Acquire)?;
+            match (seq.wrapping_sub(pos) as i64).signum() {
+                0 => match r.compare_exchange_u64(
+                    TAIL,
+                    pos,
+                    pos.wrapping_add(1),
+                    Relaxed,
+                    Relaxed,
+                )? {
+                    Ok(_) => {
+                        claimed = Some((pos, cell));
+                        break;
+                    }
+                    Err(now) => pos = now,
+                },
+                -1 => return Err(Error::Again),
+                _ => pos = r.load_u64(TAIL, Relaxed)?,
+            }
+        }
+        let Some((pos, cell)) = claimed else {
+            return Err(Error::Again);
+        };
+        r.store_u32(cell + C_KIND, meta.kind as u32, Relaxed)?;
+        r.store_u32(cell + C_LEN, len as u32, Relaxed)?;
+        r.store_u32(cell + C_SENDER, meta.sender, Relaxed)?;
+        r.store_u32(cell + C_FLAGS, meta.flags, Relaxed)?;
+        r.store_u64(cell + C_TAG, meta.tag, Relaxed)?;
+        r.store_u64(cell + C_DATA, meta.data, Relaxed)?;
+        r.store_u64(cell + C_TOKEN, meta.token, Relaxed)?;
+        let mut off = cell + CELL_HEADER;
+        for p in payload {
+            r.copy_in(off, p)?;
+            off += p.len();
+        }
+        // Publish: the receiver's acquire load of seq sees all of the above.
+        r.store_u64(cell + C_SEQ, pos.wrapping_add(1), Release)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    /// A sender on the same ring through a second mapping, as a peer
+    /// process would have.
+    pub(crate) fn sender_of(rx: &Receiver) -> Sender {
+        let fd = rx.region().fd().try_clone_to_owned().unwrap();
+        Sender::attach(Region::from_fd(fd, usize::MAX).unwrap()).unwrap()
+    }
+
+    pub(crate) fn meta(sender: u32, token: u64) -> Meta {
+        Meta {
+            kind: Kind::Inline,
+            sender,
+            flags: 0,
+            tag: token ^ 0xabcd,
+            data: u64::from(sender) << 32,
+            token,
+        }
+    }
+
+    /// The payload sender `s` puts in its message `i`: its length and
+    /// bytes both depend on (s, i), so a mixed-up cell shows.
+    pub(crate) fn payload(s: u32, i: u64, cap: usize) -> Vec<u8> {
+        let n = (i as usize * 7 + s as usize) % (cap + 1);
+        (0..n)
+            .map(|k| (k as u64 ^ i ^ u64::from(s) << 3) as u8)
+            .collect()
+    }
+
+    /// Checks a received message against what its sender must have sent
+    /// next; returns the sender.
+    pub(crate) fn check(rx: &Received, bytes: &[u8], next: &mut [u64], cap: usize) -> u32 {
+        let s = rx.meta.sender;
+        let i = next[s as usize];
+        assert_eq!(rx.meta, meta(s, i), "sender {s}: message {i} in order");
+        assert_eq!(bytes, payload(s, i, cap), "sender {s}: message {i} payload");
+        next[s as usize] += 1;
+        s
+    }
+
+    #[test]
+    fn messages_arrive_whole_and_in_order_and_a_full_ring_refuses() {
+        let mut rx = Receiver::create(8, 256).unwrap();
+        let tx = sender_of(&rx);
+        let cap = tx.payload_capacity();
+        assert_eq!(cap, 192);
+        for i in 0..8 {
+            let p = payload(0, i, cap);
+            tx.try_send(&meta(0, i), &[&p[..p.len() / 2], &p[p.len() / 2..]])
+                .unwrap();
+        }
+        assert_eq!(tx.try_send(&meta(0, 8), &[]), Err(Error::Again), "full");
+        assert_eq!(tx.try_send(&meta(0, 8), &[&[0; 193]]), Err(Error::MsgSize));
+        let mut next = [0u64];
+        for _ in 0..8 {
+            let got = rx.poll(|m, p| (*m, p.to_vec()));
+            let Polled::Got((m, bytes)) = got else {
+                panic!("expected a message, got {got:?}")
+            };
+            check(&m, &bytes, &mut next, cap);
+            // Each drained cell makes room for exactly one more.
+            tx.try_send(&meta(0, next[0] + 7), &[&payload(0, next[0] + 7, cap)])
+                .unwrap();
+            assert_eq!(tx.try_send(&meta(0, 99), &[]), Err(Error::Again));
+        }
+        assert_eq!(next[0], 8);
+    }
+
+    #[test]
+    fn many_threads_send_concurrently_without_loss_or_mixing() {
+        const SENDERS: u32 = 4;
+        const EACH: u64 = 20_000;
+        let mut rx = Receiver::create(64, 128).unwrap();
+        let cap = rx.payload_capacity();
+        let senders: Vec<_> = (0..SENDERS)
+            .map(|s| {
+                let tx = sender_of(&rx);
+                std::thread::spawn(move || {
+                    let mut i = 0;
+                    while i < EACH {
+                        match tx.try_send(&meta(s, i), &[&payload(s, i, cap)]) {
+                            Ok(()) => i += 1,
+                            Err(Error::Again) => std::thread::yield_now(),
+                            Err(e) => panic!("send: {e}"),
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut next = [0u64; SENDERS as usize];
+        let total = u64::from(SENDERS) * EACH;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut got = 0;
+        let mut buf = [0u8; 128];
+        while got < total {
+            match rx.poll(|m, p| (*m, p.copy_to(&mut buf))) {
+                Polled::Got((m, n)) => {
+                    check(&m, &buf[..n], &mut next, cap);
+                    got += 1;
+                }
+                Polled::Empty => {
+                    assert!(std::time::Instant::now() < deadline, "stalled at {got}");
+                    std::thread::yield_now();
+                }
+                Polled::Refused(why) => panic!("refused: {why}"),
+            }
+        }
+        for t in senders {
+            t.join().unwrap();
+        }
+        assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+    }
+
+    #[test]
+    fn garbage_headers_are_refused_and_the_ring_goes_on() {
+        let mut rx = Receiver::create(4, 128).unwrap();
+        let tx = sender_of(&rx);
+        let raw = &tx.region;
+        // A ready cell with an unknown kind, then one with a length
+        // beyond the cell, then one whose sequence is out of step.
+        tx.try_send(&meta(0, 0), &[]).unwrap();
+        raw.store_u32(CELLS + C_KIND, 77, Ordering::Relaxed)
+            .unwrap();
+        tx.try_send(&meta(0, 1), &[]).unwrap();
+        raw.store_u32(CELLS + 128 + C_LEN, u32::MAX, Ordering::Relaxed)
+            .unwrap();
+        raw.store_u64(CELLS + 256 + C_SEQ, 12345, Ordering::Relaxed)
+            .unwrap();
+        assert_eq!(rx.poll(|_, _| ()), Polled::Refused("unknown cell kind"));
+        assert_eq!(
+            rx.poll(|_, _| ()),
+            Polled::Refused("payload length beyond the cell")
+        );
+        assert_eq!(
+            rx.poll(|_, _| ()),
+            Polled::Refused("cell sequence number out of step")
+        );
+        assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+        // Garbage in the header makes a sender refuse to attach.
+        let fd = rx.region().fd().try_clone_to_owned().unwrap();
+        let other = Region::from_fd(fd, usize::MAX).unwrap();
+        other.store_u32(H_CELLS, 3, Ordering::Relaxed).unwrap();
+        let fd = rx.region().fd().try_clone_to_owned().unwrap();
+        let again = Region::from_fd(fd, usize::MAX).unwrap();
+        assert!(Sender::attach(again).is_err(), "3 cells is no ring");
+        other
+            .store_u32(H_CELLS, 1 << 15, Ordering::Relaxed)
+            .unwrap();
+        let fd = rx.region().fd().try_clone_to_owned().unwrap();
+        let again = Region::from_fd(fd, usize::MAX).unwrap();
+        assert!(
+            Sender::attach(again).is_err(),
+            "more cells than the region holds"
+        );
+    }
+
+    #[test]
+    fn a_scribbled_tail_gives_again_not_a_hang() {
+        let rx = Receiver::create(4, 128).unwrap();
+        let tx = sender_of(&rx);
+        // Far ahead of every cell: "full"; just behind: "someone else
+        // claimed it" forever, bounded by the claim loop.
+        tx.region
+            .store_u64(TAIL, 1 << 40, Ordering::Relaxed)
+            .unwrap();
+        assert_eq!(tx.try_send(&meta(0, 0), &[]), Err(Error::Again));
+        tx.region
+            .store_u64(TAIL, u64::MAX - 1, Ordering::Relaxed)
+            .unwrap();
+        assert_eq!(tx.try_send(&meta(0, 0), &[]), Err(Error::Again));
+    }
+
+    #[test]
+    fn bad_geometry_is_refused() {
+        assert!(Receiver::create(3, 128).is_err());
+        assert!(Receiver::create(4, 100).is_err());
+        assert!(Receiver::create(4, 64).is_err());
+        assert!(Receiver::create(MAX_CELLS * 2, 128).is_err());
+        assert!(Receiver::create(1, 128).is_err());
+    }
+}
