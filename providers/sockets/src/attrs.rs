@@ -160,7 +160,7 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
     (
         "conn_timeout",
         FI_PARAM_INT,
-        "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it (default: 5000)",
+        "Milliseconds an RDM endpoint keeps retrying to connect to a peer that is not listening (yet) before failing the sends to it; a peer it had reached whose listener now refuses gets at most 1000 (default: 5000)",
     ),
     (
         "max_conns",
