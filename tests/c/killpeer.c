@@ -13,7 +13,8 @@
  *       error completion, checks that fi_cq_strerror on it names the dead
  *       peer (127.0.0.1:<victim-port>) and a cause, then exchanges
  *       ping/pong with the good peer. On RDM a new send to the dead
- *       victim then fails within 2 s. On MSG it finally connects to the
+ *       victim then fails within 2 s (its post or its completion). On MSG
+ *       it finally connects to the
  *       dead victim's port again: the refusal is an EQ error entry whose
  *       fi_eq_strerror text names that address.
  *
@@ -132,6 +133,8 @@ static struct fid_ep *msg_accept(const char *port)
 
 int main(int argc, char **argv)
 {
+	/* The provider's error text lacked the peer or a cause. */
+	int unexplained = 0;
 	if (argc < 5) {
 		fprintf(stderr, "usage: killpeer victim|good|survivor rdm|msg myport peerport [goodport]\n");
 		return 2;
@@ -218,11 +221,13 @@ int main(int argc, char **argv)
 		const char *s = fi_cq_strerror(cq, err.prov_errno, err.err_data, text, sizeof(text));
 		snprintf(peer, sizeof(peer), "127.0.0.1:%s", argv[4]);
 		if (!s || !strstr(s, peer) || strlen(s) <= strlen(peer) + 2) {
+			/* Noted, and the checks after it still run. */
 			printf("FAIL: fi_cq_strerror(prov_errno %d) = '%s', want the peer %s and a cause\n",
 			       err.prov_errno, s ? s : "(null)", peer);
-			return 1;
+			unexplained = 1;
+		} else {
+			printf("survivor: fi_cq_strerror: %s (prov_errno %d)\n", s, err.prov_errno);
 		}
-		printf("survivor: fi_cq_strerror: %s (prov_errno %d)\n", s, err.prov_errno);
 	}
 	if (msg_ep) {
 		uint32_t event;
@@ -252,8 +257,15 @@ int main(int argc, char **argv)
 		 * yet (5 s by default). */
 		double t1 = now();
 		memset(&err, 0, sizeof(err));
-		CHECK(fi_send(to_victim, "late", 5, NULL, v, (void *) 0x5678));
-		rc = wait_comp(30, &err);
+		/* Refused at once by the post (upstream's sockets: -FI_ENOENT),
+		 * or an error completion. */
+		ssize_t posted = fi_send(to_victim, "late", 5, NULL, v, (void *) 0x5678);
+		if (posted < 0) {
+			rc = (int) -posted;
+			err.op_context = (void *) 0x5678;
+		} else {
+			rc = wait_comp(30, &err);
+		}
 		double took = now() - t1;
 		if (rc <= 0 || err.op_context != (void *) 0x5678) {
 			printf("FAIL: a new send to the dead peer: rc %d, context %p\n", rc, err.op_context);
@@ -322,5 +334,5 @@ int main(int argc, char **argv)
 		fi_freeinfo(ci);
 	}
 	free(big);
-	return 0;
+	return unexplained;
 }
