@@ -14,8 +14,8 @@
  *       peer (127.0.0.1:<victim-port>) and a cause, then exchanges
  *       ping/pong with the good peer. On RDM a new send to the dead
  *       victim then fails within 2 s (its post or its completion). On MSG
- *       it finally connects to the
- *       dead victim's port again: the refusal is an EQ error entry whose
+ *       it finally connects to the dead victim's port again: the refusal
+ *       is an EQ error entry whose
  *       fi_eq_strerror text names that address.
  *
  * <ep> is "rdm" or "msg". Every wait is bounded; a hang is a failure.
