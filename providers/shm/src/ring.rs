@@ -11,7 +11,8 @@
 //! 128  reserved: the receiver's "about to sleep" word (own cache line)
 //! 256  cells[cells], each `cell size` bytes:
 //!        seq u64 | kind u32 | len u32 | sender u32 | flags u32 |
-//!        tag u64 | data u64 | token u64 | 16 bytes unused | payload
+//!        tag u64 | data u64 | token u64 | claim u64 | 8 bytes unused |
+//!        payload
 //! ```
 //!
 //! # Ordering (a bounded queue with a sequence number per cell, after
@@ -27,6 +28,29 @@
 //! cell is ready. It copies the cell out, then hands it back with
 //! `seq = h + cells` (release), which is the value the sender of position
 //! `h + cells` waits for. Each sender's messages keep their order.
+//!
+//! # A sender that dies holding a cell
+//!
+//! Between its claim and its publication a cell belongs to one sender; if
+//! that sender is killed there, the receiver would wait at that cell for
+//! ever. So a claim has a second step that names the claimer: each cell's
+//! `claim` word holds the cell's lap (`position / cells`, 32 bits) and a
+//! claimer id (32 bits, never 0; the ring's owner hands one to each
+//! sender). The receiver sets it to "lap `L`, nobody" before it hands the
+//! cell out for lap `L`; the winner of `tail` then moves it to "lap `L`,
+//! me" with a compare-and-swap, and only then writes the cell. When the
+//! receiver's user learns that a sender died ([`Receiver::sender_gone`],
+//! from its pidfd or hang-up), the receiver remembers the id and the
+//! `tail` of that moment (the dead sender's claims all lie below it). A
+//! claimed, unpublished cell below that mark whose `claim` names the dead
+//! id, or nobody (the sender died between its two steps), is taken back
+//! with a compare-and-swap of `claim` to the next lap and handed on
+//! ([`Polled::Abandoned`]). A live sender caught between its two steps
+//! loses that compare-and-swap, never writes the cell, and claims another
+//! position; a sender past its second step is never taken back while its
+//! id is not reported dead. The cost on the fast path is one uncontended
+//! compare-and-swap on a cache line the sender writes next anyway, and on
+//! the receiver one store when it hands a cell back.
 //!
 //! # What is validated
 //!
@@ -71,6 +95,8 @@ const C_FLAGS: usize = 20;
 const C_TAG: usize = 24;
 const C_DATA: usize = 32;
 const C_TOKEN: usize = 40;
+/// The claim word: lap (high 32 bits) and claimer id (low 32, 0: nobody).
+const C_CLAIM: usize = 48;
 /// Bytes of a cell before its payload.
 pub const CELL_HEADER: usize = 64;
 
@@ -184,6 +210,9 @@ pub enum Polled<R> {
     Got(R),
     /// A cell that no honest sender writes; skipped, and why.
     Refused(&'static str),
+    /// A cell claimed by a sender reported gone and never published;
+    /// taken back so that the ring goes on (see the module's note).
+    Abandoned,
 }
 
 /// The ring's shape, checked once, kept privately by each side.
@@ -216,6 +245,12 @@ impl Geometry {
     fn payload_capacity(self) -> usize {
         self.cell_size - CELL_HEADER
     }
+
+    /// The claim word of position `pos` while nobody holds it: its lap in
+    /// the high 32 bits (wrapping), claimer 0.
+    fn unclaimed(self, pos: u64) -> u64 {
+        (pos >> self.cells.trailing_zeros()) << 32
+    }
 }
 
 /// The receiving side: owns the region, drains the ring.
@@ -224,6 +259,11 @@ pub struct Receiver {
     geo: Geometry,
     /// The next position to drain; private, so no peer can move it.
     head: u64,
+    /// Senders reported gone: their claimer id, and `tail` when the
+    /// report came (every cell they claimed lies below it).
+    gone: Vec<(u32, u64)>,
+    /// The last claimer id handed out.
+    last_claimer: u32,
 }
 
 impl Receiver {
@@ -245,7 +285,30 @@ impl Receiver {
             region,
             geo,
             head: 0,
+            gone: Vec::new(),
+            last_claimer: 0,
         })
+    }
+
+    /// A claimer id for a new sender on this ring (never 0); the sender
+    /// passes it to [`Sender::attach`], and the receiver's user names it
+    /// in [`Receiver::sender_gone`] once that sender is dead.
+    pub fn new_claimer(&mut self) -> u32 {
+        self.last_claimer = self.last_claimer.checked_add(1).unwrap_or(1);
+        self.last_claimer
+    }
+
+    /// Tells the receiver that the sender with claimer id `claimer` is
+    /// dead (its pidfd became readable or its connection hung up), so
+    /// that cells it claimed and never published are taken back instead
+    /// of stopping the ring. Reporting a live sender costs it (and
+    /// whoever shares its id) messages, never memory safety.
+    pub fn sender_gone(&mut self, claimer: u32) {
+        // Every claim of the dead sender happened before its death was
+        // reported, so before this load.
+        if let Ok(tail) = self.region.load_u64(TAIL, Acquire) {
+            self.gone.push((claimer, tail));
+        }
     }
 
     /// The region, whose descriptor senders map.
@@ -274,7 +337,10 @@ impl Receiver {
         let cell = self.geo.cell(pos);
         let seq = self.region.load_u64(cell + C_SEQ, Acquire)?;
         if seq == pos {
-            return Ok(Polled::Empty);
+            if self.gone.is_empty() {
+                return Ok(Polled::Empty);
+            }
+            return self.take_back(pos, cell);
         }
         let verdict = if seq == pos.wrapping_add(1) {
             match self.header(cell)? {
@@ -291,11 +357,54 @@ impl Receiver {
         } else {
             Polled::Refused("cell sequence number out of step")
         };
-        // Hand the cell to the sender of position pos + cells.
-        let next = pos.wrapping_add(self.geo.cells as u64);
-        self.region.store_u64(cell + C_SEQ, next, Release)?;
-        self.head = pos.wrapping_add(1);
+        self.hand_back(pos, cell)?;
         Ok(verdict)
+    }
+
+    /// Hands the cell to the sender of position `pos + cells`: unclaimed
+    /// for that lap, then free (release, so that sender sees the claim
+    /// word reset).
+    fn hand_back(&mut self, pos: u64, cell: usize) -> Result<()> {
+        let next = pos.wrapping_add(self.geo.cells as u64);
+        let r = &self.region;
+        r.store_u64(cell + C_CLAIM, self.geo.unclaimed(next), Relaxed)?;
+        r.store_u64(cell + C_SEQ, next, Release)?;
+        self.head = pos.wrapping_add(1);
+        Ok(())
+    }
+
+    /// The cell at `pos` is not published: takes it back if a sender
+    /// reported gone may hold it (see the module's note), else `Empty`.
+    #[cold]
+    fn take_back<R>(&mut self, pos: u64, cell: usize) -> Result<Polled<R>> {
+        let ahead = |mark: u64| mark.wrapping_sub(pos) as i64 > 0;
+        // Reports whose mark we passed can hold no cell any more.
+        self.gone.retain(|&(_, mark)| ahead(mark));
+        if self.gone.is_empty() || !ahead(self.region.load_u64(TAIL, Acquire)?) {
+            // Nobody reported gone can hold it, or nobody claimed it yet.
+            return Ok(Polled::Empty);
+        }
+        let claim = self.region.load_u64(cell + C_CLAIM, Acquire)?;
+        let unclaimed = self.geo.unclaimed(pos);
+        let who = claim as u32;
+        let dead = who == 0 || self.gone.iter().any(|&(id, _)| id == who);
+        if claim & !u64::from(u32::MAX) != unclaimed || !dead {
+            // A live sender still writing it (or garbage: the ring waits,
+            // as it would for a hostile sender that never publishes).
+            return Ok(Polled::Empty);
+        }
+        // Losing this race means the claimer named itself just now: a
+        // live sender; look again at the next poll.
+        let next = self.geo.unclaimed(pos.wrapping_add(self.geo.cells as u64));
+        if self
+            .region
+            .compare_exchange_u64(cell + C_CLAIM, claim, next, Relaxed, Relaxed)?
+            .is_err()
+        {
+            return Ok(Polled::Empty);
+        }
+        self.hand_back(pos, cell)?;
+        Ok(Polled::Abandoned)
     }
 
     /// The header of a ready cell, copied out once and validated.
@@ -329,13 +438,31 @@ impl Receiver {
 pub struct Sender {
     region: Region,
     geo: Geometry,
+    /// The id this sender names itself by in cells it claims.
+    claimer: u32,
+    /// Test hook: where `try_send` stops for ever (to be killed there).
+    #[cfg(test)]
+    pub(crate) stall: Option<Stall>,
+}
+
+/// Where a test makes a sender stop between its claim and publication.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stall {
+    /// After winning `tail`, before naming itself in the cell.
+    AfterTail,
+    /// After naming itself, before publishing.
+    AfterClaim,
 }
 
 impl Sender {
     /// Checks the ring's header once (`Inval` when it is not a ring of
     /// this layout that fits the region) and keeps the geometry.
-    pub fn attach(region: Region) -> Result<Sender> {
-        if region.load_u64(H_MAGIC, Acquire)? != MAGIC
+    /// `claimer` is the id the ring's owner gave this sender
+    /// ([`Receiver::new_claimer`]; not 0).
+    pub fn attach(region: Region, claimer: u32) -> Result<Sender> {
+        if claimer == 0
+            || region.load_u64(H_MAGIC, Acquire)? != MAGIC
             || region.load_u32(H_VERSION, Relaxed)? != VERSION
         {
             return Err(Error::Inval);
@@ -346,7 +473,24 @@ impl Sender {
         if geo.bytes() > region.len() {
             return Err(Error::Inval);
         }
-        Ok(Sender { region, geo })
+        Ok(Sender {
+            region,
+            geo,
+            claimer,
+            #[cfg(test)]
+            stall: None,
+        })
+    }
+
+    /// Test hook: announces the stop on stdout and parks for ever.
+    #[cfg(test)]
+    fn stall_at(&self, at: Stall) {
+        if self.stall == Some(at) {
+            println!("stalled {at:?}");
+            loop {
+                std::thread::park();
+            }
+        }
     }
 
     /// The most payload bytes a cell carries.
@@ -382,8 +526,20 @@ impl Sender {
                     Relaxed,
                 )? {
                     Ok(_) => {
-                        claimed = Some((pos, cell));
-                        break;
+                        #[cfg(test)]
+                        self.stall_at(Stall::AfterTail);
+                        // Name ourselves; failing means the receiver took
+                        // the position back (it believed its claimer
+                        // dead): leave the cell alone, claim another.
+                        let free = self.geo.unclaimed(pos);
+                        let mine = free | u64::from(self.claimer);
+                        if r.compare_exchange_u64(cell + C_CLAIM, free, mine, Acquire, Relaxed)?
+                            .is_ok()
+                        {
+                            claimed = Some((pos, cell));
+                            break;
+                        }
+                        pos = r.load_u64(TAIL, Relaxed)?;
                     }
                     Err(now) => pos = now,
                 },
@@ -394,6 +550,8 @@ impl Sender {
         let Some((pos, cell)) = claimed else {
             return Err(Error::Again);
         };
+        #[cfg(test)]
+        self.stall_at(Stall::AfterClaim);
         r.store_u32(cell + C_KIND, meta.kind as u32, Relaxed)?;
         r.store_u32(cell + C_LEN, len as u32, Relaxed)?;
         r.store_u32(cell + C_SENDER, meta.sender, Relaxed)?;
@@ -420,8 +578,13 @@ pub(crate) mod tests {
     /// A sender on the same ring through a second mapping, as a peer
     /// process would have.
     pub(crate) fn sender_of(rx: &Receiver) -> Sender {
+        sender_as(rx, 1)
+    }
+
+    /// As [`sender_of`], naming itself `claimer` in the cells it claims.
+    pub(crate) fn sender_as(rx: &Receiver, claimer: u32) -> Sender {
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
-        Sender::attach(Region::from_fd(fd, usize::MAX).unwrap()).unwrap()
+        Sender::attach(Region::from_fd(fd, usize::MAX).unwrap(), claimer).unwrap()
     }
 
     pub(crate) fn meta(sender: u32, token: u64) -> Meta {
@@ -520,6 +683,7 @@ pub(crate) mod tests {
                     std::thread::yield_now();
                 }
                 Polled::Refused(why) => panic!("refused: {why}"),
+                Polled::Abandoned => panic!("nobody was reported gone"),
             }
         }
         for t in senders {
@@ -559,14 +723,14 @@ pub(crate) mod tests {
         other.store_u32(H_CELLS, 3, Ordering::Relaxed).unwrap();
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
         let again = Region::from_fd(fd, usize::MAX).unwrap();
-        assert!(Sender::attach(again).is_err(), "3 cells is no ring");
+        assert!(Sender::attach(again, 1).is_err(), "3 cells is no ring");
         other
             .store_u32(H_CELLS, 1 << 15, Ordering::Relaxed)
             .unwrap();
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
         let again = Region::from_fd(fd, usize::MAX).unwrap();
         assert!(
-            Sender::attach(again).is_err(),
+            Sender::attach(again, 1).is_err(),
             "more cells than the region holds"
         );
     }
@@ -585,6 +749,88 @@ pub(crate) mod tests {
             .store_u64(TAIL, u64::MAX - 1, Ordering::Relaxed)
             .unwrap();
         assert_eq!(tx.try_send(&meta(0, 0), &[]), Err(Error::Again));
+    }
+
+    /// Claims the next position by hand, as a sender would, naming
+    /// `claimer` in the cell unless it is 0 (then it "died" between its
+    /// two steps); never publishes.
+    fn claim_by_hand(tx: &Sender, claimer: u32) -> u64 {
+        let r = &tx.region;
+        let pos = r.load_u64(TAIL, Ordering::Relaxed).unwrap();
+        r.store_u64(TAIL, pos + 1, Ordering::Relaxed).unwrap();
+        if claimer != 0 {
+            let cell = tx.geo.cell(pos);
+            let free = tx.geo.unclaimed(pos);
+            let cas = r.compare_exchange_u64(
+                cell + C_CLAIM,
+                free,
+                free | u64::from(claimer),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            assert_eq!(cas.unwrap(), Ok(free), "the cell was unclaimed");
+        }
+        pos
+    }
+
+    #[test]
+    fn cells_a_dead_sender_claimed_are_taken_back_and_a_live_ones_are_not() {
+        let mut rx = Receiver::create(4, 128).unwrap();
+        let (dead, live, other) = (rx.new_claimer(), rx.new_claimer(), rx.new_claimer());
+        let tx = sender_as(&rx, live);
+        // Laps 0 and 1 and the wrap of the claim words: twice round.
+        for lap in 0..2u64 {
+            // The dead sender holds two cells: one named, one not yet.
+            claim_by_hand(&tx, dead);
+            claim_by_hand(&tx, 0);
+            tx.try_send(&meta(0, lap), &[]).unwrap();
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty, "stuck before the report");
+            rx.sender_gone(dead);
+            assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned, "named cell");
+            assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned, "unnamed cell");
+            assert_eq!(rx.poll(|m, _| m.meta.token), Polled::Got(lap));
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+            // A live sender's claimed cell is waited for even while a
+            // report is pending, and arrives once published.
+            let pos = claim_by_hand(&tx, other);
+            rx.sender_gone(dead);
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty, "live claimer waited for");
+            let cell = tx.geo.cell(pos);
+            tx.region
+                .store_u32(cell + C_KIND, Kind::Inline as u32, Ordering::Relaxed)
+                .unwrap();
+            tx.region
+                .store_u32(cell + C_LEN, 0, Ordering::Relaxed)
+                .unwrap();
+            tx.region
+                .store_u64(cell + C_SEQ, pos + 1, Ordering::Release)
+                .unwrap();
+            assert!(matches!(rx.poll(|_, _| ()), Polled::Got(())));
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+        }
+        // Reports whose cells were all passed are forgotten: a new
+        // sender's unnamed claim is waited for, not taken back.
+        let pos = claim_by_hand(&tx, 0);
+        assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+        assert!(rx.gone.is_empty(), "stale reports dropped");
+        // A sender whose position was taken back claims another one.
+        rx.sender_gone(dead);
+        assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned);
+        let cell = tx.geo.cell(pos);
+        let free = tx.geo.unclaimed(pos);
+        let late = tx.region.compare_exchange_u64(
+            cell + C_CLAIM,
+            free,
+            free | 9,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        assert!(late.unwrap().is_err(), "a late claimer loses the cell");
+        tx.try_send(&meta(0, 7), &[&[1, 2, 3]]).unwrap();
+        assert_eq!(
+            rx.poll(|m, p| (m.meta.token, p.to_vec())),
+            Polled::Got((7, vec![1, 2, 3]))
+        );
     }
 
     #[test]

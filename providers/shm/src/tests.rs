@@ -6,8 +6,9 @@
 use crate::attach::{connect, EndpointId, Listener, Peer};
 use crate::cma;
 use crate::region::Region;
+use crate::ring::tests::sender_as;
 use crate::ring::tests::{check, meta, payload};
-use crate::ring::{Polled, Receiver, Sender};
+use crate::ring::{Polled, Receiver, Sender, Stall};
 use oxifabric::abi::FI_EACCES;
 use oxifabric::error::Error;
 use std::io::BufRead;
@@ -123,6 +124,7 @@ fn receive_checked(rx: &mut Receiver, s: u32, n: u64, deadline: Instant) {
                 std::thread::yield_now();
             }
             Polled::Refused(why) => panic!("refused: {why}"),
+            Polled::Abandoned => panic!("nobody was reported gone"),
         }
     }
 }
@@ -164,7 +166,7 @@ fn child_process_entry() {
         "echo" => {
             let mut rx = Receiver::create(CELLS, CELL).unwrap();
             let (_peer, region) = attach(&rx).unwrap();
-            let tx = Sender::attach(region).unwrap();
+            let tx = Sender::attach(region, 1).unwrap();
             for i in 0..TRAFFIC {
                 send_until(&tx, 1, i, deadline);
             }
@@ -176,7 +178,7 @@ fn child_process_entry() {
             let rx = Receiver::create(CELLS, CELL).unwrap();
             let (_peer, theirs) = attach(&rx).unwrap();
             println!("scribbling");
-            let tx = Sender::attach(theirs).unwrap();
+            let tx = Sender::attach(theirs, 1).unwrap();
             let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id());
             let mut next = || {
                 x ^= x << 13;
@@ -203,6 +205,20 @@ fn child_process_entry() {
                     }
                 }
             }
+        }
+        // Claims a cell of the parent's ring under the claimer id the
+        // parent gave (args[2]), stops where args[3] says, waits to be
+        // killed.
+        "stall" => {
+            let rx = Receiver::create(CELLS, CELL).unwrap();
+            let (_peer, region) = attach(&rx).unwrap();
+            let mut tx = Sender::attach(region, args[2].parse().unwrap()).unwrap();
+            tx.stall = Some(match args[3] {
+                "tail" => Stall::AfterTail,
+                _ => Stall::AfterClaim,
+            });
+            let _ = tx.try_send(&meta(1, 0), &[b"never published"]);
+            unreachable!("the stall hook returned");
         }
         // Attaches, then waits to be killed.
         "park" => {
@@ -270,7 +286,7 @@ fn ring_traffic_both_ways_between_two_processes_leaves_nothing_behind() {
     );
     assert_eq!(links(region.fd()), 0, "the child's region has no name");
     assert_eq!(links(rx.region().fd()), 0, "ours neither");
-    let tx = Sender::attach(region).unwrap();
+    let tx = Sender::attach(region, 1).unwrap();
     receive_checked(&mut rx, 1, TRAFFIC, deadline);
     for i in 0..TRAFFIC {
         send_until(&tx, 0, i, deadline);
@@ -295,7 +311,7 @@ fn a_peer_scribbling_over_the_shared_rings_costs_messages_not_memory_safety() {
     let l = listener();
     let mut kid = Kid::spawn(&format!("scribble:{}", l.id().hex()), None);
     let (_peer, region) = l.accept(rx.region(), HANDSHAKE).unwrap();
-    let tx = Sender::attach(region).unwrap();
+    let tx = Sender::attach(region, 1).unwrap();
     kid.line("scribbling");
     let (mut got, mut refused, mut sent) = (0u64, 0u64, 0u64);
     let mut buf = vec![0u8; rx.payload_capacity()];
@@ -311,6 +327,7 @@ fn a_peer_scribbling_over_the_shared_rings_costs_messages_not_memory_safety() {
             }
             Polled::Refused(_) => refused += 1,
             Polled::Empty => {}
+            Polled::Abandoned => panic!("nobody was reported gone"),
         }
         // The child scribbles its own ring too: sending into it must
         // stay bounded and in bounds.
@@ -354,6 +371,49 @@ fn a_killed_peer_is_noticed_through_its_pidfd_within_a_bound() {
     let ready = unsafe { libc::poll(p.as_mut_ptr(), 1, 5000) };
     assert_eq!(ready, 1, "pidfd readable");
     eprintln!("killed peer noticed after {:?}", t.elapsed());
+}
+
+/// A child claims a cell of our ring and is killed before publishing
+/// (`at`: before or after naming itself in the cell); once told it is
+/// dead, the receiver takes the cell back and our later messages arrive.
+fn killed_claimer_does_not_stall_the_ring(at: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut rx = Receiver::create(CELLS, CELL).unwrap();
+    let (kid_id, my_id) = (rx.new_claimer(), rx.new_claimer());
+    let l = listener();
+    let mut kid = Kid::spawn(&format!("stall:{}:{kid_id}:{at}", l.id().hex()), None);
+    let (peer, _region) = l.accept(rx.region(), HANDSHAKE).unwrap();
+    kid.line("stalled");
+    let tx = sender_as(&rx, my_id);
+    for i in 0..3 {
+        send_until(&tx, 0, i, deadline);
+    }
+    for _ in 0..100 {
+        assert_eq!(rx.poll(|_, _| ()), Polled::Empty, "the claimed cell blocks");
+    }
+    kid.0.kill().unwrap();
+    assert!(
+        peer.wait_gone(Duration::from_secs(5)).unwrap(),
+        "death seen"
+    );
+    rx.sender_gone(kid_id);
+    assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned, "the cell taken back");
+    receive_checked(&mut rx, 0, 3, deadline);
+    // And the ring keeps going round.
+    for i in 3..3 + 2 * CELLS as u64 {
+        send_until(&tx, 0, i, deadline);
+        assert!(matches!(rx.poll(|m, _| m.meta.token), Polled::Got(t) if t == i));
+    }
+}
+
+#[test]
+fn a_sender_killed_after_naming_its_claim_does_not_stall_the_ring() {
+    killed_claimer_does_not_stall_the_ring("claim");
+}
+
+#[test]
+fn a_sender_killed_between_claim_and_naming_does_not_stall_the_ring() {
+    killed_claimer_does_not_stall_the_ring("tail");
 }
 
 #[test]
