@@ -8,7 +8,7 @@
 //! ```text
 //! 0    magic u64 | version u32 | cells u32 | cell size u32 | owner pid u32
 //! 64   tail u64: the next position a sender claims    (own cache line)
-//! 128  reserved: the receiver's "about to sleep" word (own cache line)
+//! 128  sleeping u32: the receiver's "about to sleep" word (own line)
 //! 256  cells[cells], each `cell size` bytes:
 //!        seq u64 | kind u32 | len u32 | sender u32 | flags u32 |
 //!        tag u64 | data u64 | token u64 | claim u64 | 8 bytes unused |
@@ -52,6 +52,25 @@
 //! compare-and-swap on a cache line the sender writes next anyway, and on
 //! the receiver one store when it hands a cell back.
 //!
+//! # Sleeping without spinning
+//!
+//! The receiver creates a [`Doorbell`] (an eventfd) that every sender
+//! gets at attach. To sleep, the receiver empties the doorbell, sets the
+//! `sleeping` word, issues a `SeqCst` fence, looks at its next cell once
+//! more, and only if nothing is there waits on the doorbell (bounded by
+//! its caller's timeout). A sender, after publishing, issues a `SeqCst`
+//! fence and loads `sleeping`; only if it is set does it clear it (a
+//! compare-and-swap, so one sender of many rings) and ring. The two
+//! fences make a lost wake-up impossible: this is the store-buffering
+//! pattern (each side stores one word, then loads the other's), and with
+//! a `SeqCst` fence between each side's store and load, the fences are
+//! ordered one way or the other, so either the receiver's second look
+//! sees the published cell, or the sender's load sees `sleeping` set.
+//! Without them both loads could see old values (each store still in
+//! its CPU's store buffer) and the receiver would sleep past a message.
+//! A sender that finds `sleeping` clear, the polling case, pays the
+//! fence and one load of a line that stays shared: no system call.
+//!
 //! # What is validated
 //!
 //! The receiver trusts nothing in the region but its own copy of the
@@ -71,9 +90,12 @@
 //! the same user (the only ones `attach` admits) could `ptrace` each
 //! other anyway; the guarantee here is memory safety, not secrecy.
 
+use crate::doorbell::Doorbell;
 use crate::region::Region;
 use oxifabric::error::{Error, Result};
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::fence;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::time::Instant;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"oxiring1");
 const VERSION: u32 = 1;
@@ -84,6 +106,8 @@ const H_CELLS: usize = 12;
 const H_CELL_SIZE: usize = 16;
 const H_OWNER: usize = 20;
 const TAIL: usize = 64;
+/// The receiver's "about to sleep" word (u32, 1: sleeping).
+const SLEEPING: usize = 128;
 /// Where the cells start.
 const CELLS: usize = 256;
 
@@ -264,6 +288,8 @@ pub struct Receiver {
     gone: Vec<(u32, u64)>,
     /// The last claimer id handed out.
     last_claimer: u32,
+    /// What senders ring when this receiver sleeps.
+    doorbell: Doorbell,
 }
 
 impl Receiver {
@@ -287,7 +313,48 @@ impl Receiver {
             head: 0,
             gone: Vec::new(),
             last_claimer: 0,
+            doorbell: Doorbell::new()?,
         })
+    }
+
+    /// What to hand a new sender at attach: this ring's region and
+    /// doorbell, and `claimer` (from [`Receiver::new_claimer`]).
+    pub fn offer(&self, claimer: u32) -> crate::attach::Offer<'_> {
+        crate::attach::Offer {
+            region: &self.region,
+            doorbell: &self.doorbell,
+            claimer,
+        }
+    }
+
+    /// The doorbell senders ring when this receiver sleeps (each sender
+    /// gets a descriptor of it at attach).
+    pub fn doorbell(&self) -> &Doorbell {
+        &self.doorbell
+    }
+
+    /// Sleeps until a sender publishes a cell or `deadline` passes,
+    /// without spinning (see the module's note on sleeping); returns at
+    /// once when the next cell is already there. Whether something may be
+    /// ready (a wake-up, or a cell found before sleeping); `false` means
+    /// the deadline passed in silence. Wake-ups can be spurious: the
+    /// caller polls either way.
+    pub fn sleep(&mut self, deadline: Instant) -> Result<bool> {
+        // Rings from earlier rounds would end this sleep at once.
+        self.doorbell.take()?;
+        let r = &self.region;
+        r.store_u32(SLEEPING, 1, Relaxed)?;
+        // Orders the store above before the look below (pairs with the
+        // sender's fence after publishing; see the module's note).
+        fence(SeqCst);
+        let head = self.geo.cell(self.head);
+        let woken = if r.load_u64(head + C_SEQ, Acquire)? != self.head {
+            true
+        } else {
+            self.doorbell.wait(deadline)
+        };
+        r.store_u32(SLEEPING, 0, Relaxed)?;
+        Ok(woken)
     }
 
     /// A claimer id for a new sender on this ring (never 0); the sender
@@ -440,6 +507,8 @@ pub struct Sender {
     geo: Geometry,
     /// The id this sender names itself by in cells it claims.
     claimer: u32,
+    /// The receiver's doorbell, rung when it sleeps.
+    doorbell: Doorbell,
     /// Test hook: where `try_send` stops for ever (to be killed there).
     #[cfg(test)]
     pub(crate) stall: Option<Stall>,
@@ -459,8 +528,8 @@ impl Sender {
     /// Checks the ring's header once (`Inval` when it is not a ring of
     /// this layout that fits the region) and keeps the geometry.
     /// `claimer` is the id the ring's owner gave this sender
-    /// ([`Receiver::new_claimer`]; not 0).
-    pub fn attach(region: Region, claimer: u32) -> Result<Sender> {
+    /// ([`Receiver::new_claimer`]; not 0); `doorbell` is the receiver's.
+    pub fn attach(region: Region, claimer: u32, doorbell: Doorbell) -> Result<Sender> {
         if claimer == 0
             || region.load_u64(H_MAGIC, Acquire)? != MAGIC
             || region.load_u32(H_VERSION, Relaxed)? != VERSION
@@ -477,9 +546,15 @@ impl Sender {
             region,
             geo,
             claimer,
+            doorbell,
             #[cfg(test)]
             stall: None,
         })
+    }
+
+    /// [`Sender::attach`] to the ring a peer granted at attach.
+    pub fn from_grant(grant: crate::attach::Grant) -> Result<Sender> {
+        Sender::attach(grant.region, grant.claimer, grant.doorbell)
     }
 
     /// Test hook: announces the stop on stdout and parks for ever.
@@ -566,7 +641,24 @@ impl Sender {
         }
         // Publish: the receiver's acquire load of seq sees all of the above.
         r.store_u64(cell + C_SEQ, pos.wrapping_add(1), Release)?;
+        // Orders the publication before the load of `sleeping` (pairs with
+        // the receiver's fence in `Receiver::sleep`).
+        fence(SeqCst);
+        if r.load_u32(SLEEPING, Relaxed)? != 0
+            && r.compare_exchange_u32(SLEEPING, 1, 0, Relaxed, Relaxed)?
+                .is_ok()
+        {
+            self.doorbell.ring();
+        }
         Ok(())
+    }
+
+    /// Whether the receiver said it is about to sleep (for tests and
+    /// diagnostics).
+    pub fn receiver_sleeping(&self) -> bool {
+        self.region
+            .load_u32(SLEEPING, Relaxed)
+            .is_ok_and(|v| v != 0)
     }
 }
 
@@ -584,7 +676,8 @@ pub(crate) mod tests {
     /// As [`sender_of`], naming itself `claimer` in the cells it claims.
     pub(crate) fn sender_as(rx: &Receiver, claimer: u32) -> Sender {
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
-        Sender::attach(Region::from_fd(fd, usize::MAX).unwrap(), claimer).unwrap()
+        let bell = rx.doorbell().try_clone().unwrap();
+        Sender::attach(Region::from_fd(fd, usize::MAX).unwrap(), claimer, bell).unwrap()
     }
 
     pub(crate) fn meta(sender: u32, token: u64) -> Meta {
@@ -723,14 +816,18 @@ pub(crate) mod tests {
         other.store_u32(H_CELLS, 3, Ordering::Relaxed).unwrap();
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
         let again = Region::from_fd(fd, usize::MAX).unwrap();
-        assert!(Sender::attach(again, 1).is_err(), "3 cells is no ring");
+        let bell = || rx.doorbell().try_clone().unwrap();
+        assert!(
+            Sender::attach(again, 1, bell()).is_err(),
+            "3 cells is no ring"
+        );
         other
             .store_u32(H_CELLS, 1 << 15, Ordering::Relaxed)
             .unwrap();
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
         let again = Region::from_fd(fd, usize::MAX).unwrap();
         assert!(
-            Sender::attach(again, 1).is_err(),
+            Sender::attach(again, 1, bell()).is_err(),
             "more cells than the region holds"
         );
     }
@@ -831,6 +928,79 @@ pub(crate) mod tests {
             rx.poll(|m, p| (m.meta.token, p.to_vec())),
             Polled::Got((7, vec![1, 2, 3]))
         );
+    }
+
+    #[test]
+    fn a_sender_rings_the_doorbell_only_when_the_receiver_sleeps() {
+        let mut rx = Receiver::create(8, 128).unwrap();
+        let tx = sender_of(&rx);
+        // The polling fast path: no ring at all.
+        for i in 0..1000 {
+            tx.try_send(&meta(0, i), &[]).unwrap();
+            assert!(matches!(rx.poll(|m, _| m.meta.token), Polled::Got(t) if t == i));
+        }
+        assert_eq!(rx.doorbell().take().unwrap(), 0, "rung while nobody slept");
+        // A receiver asleep: of several sends, one rings.
+        let sleeper = std::thread::spawn(move || {
+            let woken = rx.sleep(Instant::now() + std::time::Duration::from_secs(20));
+            (woken.unwrap(), rx)
+        });
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
+        while !tx.receiver_sleeping() {
+            assert!(Instant::now() < deadline, "the receiver never slept");
+            std::thread::yield_now();
+        }
+        for i in 0..3 {
+            tx.try_send(&meta(0, i), &[]).unwrap();
+        }
+        let (woken, mut rx) = sleeper.join().unwrap();
+        assert!(woken, "the sleep ended by its timeout");
+        assert!(!tx.receiver_sleeping());
+        // The sleep leaves the ring in the descriptor; at most one.
+        assert!(rx.doorbell().take().unwrap() <= 1, "rung more than once");
+        // A ready cell means no sleep at all.
+        assert!(rx.sleep(Instant::now()).unwrap());
+    }
+
+    #[test]
+    fn no_wake_up_is_lost_over_many_sleep_and_send_rounds() {
+        use std::sync::atomic::AtomicU64;
+        use std::sync::Arc;
+        const ROUNDS: u64 = 3000;
+        let round = std::time::Duration::from_secs(10);
+        let mut rx = Receiver::create(4, 128).unwrap();
+        let tx = sender_of(&rx);
+        let done = Arc::new(AtomicU64::new(0));
+        let seen = done.clone();
+        // Each message goes out right after the receiver took the last
+        // one, racing its way into the next sleep.
+        let sender = std::thread::spawn(move || {
+            for i in 0..ROUNDS {
+                let deadline = Instant::now() + round;
+                while seen.load(Ordering::Acquire) < i {
+                    assert!(Instant::now() < deadline, "round {i}: receiver stuck");
+                    std::thread::yield_now();
+                }
+                tx.try_send(&meta(0, i), &[]).unwrap();
+            }
+        });
+        for i in 0..ROUNDS {
+            loop {
+                match rx.poll(|m, _| m.meta.token) {
+                    Polled::Got(t) => {
+                        assert_eq!(t, i);
+                        break;
+                    }
+                    Polled::Empty => {
+                        let woken = rx.sleep(Instant::now() + round).unwrap();
+                        assert!(woken, "round {i}: lost wake-up (slept to the timeout)");
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            done.store(i + 1, Ordering::Release);
+        }
+        sender.join().unwrap();
     }
 
     #[test]
