@@ -13,16 +13,18 @@
 //! send, receive), never waits forever on a silent peer:
 //!
 //! 1. The connecting side connects and checks the listener's credentials.
-//! 2. It sends a hello (magic, version, its id) with its region's
-//!    descriptor attached (`SCM_RIGHTS`).
+//! 2. It sends a hello (magic, version, the claimer id the peer is to use
+//!    in its ring, its endpoint id) with two descriptors attached
+//!    (`SCM_RIGHTS`): its ring's region and its ring's doorbell.
 //! 3. The accepting side checks the connector's credentials, receives the
 //!    hello and descriptor, and answers with its own.
 //!
 //! Credentials come from the kernel (`SO_PEERCRED`), not from the peer: a
 //! peer of another user is refused (`FI_EACCES`), since attaching would
-//! hand it our memory. A hello of the wrong size or magic, without exactly
-//! one descriptor, or with a descriptor that is not a sealed memfd is
-//! refused too; extra descriptors are closed.
+//! hand it our memory. A hello of the wrong size, magic or version, with a
+//! claimer id of 0, without exactly two descriptors, or whose descriptors
+//! are not a sealed memfd and a non-blocking eventfd is refused too;
+//! every descriptor of a refused hello is closed.
 //!
 //! Liveness: the kernel's pidfd for the peer (`SO_PEERPIDFD` on Linux 6.5
 //! and later, race-free; else `pidfd_open` on the credentials' pid) becomes
@@ -30,6 +32,7 @@
 //! up when the peer exits or closes it. [`Peer::liveness_fds`] gives both
 //! for a poll loop.
 
+use crate::doorbell::Doorbell;
 use crate::region::{last_os, Region, MAX_LEN};
 use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET, FI_EIO};
 use oxifabric::error::{Error, Result};
@@ -38,7 +41,8 @@ use std::time::{Duration, Instant};
 
 const PREFIX: &str = "oxifabric-shm:";
 const HELLO_MAGIC: u64 = u64::from_le_bytes(*b"oxishmh1");
-const HELLO_VERSION: u32 = 1;
+/// Version 2 added the doorbell and the claimer id.
+const HELLO_VERSION: u32 = 2;
 const HELLO_LEN: usize = 32;
 const BACKLOG: libc::c_int = 128;
 
@@ -102,6 +106,31 @@ impl EndpointId {
     }
 }
 
+/// What one side hands the other at attach: its ring's region and
+/// doorbell, and the claimer id the other side is to use in that ring
+/// (`ring::Receiver::offer` makes one).
+#[derive(Clone, Copy)]
+pub struct Offer<'a> {
+    /// The ring's region.
+    pub region: &'a Region,
+    /// The ring's doorbell.
+    pub doorbell: &'a Doorbell,
+    /// The peer's claimer id in this ring (not 0).
+    pub claimer: u32,
+}
+
+/// What one side got from the other: the peer's ring's region (mapped)
+/// and doorbell, and our claimer id in that ring; together what
+/// `ring::Sender::attach` needs.
+pub struct Grant {
+    /// The peer's ring's region.
+    pub region: Region,
+    /// The peer's doorbell.
+    pub doorbell: Doorbell,
+    /// Our claimer id in the peer's ring.
+    pub claimer: u32,
+}
+
 /// An endpoint's listener: peers connect to it by the endpoint's id.
 pub struct Listener {
     sock: OwnedFd,
@@ -137,11 +166,11 @@ impl Listener {
         self.sock.as_fd()
     }
 
-    /// Waits up to `timeout` for a peer, then exchanges regions with it:
-    /// our `own` region for the peer's, which is mapped and returned.
-    /// `TimedOut` when no peer came or it did not finish the handshake in
-    /// time; `FI_EACCES` for a peer of another user.
-    pub fn accept(&self, own: &Region, timeout: Duration) -> Result<(Peer, Region)> {
+    /// Waits up to `timeout` for a peer, then exchanges rings with it:
+    /// our `own` offer for the peer's, whose region is mapped and
+    /// returned. `TimedOut` when no peer came or it did not finish the
+    /// handshake in time; `FI_EACCES` for a peer of another user.
+    pub fn accept(&self, own: &Offer<'_>, timeout: Duration) -> Result<(Peer, Grant)> {
         let deadline = Instant::now() + timeout;
         // The listener is non-blocking: if another thread takes the
         // connection poll announced, wait again instead of blocking.
@@ -169,20 +198,21 @@ impl Listener {
         };
         let cred = same_user(sock.as_fd())?;
         set_timeouts(sock.as_fd(), deadline)?;
-        let (hello, fd) = recv_hello(sock.as_fd())?;
-        send_hello(sock.as_fd(), &self.id, own.fd())?;
-        Peer::finish(sock, cred, hello, fd)
+        let (hello, fds) = recv_hello(sock.as_fd())?;
+        send_hello(sock.as_fd(), &self.id, own)?;
+        Peer::finish(sock, cred, hello, fds)
     }
 }
 
-/// Connects to the endpoint `id` and exchanges regions: ours (`own`) for
-/// its, which is mapped and returned. Bounded by `timeout` as a whole.
+/// Connects to the endpoint `id` and exchanges rings: our `own` offer for
+/// its, whose region is mapped and returned. Bounded by `timeout` as a
+/// whole.
 pub fn connect(
     id: &EndpointId,
     own_id: &EndpointId,
-    own: &Region,
+    own: &Offer<'_>,
     timeout: Duration,
-) -> Result<(Peer, Region)> {
+) -> Result<(Peer, Grant)> {
     let deadline = Instant::now() + timeout;
     let sock = seqpacket(0)?;
     // SO_SNDTIMEO also bounds a connect that waits for room in a busy
@@ -195,9 +225,9 @@ pub fn connect(
         });
     }
     let cred = same_user(sock.as_fd())?;
-    send_hello(sock.as_fd(), own_id, own.fd())?;
-    let (hello, fd) = recv_hello(sock.as_fd())?;
-    Peer::finish(sock, cred, hello, fd)
+    send_hello(sock.as_fd(), own_id, own)?;
+    let (hello, fds) = recv_hello(sock.as_fd())?;
+    Peer::finish(sock, cred, hello, fds)
 }
 
 /// A peer after the handshake: who it is and how to notice it is gone.
@@ -213,11 +243,19 @@ impl Peer {
         sock: OwnedFd,
         cred: libc::ucred,
         hello: [u8; HELLO_LEN],
-        fd: OwnedFd,
-    ) -> Result<(Peer, Region)> {
+        [region, doorbell]: [OwnedFd; 2],
+    ) -> Result<(Peer, Grant)> {
         let mut id = [0u8; 16];
         id.copy_from_slice(&hello[16..32]);
-        let region = Region::from_fd(fd, MAX_LEN)?;
+        let claimer = u32::from_ne_bytes([hello[12], hello[13], hello[14], hello[15]]);
+        if claimer == 0 {
+            return Err(Error::Inval);
+        }
+        let grant = Grant {
+            region: Region::from_fd(region, MAX_LEN)?,
+            doorbell: Doorbell::from_fd(doorbell)?,
+            claimer,
+        };
         let pidfd = peer_pidfd(sock.as_fd(), cred.pid);
         let peer = Peer {
             id: EndpointId(id),
@@ -225,7 +263,7 @@ impl Peer {
             sock,
             pidfd,
         };
-        Ok((peer, region))
+        Ok((peer, grant))
     }
 
     /// The id the peer announced (its listener's name).
@@ -404,10 +442,22 @@ fn set_timeouts(sock: BorrowedFd<'_>, deadline: Instant) -> Result<()> {
 #[repr(C, align(8))]
 struct CmsgBuf([u8; 64]);
 
-fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, region: BorrowedFd<'_>) -> Result<()> {
+fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, own: &Offer<'_>) -> Result<()> {
+    send_hello_raw(sock, id, own.claimer, [own.region.fd(), own.doorbell.fd()])
+}
+
+/// A hello carrying `claimer`, our `id` and the descriptors `fds` (the
+/// region's, then the doorbell's).
+fn send_hello_raw(
+    sock: BorrowedFd<'_>,
+    id: &EndpointId,
+    claimer: u32,
+    fds: [BorrowedFd<'_>; 2],
+) -> Result<()> {
     let mut hello = [0u8; HELLO_LEN];
     hello[0..8].copy_from_slice(&HELLO_MAGIC.to_ne_bytes());
     hello[8..12].copy_from_slice(&HELLO_VERSION.to_ne_bytes());
+    hello[12..16].copy_from_slice(&claimer.to_ne_bytes());
     hello[16..32].copy_from_slice(&id.0);
     let mut iov = libc::iovec {
         iov_base: hello.as_mut_ptr().cast(),
@@ -420,15 +470,19 @@ fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, region: BorrowedFd<'_>) -> 
     msg.msg_iovlen = 1;
     msg.msg_control = cbuf.0.as_mut_ptr().cast();
     // SAFETY: CMSG_SPACE only computes a size.
-    msg.msg_controllen = unsafe { libc::CMSG_SPACE(4) } as _;
+    msg.msg_controllen = unsafe { libc::CMSG_SPACE(8) } as _;
     // SAFETY: msg_control points at 64 aligned bytes, more than
-    // CMSG_SPACE(4); the first header and its data lie inside them.
+    // CMSG_SPACE(8); the first header and its two descriptors lie inside
+    // them.
     unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
         (*c).cmsg_level = libc::SOL_SOCKET;
         (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(4) as _;
-        core::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>(), region.as_raw_fd());
+        (*c).cmsg_len = libc::CMSG_LEN(8) as _;
+        let data = libc::CMSG_DATA(c).cast::<libc::c_int>();
+        for (i, fd) in fds.iter().enumerate() {
+            core::ptr::write_unaligned(data.add(i), fd.as_raw_fd());
+        }
     }
     // SAFETY: msg and everything it points at are valid for the call.
     let n = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
@@ -438,9 +492,9 @@ fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, region: BorrowedFd<'_>) -> 
     Ok(())
 }
 
-/// Receives a hello and its one descriptor; anything else is refused
+/// Receives a hello and its two descriptors; anything else is refused
 /// (`Inval`), every descriptor that came with it closed.
-fn recv_hello(sock: BorrowedFd<'_>) -> Result<([u8; HELLO_LEN], OwnedFd)> {
+fn recv_hello(sock: BorrowedFd<'_>) -> Result<([u8; HELLO_LEN], [OwnedFd; 2])> {
     // One byte more than a hello, to see a longer message as such.
     let mut buf = [0u8; HELLO_LEN + 1];
     let mut iov = libc::iovec {
@@ -483,18 +537,13 @@ fn recv_hello(sock: BorrowedFd<'_>) -> Result<([u8; HELLO_LEN], OwnedFd)> {
     let truncated = msg.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0;
     let magic = u64::from_ne_bytes(buf[0..8].try_into().unwrap_or_default());
     let version = u32::from_ne_bytes(buf[8..12].try_into().unwrap_or_default());
-    if truncated
-        || n as usize != HELLO_LEN
-        || magic != HELLO_MAGIC
-        || version != HELLO_VERSION
-        || fds.len() != 1
-    {
+    if truncated || n as usize != HELLO_LEN || magic != HELLO_MAGIC || version != HELLO_VERSION {
         return Err(Error::Inval);
     }
+    let fds: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::Inval)?;
     let mut hello = [0u8; HELLO_LEN];
     hello.copy_from_slice(&buf[..HELLO_LEN]);
-    let fd = fds.pop().ok_or(Error::Inval)?;
-    Ok((hello, fd))
+    Ok((hello, fds))
 }
 
 /// A failed send or receive: a timeout is `TimedOut`, anything else a
@@ -560,7 +609,13 @@ pub(crate) mod tests {
 
     #[test]
     fn a_hello_that_is_not_one_is_refused() {
-        let own = Region::create(4096).unwrap();
+        let region = Region::create(4096).unwrap();
+        let bell = Doorbell::new().unwrap();
+        let own = Offer {
+            region: &region,
+            doorbell: &bell,
+            claimer: 5,
+        };
         let l = Listener::bind(EndpointId::random().unwrap()).unwrap();
         // Right size, wrong magic, with a descriptor.
         let raw = connect_raw(&l.id());
@@ -570,21 +625,32 @@ pub(crate) mod tests {
         assert_eq!(n, HELLO_LEN as isize);
         let r = l.accept(&own, Duration::from_secs(5));
         assert_eq!(r.err(), Some(Error::Inval), "no descriptor, bad magic");
-        // A proper hello whose descriptor is not a sealed memfd.
-        let raw = connect_raw(&l.id());
+        // Proper hellos whose descriptors are not a sealed memfd and an
+        // eventfd, or whose claimer id is 0.
         let file = std::fs::File::open("/proc/self/stat").unwrap();
-        send_hello(raw.as_fd(), &EndpointId([1; 16]), file.as_fd()).unwrap();
-        let r = l.accept(&own, Duration::from_secs(5));
-        assert_eq!(r.err(), Some(Error::Inval), "not a region");
+        let bad = [
+            (1, [file.as_fd(), bell.fd()], "not a region"),
+            (1, [region.fd(), file.as_fd()], "not an eventfd"),
+            (1, [region.fd(), region.fd()], "a region is no doorbell"),
+            (0, [region.fd(), bell.fd()], "claimer 0"),
+        ];
+        for (claimer, fds, what) in bad {
+            let raw = connect_raw(&l.id());
+            send_hello_raw(raw.as_fd(), &EndpointId([1; 16]), claimer, fds).unwrap();
+            let r = l.accept(&own, Duration::from_secs(5));
+            assert_eq!(r.err(), Some(Error::Inval), "{what}");
+        }
         // And a proper one works, in one process too.
         let raw = connect_raw(&l.id());
-        send_hello(raw.as_fd(), &EndpointId([2; 16]), own.fd()).unwrap();
-        let (peer, region) = l.accept(&own, Duration::from_secs(5)).unwrap();
+        send_hello(raw.as_fd(), &EndpointId([2; 16]), &own).unwrap();
+        let (peer, grant) = l.accept(&own, Duration::from_secs(5)).unwrap();
         assert_eq!(peer.id(), EndpointId([2; 16]));
         assert_eq!(peer.pid(), std::process::id() as libc::pid_t);
-        assert_eq!(region.len(), 4096);
-        let (hello, fd) = recv_hello(raw.as_fd()).unwrap();
+        assert_eq!(grant.region.len(), 4096);
+        assert_eq!(grant.claimer, 5);
+        let (hello, [fd, _bell]) = recv_hello(raw.as_fd()).unwrap();
         assert_eq!(hello[16..32], l.id().0);
+        assert_eq!(hello[12..16], 5u32.to_ne_bytes());
         assert!(Region::from_fd(fd, MAX_LEN).is_ok());
         assert!(!peer.wait_gone(Duration::ZERO).unwrap());
         drop(raw);

@@ -13,6 +13,8 @@
 //! - [`attach`]: how two processes exchange their regions over an
 //!   abstract-namespace Unix socket, check each other's credentials and
 //!   keep a handle on each other's liveness.
+//! - [`doorbell`]: the eventfd a sender rings when the receiver sleeps;
+//!   the second, small unsafe boundary.
 //! - [`cma`]: cross-memory attach (`process_vm_readv`) for large
 //!   messages, with a probe of whether the kernel allows it.
 //!
@@ -21,6 +23,7 @@
 
 pub mod attach;
 pub mod cma;
+pub mod doorbell;
 pub mod region;
 pub mod ring;
 

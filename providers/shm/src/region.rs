@@ -190,6 +190,21 @@ impl Region {
         Ok(())
     }
 
+    /// Compare-and-swap of the u32 at `off`, as
+    /// [`Region::compare_exchange_u64`].
+    pub fn compare_exchange_u32(
+        &self,
+        off: usize,
+        current: u32,
+        new: u32,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<core::result::Result<u32, u32>> {
+        Ok(self
+            .u32_at(off)?
+            .compare_exchange(current, new, success, failure))
+    }
+
     /// Compare-and-swap of the u64 at `off`: the inner result is `Ok` with
     /// the old value when it was `current` and is now `new`, else `Err`
     /// with the value found.

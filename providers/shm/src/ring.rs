@@ -8,10 +8,11 @@
 //! ```text
 //! 0    magic u64 | version u32 | cells u32 | cell size u32 | owner pid u32
 //! 64   tail u64: the next position a sender claims    (own cache line)
-//! 128  reserved: the receiver's "about to sleep" word (own cache line)
+//! 128  sleeping u32: the receiver's "about to sleep" word (own line)
 //! 256  cells[cells], each `cell size` bytes:
 //!        seq u64 | kind u32 | len u32 | sender u32 | flags u32 |
-//!        tag u64 | data u64 | token u64 | 16 bytes unused | payload
+//!        tag u64 | data u64 | token u64 | claim u64 | 8 bytes unused |
+//!        payload
 //! ```
 //!
 //! # Ordering (a bounded queue with a sequence number per cell, after
@@ -27,6 +28,48 @@
 //! cell is ready. It copies the cell out, then hands it back with
 //! `seq = h + cells` (release), which is the value the sender of position
 //! `h + cells` waits for. Each sender's messages keep their order.
+//!
+//! # A sender that dies holding a cell
+//!
+//! Between its claim and its publication a cell belongs to one sender; if
+//! that sender is killed there, the receiver would wait at that cell for
+//! ever. So a claim has a second step that names the claimer: each cell's
+//! `claim` word holds the cell's lap (`position / cells`, 32 bits) and a
+//! claimer id (32 bits, never 0; the ring's owner hands one to each
+//! sender). The receiver sets it to "lap `L`, nobody" before it hands the
+//! cell out for lap `L`; the winner of `tail` then moves it to "lap `L`,
+//! me" with a compare-and-swap, and only then writes the cell. When the
+//! receiver's user learns that a sender died ([`Receiver::sender_gone`],
+//! from its pidfd or hang-up), the receiver remembers the id and the
+//! `tail` of that moment (the dead sender's claims all lie below it). A
+//! claimed, unpublished cell below that mark whose `claim` names the dead
+//! id, or nobody (the sender died between its two steps), is taken back
+//! with a compare-and-swap of `claim` to the next lap and handed on
+//! ([`Polled::Abandoned`]). A live sender caught between its two steps
+//! loses that compare-and-swap, never writes the cell, and claims another
+//! position; a sender past its second step is never taken back while its
+//! id is not reported dead. The cost on the fast path is one uncontended
+//! compare-and-swap on a cache line the sender writes next anyway, and on
+//! the receiver one store when it hands a cell back.
+//!
+//! # Sleeping without spinning
+//!
+//! The receiver creates a [`Doorbell`] (an eventfd) that every sender
+//! gets at attach. To sleep, the receiver empties the doorbell, sets the
+//! `sleeping` word, issues a `SeqCst` fence, looks at its next cell once
+//! more, and only if nothing is there waits on the doorbell (bounded by
+//! its caller's timeout). A sender, after publishing, issues a `SeqCst`
+//! fence and loads `sleeping`; only if it is set does it clear it (a
+//! compare-and-swap, so one sender of many rings) and ring. The two
+//! fences make a lost wake-up impossible: this is the store-buffering
+//! pattern (each side stores one word, then loads the other's), and with
+//! a `SeqCst` fence between each side's store and load, the fences are
+//! ordered one way or the other, so either the receiver's second look
+//! sees the published cell, or the sender's load sees `sleeping` set.
+//! Without them both loads could see old values (each store still in
+//! its CPU's store buffer) and the receiver would sleep past a message.
+//! A sender that finds `sleeping` clear, the polling case, pays the
+//! fence and one load of a line that stays shared: no system call.
 //!
 //! # What is validated
 //!
@@ -47,9 +90,12 @@
 //! the same user (the only ones `attach` admits) could `ptrace` each
 //! other anyway; the guarantee here is memory safety, not secrecy.
 
+use crate::doorbell::Doorbell;
 use crate::region::Region;
 use oxifabric::error::{Error, Result};
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::fence;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::time::Instant;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"oxiring1");
 const VERSION: u32 = 1;
@@ -60,6 +106,8 @@ const H_CELLS: usize = 12;
 const H_CELL_SIZE: usize = 16;
 const H_OWNER: usize = 20;
 const TAIL: usize = 64;
+/// The receiver's "about to sleep" word (u32, 1: sleeping).
+const SLEEPING: usize = 128;
 /// Where the cells start.
 const CELLS: usize = 256;
 
@@ -71,6 +119,8 @@ const C_FLAGS: usize = 20;
 const C_TAG: usize = 24;
 const C_DATA: usize = 32;
 const C_TOKEN: usize = 40;
+/// The claim word: lap (high 32 bits) and claimer id (low 32, 0: nobody).
+const C_CLAIM: usize = 48;
 /// Bytes of a cell before its payload.
 pub const CELL_HEADER: usize = 64;
 
@@ -184,6 +234,9 @@ pub enum Polled<R> {
     Got(R),
     /// A cell that no honest sender writes; skipped, and why.
     Refused(&'static str),
+    /// A cell claimed by a sender reported gone and never published;
+    /// taken back so that the ring goes on (see the module's note).
+    Abandoned,
 }
 
 /// The ring's shape, checked once, kept privately by each side.
@@ -216,6 +269,12 @@ impl Geometry {
     fn payload_capacity(self) -> usize {
         self.cell_size - CELL_HEADER
     }
+
+    /// The claim word of position `pos` while nobody holds it: its lap in
+    /// the high 32 bits (wrapping), claimer 0.
+    fn unclaimed(self, pos: u64) -> u64 {
+        (pos >> self.cells.trailing_zeros()) << 32
+    }
 }
 
 /// The receiving side: owns the region, drains the ring.
@@ -224,6 +283,13 @@ pub struct Receiver {
     geo: Geometry,
     /// The next position to drain; private, so no peer can move it.
     head: u64,
+    /// Senders reported gone: their claimer id, and `tail` when the
+    /// report came (every cell they claimed lies below it).
+    gone: Vec<(u32, u64)>,
+    /// The last claimer id handed out.
+    last_claimer: u32,
+    /// What senders ring when this receiver sleeps.
+    doorbell: Doorbell,
 }
 
 impl Receiver {
@@ -245,7 +311,71 @@ impl Receiver {
             region,
             geo,
             head: 0,
+            gone: Vec::new(),
+            last_claimer: 0,
+            doorbell: Doorbell::new()?,
         })
+    }
+
+    /// What to hand a new sender at attach: this ring's region and
+    /// doorbell, and `claimer` (from [`Receiver::new_claimer`]).
+    pub fn offer(&self, claimer: u32) -> crate::attach::Offer<'_> {
+        crate::attach::Offer {
+            region: &self.region,
+            doorbell: &self.doorbell,
+            claimer,
+        }
+    }
+
+    /// The doorbell senders ring when this receiver sleeps (each sender
+    /// gets a descriptor of it at attach).
+    pub fn doorbell(&self) -> &Doorbell {
+        &self.doorbell
+    }
+
+    /// Sleeps until a sender publishes a cell or `deadline` passes,
+    /// without spinning (see the module's note on sleeping); returns at
+    /// once when the next cell is already there. Whether something may be
+    /// ready (a wake-up, or a cell found before sleeping); `false` means
+    /// the deadline passed in silence. Wake-ups can be spurious: the
+    /// caller polls either way.
+    pub fn sleep(&mut self, deadline: Instant) -> Result<bool> {
+        // Rings from earlier rounds would end this sleep at once.
+        self.doorbell.take()?;
+        let r = &self.region;
+        r.store_u32(SLEEPING, 1, Relaxed)?;
+        // Orders the store above before the look below (pairs with the
+        // sender's fence after publishing; see the module's note).
+        fence(SeqCst);
+        let head = self.geo.cell(self.head);
+        let woken = if r.load_u64(head + C_SEQ, Acquire)? != self.head {
+            true
+        } else {
+            self.doorbell.wait(deadline)
+        };
+        r.store_u32(SLEEPING, 0, Relaxed)?;
+        Ok(woken)
+    }
+
+    /// A claimer id for a new sender on this ring (never 0); the sender
+    /// passes it to [`Sender::attach`], and the receiver's user names it
+    /// in [`Receiver::sender_gone`] once that sender is dead.
+    pub fn new_claimer(&mut self) -> u32 {
+        self.last_claimer = self.last_claimer.checked_add(1).unwrap_or(1);
+        self.last_claimer
+    }
+
+    /// Tells the receiver that the sender with claimer id `claimer` is
+    /// dead (its pidfd became readable or its connection hung up), so
+    /// that cells it claimed and never published are taken back instead
+    /// of stopping the ring. Reporting a live sender costs it (and
+    /// whoever shares its id) messages, never memory safety.
+    pub fn sender_gone(&mut self, claimer: u32) {
+        // Every claim of the dead sender happened before its death was
+        // reported, so before this load.
+        if let Ok(tail) = self.region.load_u64(TAIL, Acquire) {
+            self.gone.push((claimer, tail));
+        }
     }
 
     /// The region, whose descriptor senders map.
@@ -274,7 +404,10 @@ impl Receiver {
         let cell = self.geo.cell(pos);
         let seq = self.region.load_u64(cell + C_SEQ, Acquire)?;
         if seq == pos {
-            return Ok(Polled::Empty);
+            if self.gone.is_empty() {
+                return Ok(Polled::Empty);
+            }
+            return self.take_back(pos, cell);
         }
         let verdict = if seq == pos.wrapping_add(1) {
             match self.header(cell)? {
@@ -291,11 +424,54 @@ impl Receiver {
         } else {
             Polled::Refused("cell sequence number out of step")
         };
-        // Hand the cell to the sender of position pos + cells.
-        let next = pos.wrapping_add(self.geo.cells as u64);
-        self.region.store_u64(cell + C_SEQ, next, Release)?;
-        self.head = pos.wrapping_add(1);
+        self.hand_back(pos, cell)?;
         Ok(verdict)
+    }
+
+    /// Hands the cell to the sender of position `pos + cells`: unclaimed
+    /// for that lap, then free (release, so that sender sees the claim
+    /// word reset).
+    fn hand_back(&mut self, pos: u64, cell: usize) -> Result<()> {
+        let next = pos.wrapping_add(self.geo.cells as u64);
+        let r = &self.region;
+        r.store_u64(cell + C_CLAIM, self.geo.unclaimed(next), Relaxed)?;
+        r.store_u64(cell + C_SEQ, next, Release)?;
+        self.head = pos.wrapping_add(1);
+        Ok(())
+    }
+
+    /// The cell at `pos` is not published: takes it back if a sender
+    /// reported gone may hold it (see the module's note), else `Empty`.
+    #[cold]
+    fn take_back<R>(&mut self, pos: u64, cell: usize) -> Result<Polled<R>> {
+        let ahead = |mark: u64| mark.wrapping_sub(pos) as i64 > 0;
+        // Reports whose mark we passed can hold no cell any more.
+        self.gone.retain(|&(_, mark)| ahead(mark));
+        if self.gone.is_empty() || !ahead(self.region.load_u64(TAIL, Acquire)?) {
+            // Nobody reported gone can hold it, or nobody claimed it yet.
+            return Ok(Polled::Empty);
+        }
+        let claim = self.region.load_u64(cell + C_CLAIM, Acquire)?;
+        let unclaimed = self.geo.unclaimed(pos);
+        let who = claim as u32;
+        let dead = who == 0 || self.gone.iter().any(|&(id, _)| id == who);
+        if claim & !u64::from(u32::MAX) != unclaimed || !dead {
+            // A live sender still writing it (or garbage: the ring waits,
+            // as it would for a hostile sender that never publishes).
+            return Ok(Polled::Empty);
+        }
+        // Losing this race means the claimer named itself just now: a
+        // live sender; look again at the next poll.
+        let next = self.geo.unclaimed(pos.wrapping_add(self.geo.cells as u64));
+        if self
+            .region
+            .compare_exchange_u64(cell + C_CLAIM, claim, next, Relaxed, Relaxed)?
+            .is_err()
+        {
+            return Ok(Polled::Empty);
+        }
+        self.hand_back(pos, cell)?;
+        Ok(Polled::Abandoned)
     }
 
     /// The header of a ready cell, copied out once and validated.
@@ -329,13 +505,33 @@ impl Receiver {
 pub struct Sender {
     region: Region,
     geo: Geometry,
+    /// The id this sender names itself by in cells it claims.
+    claimer: u32,
+    /// The receiver's doorbell, rung when it sleeps.
+    doorbell: Doorbell,
+    /// Test hook: where `try_send` stops for ever (to be killed there).
+    #[cfg(test)]
+    pub(crate) stall: Option<Stall>,
+}
+
+/// Where a test makes a sender stop between its claim and publication.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stall {
+    /// After winning `tail`, before naming itself in the cell.
+    AfterTail,
+    /// After naming itself, before publishing.
+    AfterClaim,
 }
 
 impl Sender {
     /// Checks the ring's header once (`Inval` when it is not a ring of
     /// this layout that fits the region) and keeps the geometry.
-    pub fn attach(region: Region) -> Result<Sender> {
-        if region.load_u64(H_MAGIC, Acquire)? != MAGIC
+    /// `claimer` is the id the ring's owner gave this sender
+    /// ([`Receiver::new_claimer`]; not 0); `doorbell` is the receiver's.
+    pub fn attach(region: Region, claimer: u32, doorbell: Doorbell) -> Result<Sender> {
+        if claimer == 0
+            || region.load_u64(H_MAGIC, Acquire)? != MAGIC
             || region.load_u32(H_VERSION, Relaxed)? != VERSION
         {
             return Err(Error::Inval);
@@ -346,7 +542,30 @@ impl Sender {
         if geo.bytes() > region.len() {
             return Err(Error::Inval);
         }
-        Ok(Sender { region, geo })
+        Ok(Sender {
+            region,
+            geo,
+            claimer,
+            doorbell,
+            #[cfg(test)]
+            stall: None,
+        })
+    }
+
+    /// [`Sender::attach`] to the ring a peer granted at attach.
+    pub fn from_grant(grant: crate::attach::Grant) -> Result<Sender> {
+        Sender::attach(grant.region, grant.claimer, grant.doorbell)
+    }
+
+    /// Test hook: announces the stop on stdout and parks for ever.
+    #[cfg(test)]
+    fn stall_at(&self, at: Stall) {
+        if self.stall == Some(at) {
+            println!("stalled {at:?}");
+            loop {
+                std::thread::park();
+            }
+        }
     }
 
     /// The most payload bytes a cell carries.
@@ -382,8 +601,20 @@ impl Sender {
                     Relaxed,
                 )? {
                     Ok(_) => {
-                        claimed = Some((pos, cell));
-                        break;
+                        #[cfg(test)]
+                        self.stall_at(Stall::AfterTail);
+                        // Name ourselves; failing means the receiver took
+                        // the position back (it believed its claimer
+                        // dead): leave the cell alone, claim another.
+                        let free = self.geo.unclaimed(pos);
+                        let mine = free | u64::from(self.claimer);
+                        if r.compare_exchange_u64(cell + C_CLAIM, free, mine, Acquire, Relaxed)?
+                            .is_ok()
+                        {
+                            claimed = Some((pos, cell));
+                            break;
+                        }
+                        pos = r.load_u64(TAIL, Relaxed)?;
                     }
                     Err(now) => pos = now,
                 },
@@ -394,6 +625,8 @@ impl Sender {
         let Some((pos, cell)) = claimed else {
             return Err(Error::Again);
         };
+        #[cfg(test)]
+        self.stall_at(Stall::AfterClaim);
         r.store_u32(cell + C_KIND, meta.kind as u32, Relaxed)?;
         r.store_u32(cell + C_LEN, len as u32, Relaxed)?;
         r.store_u32(cell + C_SENDER, meta.sender, Relaxed)?;
@@ -408,7 +641,24 @@ impl Sender {
         }
         // Publish: the receiver's acquire load of seq sees all of the above.
         r.store_u64(cell + C_SEQ, pos.wrapping_add(1), Release)?;
+        // Orders the publication before the load of `sleeping` (pairs with
+        // the receiver's fence in `Receiver::sleep`).
+        fence(SeqCst);
+        if r.load_u32(SLEEPING, Relaxed)? != 0
+            && r.compare_exchange_u32(SLEEPING, 1, 0, Relaxed, Relaxed)?
+                .is_ok()
+        {
+            self.doorbell.ring();
+        }
         Ok(())
+    }
+
+    /// Whether the receiver said it is about to sleep (for tests and
+    /// diagnostics).
+    pub fn receiver_sleeping(&self) -> bool {
+        self.region
+            .load_u32(SLEEPING, Relaxed)
+            .is_ok_and(|v| v != 0)
     }
 }
 
@@ -420,8 +670,14 @@ pub(crate) mod tests {
     /// A sender on the same ring through a second mapping, as a peer
     /// process would have.
     pub(crate) fn sender_of(rx: &Receiver) -> Sender {
+        sender_as(rx, 1)
+    }
+
+    /// As [`sender_of`], naming itself `claimer` in the cells it claims.
+    pub(crate) fn sender_as(rx: &Receiver, claimer: u32) -> Sender {
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
-        Sender::attach(Region::from_fd(fd, usize::MAX).unwrap()).unwrap()
+        let bell = rx.doorbell().try_clone().unwrap();
+        Sender::attach(Region::from_fd(fd, usize::MAX).unwrap(), claimer, bell).unwrap()
     }
 
     pub(crate) fn meta(sender: u32, token: u64) -> Meta {
@@ -520,6 +776,7 @@ pub(crate) mod tests {
                     std::thread::yield_now();
                 }
                 Polled::Refused(why) => panic!("refused: {why}"),
+                Polled::Abandoned => panic!("nobody was reported gone"),
             }
         }
         for t in senders {
@@ -559,14 +816,18 @@ pub(crate) mod tests {
         other.store_u32(H_CELLS, 3, Ordering::Relaxed).unwrap();
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
         let again = Region::from_fd(fd, usize::MAX).unwrap();
-        assert!(Sender::attach(again).is_err(), "3 cells is no ring");
+        let bell = || rx.doorbell().try_clone().unwrap();
+        assert!(
+            Sender::attach(again, 1, bell()).is_err(),
+            "3 cells is no ring"
+        );
         other
             .store_u32(H_CELLS, 1 << 15, Ordering::Relaxed)
             .unwrap();
         let fd = rx.region().fd().try_clone_to_owned().unwrap();
         let again = Region::from_fd(fd, usize::MAX).unwrap();
         assert!(
-            Sender::attach(again).is_err(),
+            Sender::attach(again, 1, bell()).is_err(),
             "more cells than the region holds"
         );
     }
@@ -585,6 +846,161 @@ pub(crate) mod tests {
             .store_u64(TAIL, u64::MAX - 1, Ordering::Relaxed)
             .unwrap();
         assert_eq!(tx.try_send(&meta(0, 0), &[]), Err(Error::Again));
+    }
+
+    /// Claims the next position by hand, as a sender would, naming
+    /// `claimer` in the cell unless it is 0 (then it "died" between its
+    /// two steps); never publishes.
+    fn claim_by_hand(tx: &Sender, claimer: u32) -> u64 {
+        let r = &tx.region;
+        let pos = r.load_u64(TAIL, Ordering::Relaxed).unwrap();
+        r.store_u64(TAIL, pos + 1, Ordering::Relaxed).unwrap();
+        if claimer != 0 {
+            let cell = tx.geo.cell(pos);
+            let free = tx.geo.unclaimed(pos);
+            let cas = r.compare_exchange_u64(
+                cell + C_CLAIM,
+                free,
+                free | u64::from(claimer),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            assert_eq!(cas.unwrap(), Ok(free), "the cell was unclaimed");
+        }
+        pos
+    }
+
+    #[test]
+    fn cells_a_dead_sender_claimed_are_taken_back_and_a_live_ones_are_not() {
+        let mut rx = Receiver::create(4, 128).unwrap();
+        let (dead, live, other) = (rx.new_claimer(), rx.new_claimer(), rx.new_claimer());
+        let tx = sender_as(&rx, live);
+        // Laps 0 and 1 and the wrap of the claim words: twice round.
+        for lap in 0..2u64 {
+            // The dead sender holds two cells: one named, one not yet.
+            claim_by_hand(&tx, dead);
+            claim_by_hand(&tx, 0);
+            tx.try_send(&meta(0, lap), &[]).unwrap();
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty, "stuck before the report");
+            rx.sender_gone(dead);
+            assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned, "named cell");
+            assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned, "unnamed cell");
+            assert_eq!(rx.poll(|m, _| m.meta.token), Polled::Got(lap));
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+            // A live sender's claimed cell is waited for even while a
+            // report is pending, and arrives once published.
+            let pos = claim_by_hand(&tx, other);
+            rx.sender_gone(dead);
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty, "live claimer waited for");
+            let cell = tx.geo.cell(pos);
+            tx.region
+                .store_u32(cell + C_KIND, Kind::Inline as u32, Ordering::Relaxed)
+                .unwrap();
+            tx.region
+                .store_u32(cell + C_LEN, 0, Ordering::Relaxed)
+                .unwrap();
+            tx.region
+                .store_u64(cell + C_SEQ, pos + 1, Ordering::Release)
+                .unwrap();
+            assert!(matches!(rx.poll(|_, _| ()), Polled::Got(())));
+            assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+        }
+        // Reports whose cells were all passed are forgotten: a new
+        // sender's unnamed claim is waited for, not taken back.
+        let pos = claim_by_hand(&tx, 0);
+        assert_eq!(rx.poll(|_, _| ()), Polled::Empty);
+        assert!(rx.gone.is_empty(), "stale reports dropped");
+        // A sender whose position was taken back claims another one.
+        rx.sender_gone(dead);
+        assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned);
+        let cell = tx.geo.cell(pos);
+        let free = tx.geo.unclaimed(pos);
+        let late = tx.region.compare_exchange_u64(
+            cell + C_CLAIM,
+            free,
+            free | 9,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        assert!(late.unwrap().is_err(), "a late claimer loses the cell");
+        tx.try_send(&meta(0, 7), &[&[1, 2, 3]]).unwrap();
+        assert_eq!(
+            rx.poll(|m, p| (m.meta.token, p.to_vec())),
+            Polled::Got((7, vec![1, 2, 3]))
+        );
+    }
+
+    #[test]
+    fn a_sender_rings_the_doorbell_only_when_the_receiver_sleeps() {
+        let mut rx = Receiver::create(8, 128).unwrap();
+        let tx = sender_of(&rx);
+        // The polling fast path: no ring at all.
+        for i in 0..1000 {
+            tx.try_send(&meta(0, i), &[]).unwrap();
+            assert!(matches!(rx.poll(|m, _| m.meta.token), Polled::Got(t) if t == i));
+        }
+        assert_eq!(rx.doorbell().take().unwrap(), 0, "rung while nobody slept");
+        // A receiver asleep: of several sends, one rings.
+        let sleeper = std::thread::spawn(move || {
+            let woken = rx.sleep(Instant::now() + std::time::Duration::from_secs(20));
+            (woken.unwrap(), rx)
+        });
+        let deadline = Instant::now() + std::time::Duration::from_secs(20);
+        while !tx.receiver_sleeping() {
+            assert!(Instant::now() < deadline, "the receiver never slept");
+            std::thread::yield_now();
+        }
+        for i in 0..3 {
+            tx.try_send(&meta(0, i), &[]).unwrap();
+        }
+        let (woken, mut rx) = sleeper.join().unwrap();
+        assert!(woken, "the sleep ended by its timeout");
+        assert!(!tx.receiver_sleeping());
+        // The sleep leaves the ring in the descriptor; at most one.
+        assert!(rx.doorbell().take().unwrap() <= 1, "rung more than once");
+        // A ready cell means no sleep at all.
+        assert!(rx.sleep(Instant::now()).unwrap());
+    }
+
+    #[test]
+    fn no_wake_up_is_lost_over_many_sleep_and_send_rounds() {
+        use std::sync::atomic::AtomicU64;
+        use std::sync::Arc;
+        const ROUNDS: u64 = 3000;
+        let round = std::time::Duration::from_secs(10);
+        let mut rx = Receiver::create(4, 128).unwrap();
+        let tx = sender_of(&rx);
+        let done = Arc::new(AtomicU64::new(0));
+        let seen = done.clone();
+        // Each message goes out right after the receiver took the last
+        // one, racing its way into the next sleep.
+        let sender = std::thread::spawn(move || {
+            for i in 0..ROUNDS {
+                let deadline = Instant::now() + round;
+                while seen.load(Ordering::Acquire) < i {
+                    assert!(Instant::now() < deadline, "round {i}: receiver stuck");
+                    std::thread::yield_now();
+                }
+                tx.try_send(&meta(0, i), &[]).unwrap();
+            }
+        });
+        for i in 0..ROUNDS {
+            loop {
+                match rx.poll(|m, _| m.meta.token) {
+                    Polled::Got(t) => {
+                        assert_eq!(t, i);
+                        break;
+                    }
+                    Polled::Empty => {
+                        let woken = rx.sleep(Instant::now() + round).unwrap();
+                        assert!(woken, "round {i}: lost wake-up (slept to the timeout)");
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            done.store(i + 1, Ordering::Release);
+        }
+        sender.join().unwrap();
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! really crosses a process boundary by `SCM_RIGHTS`. Every wait is
 //! bounded; every child is killed and reaped when its test ends.
 
-use crate::attach::{connect, EndpointId, Listener, Peer};
+use crate::attach::{connect, EndpointId, Grant, Listener, Peer};
 use crate::cma;
-use crate::region::Region;
+use crate::ring::tests::sender_as;
 use crate::ring::tests::{check, meta, payload};
-use crate::ring::{Polled, Receiver, Sender};
+use crate::ring::{Polled, Receiver, Sender, Stall};
 use oxifabric::abi::FI_EACCES;
 use oxifabric::error::Error;
 use std::io::BufRead;
@@ -123,6 +123,7 @@ fn receive_checked(rx: &mut Receiver, s: u32, n: u64, deadline: Instant) {
                 std::thread::yield_now();
             }
             Polled::Refused(why) => panic!("refused: {why}"),
+            Polled::Abandoned => panic!("nobody was reported gone"),
         }
     }
 }
@@ -154,17 +155,18 @@ fn child_process_entry() {
     let args: Vec<&str> = role.split(':').collect();
     let parent = args.get(1).and_then(|h| EndpointId::from_hex(h));
     let deadline = Instant::now() + Duration::from_secs(60);
-    let attach = |rx: &Receiver| {
+    let attach = |rx: &mut Receiver| {
         let me = EndpointId::random().unwrap();
-        connect(&parent.unwrap(), &me, rx.region(), HANDSHAKE)
+        let claimer = rx.new_claimer();
+        connect(&parent.unwrap(), &me, &rx.offer(claimer), HANDSHAKE)
     };
     match args[0] {
         // Sends TRAFFIC messages as sender 1, then receives as many from
         // the parent (sender 0).
         "echo" => {
             let mut rx = Receiver::create(CELLS, CELL).unwrap();
-            let (_peer, region) = attach(&rx).unwrap();
-            let tx = Sender::attach(region).unwrap();
+            let (_peer, grant) = attach(&mut rx).unwrap();
+            let tx = Sender::from_grant(grant).unwrap();
             for i in 0..TRAFFIC {
                 send_until(&tx, 1, i, deadline);
             }
@@ -173,10 +175,10 @@ fn child_process_entry() {
         // Writes random bytes over the parent's ring and its own until
         // killed.
         "scribble" => {
-            let rx = Receiver::create(CELLS, CELL).unwrap();
-            let (_peer, theirs) = attach(&rx).unwrap();
+            let mut rx = Receiver::create(CELLS, CELL).unwrap();
+            let (_peer, theirs) = attach(&mut rx).unwrap();
             println!("scribbling");
-            let tx = Sender::attach(theirs).unwrap();
+            let tx = Sender::from_grant(theirs).unwrap();
             let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id());
             let mut next = || {
                 x ^= x << 13;
@@ -204,10 +206,43 @@ fn child_process_entry() {
                 }
             }
         }
+        // Claims a cell of the parent's ring, stops where args[2] says,
+        // waits to be killed.
+        "stall" => {
+            let mut rx = Receiver::create(CELLS, CELL).unwrap();
+            let (_peer, grant) = attach(&mut rx).unwrap();
+            let mut tx = Sender::from_grant(grant).unwrap();
+            tx.stall = Some(match args[2] {
+                "tail" => Stall::AfterTail,
+                _ => Stall::AfterClaim,
+            });
+            let _ = tx.try_send(&meta(1, 0), &[b"never published"]);
+            unreachable!("the stall hook returned");
+        }
+        // Sleeps on its ring until the parent's one message arrives; a
+        // sleep that ends by its timeout fails.
+        "sleeper" => {
+            let mut rx = Receiver::create(CELLS, CELL).unwrap();
+            let _kept = attach(&mut rx).unwrap();
+            println!("ready");
+            loop {
+                match rx.poll(|m, _| m.meta.token) {
+                    Polled::Got(t) => {
+                        assert_eq!(t, 42);
+                        break;
+                    }
+                    Polled::Empty => {
+                        let woken = rx.sleep(Instant::now() + HANDSHAKE).unwrap();
+                        assert!(woken, "slept to the timeout: the send did not wake us");
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
         // Attaches, then waits to be killed.
         "park" => {
-            let rx = Receiver::create(CELLS, CELL).unwrap();
-            let _kept = attach(&rx).unwrap();
+            let mut rx = Receiver::create(CELLS, CELL).unwrap();
+            let _kept = attach(&mut rx).unwrap();
             println!("attached");
             loop {
                 std::thread::park();
@@ -223,8 +258,11 @@ fn child_process_entry() {
         }
         // Run as another user: the parent must refuse the handshake.
         "foreign" => {
-            let rx = Receiver::create(CELLS, CELL).unwrap();
-            assert!(attach(&rx).is_err(), "another user's endpoint let us in");
+            let mut rx = Receiver::create(CELLS, CELL).unwrap();
+            assert!(
+                attach(&mut rx).is_err(),
+                "another user's endpoint let us in"
+            );
         }
         // Publishes a buffer's address for cross-memory reads.
         "cma-target" => {
@@ -262,15 +300,19 @@ fn ring_traffic_both_ways_between_two_processes_leaves_nothing_behind() {
     let mut rx = Receiver::create(CELLS, CELL).unwrap();
     let l = listener();
     let mut kid = Kid::spawn(&format!("echo:{}", l.id().hex()), None);
-    let (peer, region) = l.accept(rx.region(), HANDSHAKE).unwrap();
+    let (peer, grant) = l.accept(&rx.offer(1), HANDSHAKE).unwrap();
     assert_eq!(
         peer.pid(),
         kid.pid(),
         "the kernel's credentials name the child"
     );
-    assert_eq!(links(region.fd()), 0, "the child's region has no name");
+    assert_eq!(
+        links(grant.region.fd()),
+        0,
+        "the child's region has no name"
+    );
     assert_eq!(links(rx.region().fd()), 0, "ours neither");
-    let tx = Sender::attach(region).unwrap();
+    let tx = Sender::from_grant(grant).unwrap();
     receive_checked(&mut rx, 1, TRAFFIC, deadline);
     for i in 0..TRAFFIC {
         send_until(&tx, 0, i, deadline);
@@ -294,8 +336,8 @@ fn a_peer_scribbling_over_the_shared_rings_costs_messages_not_memory_safety() {
     let mut rx = Receiver::create(CELLS, CELL).unwrap();
     let l = listener();
     let mut kid = Kid::spawn(&format!("scribble:{}", l.id().hex()), None);
-    let (_peer, region) = l.accept(rx.region(), HANDSHAKE).unwrap();
-    let tx = Sender::attach(region).unwrap();
+    let (_peer, grant) = l.accept(&rx.offer(1), HANDSHAKE).unwrap();
+    let tx = Sender::from_grant(grant).unwrap();
     kid.line("scribbling");
     let (mut got, mut refused, mut sent) = (0u64, 0u64, 0u64);
     let mut buf = vec![0u8; rx.payload_capacity()];
@@ -311,6 +353,7 @@ fn a_peer_scribbling_over_the_shared_rings_costs_messages_not_memory_safety() {
             }
             Polled::Refused(_) => refused += 1,
             Polled::Empty => {}
+            Polled::Abandoned => panic!("nobody was reported gone"),
         }
         // The child scribbles its own ring too: sending into it must
         // stay bounded and in bounds.
@@ -330,7 +373,7 @@ fn a_killed_peer_is_noticed_through_its_pidfd_within_a_bound() {
     let rx = Receiver::create(CELLS, CELL).unwrap();
     let l = listener();
     let mut kid = Kid::spawn(&format!("park:{}", l.id().hex()), None);
-    let (peer, _region) = l.accept(rx.region(), HANDSHAKE).unwrap();
+    let (peer, _grant) = l.accept(&rx.offer(1), HANDSHAKE).unwrap();
     kid.line("attached");
     assert!(
         peer.has_pidfd(),
@@ -356,6 +399,69 @@ fn a_killed_peer_is_noticed_through_its_pidfd_within_a_bound() {
     eprintln!("killed peer noticed after {:?}", t.elapsed());
 }
 
+/// A child claims a cell of our ring and is killed before publishing
+/// (`at`: before or after naming itself in the cell); once told it is
+/// dead, the receiver takes the cell back and our later messages arrive.
+fn killed_claimer_does_not_stall_the_ring(at: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut rx = Receiver::create(CELLS, CELL).unwrap();
+    let (kid_id, my_id) = (rx.new_claimer(), rx.new_claimer());
+    let l = listener();
+    let mut kid = Kid::spawn(&format!("stall:{}:{at}", l.id().hex()), None);
+    let (peer, _grant) = l.accept(&rx.offer(kid_id), HANDSHAKE).unwrap();
+    kid.line("stalled");
+    let tx = sender_as(&rx, my_id);
+    for i in 0..3 {
+        send_until(&tx, 0, i, deadline);
+    }
+    for _ in 0..100 {
+        assert_eq!(rx.poll(|_, _| ()), Polled::Empty, "the claimed cell blocks");
+    }
+    kid.0.kill().unwrap();
+    assert!(
+        peer.wait_gone(Duration::from_secs(5)).unwrap(),
+        "death seen"
+    );
+    rx.sender_gone(kid_id);
+    assert_eq!(rx.poll(|_, _| ()), Polled::Abandoned, "the cell taken back");
+    receive_checked(&mut rx, 0, 3, deadline);
+    // And the ring keeps going round.
+    for i in 3..3 + 2 * CELLS as u64 {
+        send_until(&tx, 0, i, deadline);
+        assert!(matches!(rx.poll(|m, _| m.meta.token), Polled::Got(t) if t == i));
+    }
+}
+
+#[test]
+fn a_sender_killed_after_naming_its_claim_does_not_stall_the_ring() {
+    killed_claimer_does_not_stall_the_ring("claim");
+}
+
+#[test]
+fn a_sender_killed_between_claim_and_naming_does_not_stall_the_ring() {
+    killed_claimer_does_not_stall_the_ring("tail");
+}
+
+#[test]
+fn a_receiver_sleeping_in_another_process_is_woken_by_a_send() {
+    let mut rx = Receiver::create(CELLS, CELL).unwrap();
+    let l = listener();
+    let mut kid = Kid::spawn(&format!("sleeper:{}", l.id().hex()), None);
+    let claimer = rx.new_claimer();
+    let (_peer, grant) = l.accept(&rx.offer(claimer), HANDSHAKE).unwrap();
+    let tx = Sender::from_grant(grant).unwrap();
+    kid.line("ready");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !tx.receiver_sleeping() {
+        assert!(Instant::now() < deadline, "the child never went to sleep");
+        std::thread::yield_now();
+    }
+    let t = Instant::now();
+    tx.try_send(&meta(0, 42), &[]).unwrap();
+    assert_eq!(kid.exit_code(Duration::from_secs(10)), 0, "the child woke");
+    eprintln!("sleeping child woken and exited after {:?}", t.elapsed());
+}
+
 #[test]
 fn a_killed_processs_name_does_not_block_a_new_endpoint() {
     let id = EndpointId::random().unwrap();
@@ -378,13 +484,13 @@ fn a_silent_peer_times_the_handshake_out() {
     // Nobody connects.
     let t = Instant::now();
     assert_eq!(
-        l.accept(rx.region(), Duration::from_millis(50)).err(),
+        l.accept(&rx.offer(1), Duration::from_millis(50)).err(),
         Some(Error::TimedOut)
     );
     // A peer that connects and never says hello.
     let raw = crate::attach::tests::connect_raw(&l.id());
     assert_eq!(
-        l.accept(rx.region(), Duration::from_millis(200)).err(),
+        l.accept(&rx.offer(1), Duration::from_millis(200)).err(),
         Some(Error::TimedOut)
     );
     drop(raw);
@@ -392,7 +498,7 @@ fn a_silent_peer_times_the_handshake_out() {
     // Nobody listening: refused at once.
     let me = EndpointId::random().unwrap();
     let nobody = EndpointId::random().unwrap();
-    assert!(connect(&nobody, &me, rx.region(), HANDSHAKE).is_err());
+    assert!(connect(&nobody, &me, &rx.offer(1), HANDSHAKE).is_err());
 }
 
 fn root() -> bool {
@@ -409,7 +515,7 @@ fn another_users_peer_is_refused() {
     let rx = Receiver::create(CELLS, CELL).unwrap();
     let l = listener();
     let mut kid = Kid::spawn(&format!("foreign:{}", l.id().hex()), Some(65534));
-    let r: Result<(Peer, Region), Error> = l.accept(rx.region(), HANDSHAKE);
+    let r: Result<(Peer, Grant), Error> = l.accept(&rx.offer(1), HANDSHAKE);
     assert_eq!(r.err(), Some(Error::Other(FI_EACCES)));
     assert_eq!(
         kid.exit_code(Duration::from_secs(30)),
