@@ -3,6 +3,7 @@
 #   make                 build build/lib/libfabric.so.1 (and the .so links)
 #   make demo            build, then show it working: Debian's fi_info and fi_pingpong
 #   make check           install test dependencies if missing, run every test
+#   make check-verbs     only the verbs tests (soft-RoCE in a QEMU guest)
 #   make headers         regenerate include/rdma/*.h from src/abi/
 #   make install PREFIX=/usr/local
 #   make bench           ours vs upstream libfabric and plain TCP (QUICK=1: < 2 min)
@@ -21,7 +22,7 @@ EXPORTS := $(shell sed -n 's/^\t\t\(fi_[a-z_]*\);/\1/p' capi/libfabric.map)
 DEPS := gcc g++ make pkg-config libfabric-dev libfabric-bin python3-clang libclang-dev \
 	valgrind openmpi-bin libopenmpi-dev iproute2 debootstrap strace
 
-.PHONY: all demo check deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
+.PHONY: all demo check check-verbs deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
 
 all: $(LIB)
 
@@ -103,6 +104,13 @@ check: deps lint test-rust all fuzz-quick upstream-sets
 	tests/abi_oracle/run
 	$(MAKE) -s bench-smoke
 	tests/run-c-tests.sh
+	$(MAKE) -s check-verbs
+
+# The verbs binding on a real (soft-RoCE) device: one boot of a Debian kernel
+# under QEMU with rdma_rxe (tests/verbs/; the kernel and initramfs are built
+# once into $(OXI_CACHE)/rxe-vm); about 10 s once prepared.
+check-verbs:
+	CARGO=$(CARGO) tests/verbs/check.sh
 
 # Benchmarks never run inside make check (shared, noisy machines); check only
 # proves that the harness builds and completes one iteration per job.

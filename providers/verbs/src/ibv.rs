@@ -1,0 +1,741 @@
+//! The one unsafe boundary between oxifabric and rdma-core's `libibverbs`.
+//!
+//! # Contract
+//!
+//! - **Loaded at run time, never linked.** `libibverbs.so.1` is opened with
+//!   `dlopen` the first time anything here is used, and every symbol the
+//!   crate calls is looked up with `dlsym` into one [`Lib`] table, once per
+//!   process ([`lib`]). A missing library or a missing required symbol makes
+//!   that table an [`VerbsError::Unavailable`] for the rest of the process:
+//!   "no verbs here", an error the caller reports, never a panic.
+//!   `libfabric.so.1` therefore loads and runs on hosts without rdma-core.
+//!   The library is never closed (rdma-core's providers are not built to be
+//!   unloaded, and contexts may outlive any one caller).
+//! - **Prototypes.** Each function-pointer type in [`Lib`] is the C
+//!   prototype in `<infiniband/verbs.h>` of rdma-core ≥ 32 (Debian 12 ships
+//!   44). `dlsym` returns a symbol's default version (`ibv_query_port@@
+//!   IBVERBS_1.1` and so on), the one a program linked today binds to.
+//!   `ibv_query_port` is that exported function, which takes the older,
+//!   shorter port attribute struct; we always hand it a zeroed full-size
+//!   [`ibv_port_attr`], so whatever it writes fits, and the two tail fields
+//!   it may not fill stay zero.
+//! - **Mirrors.** The structs below are hand-written `#[repr(C)]` copies of
+//!   the few rdma-core types this crate reads, with C's names, so that the
+//!   layout test (`tests/layout.rs`) can compile a C program against the
+//!   installed header and compare the size and every field offset; the
+//!   sizes are also `const` assertions, so every build checks them.
+//!   rdma-core's ABI is stable (fields are only ever appended, behind
+//!   `_ex` calls), so a mirror written against v44 holds for later
+//!   versions.
+//! - **Ownership.** Pointers from rdma-core never leave this module raw:
+//!   [`DeviceList`] owns `ibv_get_device_list`'s array and frees it on drop,
+//!   [`Context`] owns an opened device and closes it on drop. Everything a
+//!   query returns is copied into plain Rust values before the call returns.
+//! - **Threads.** libibverbs' calls used here are thread-safe; a
+//!   [`Context`] may move between threads (`Send`), and shared use goes
+//!   through `&self` queries that rdma-core serialises itself (`Sync`).
+//!
+//! # Why hand-written mirrors, not bindgen or `rdma-core-sys`
+//!
+//! Both generate `extern "C"` declarations that link `-libverbs` at build
+//! time, which is exactly what must not happen; we would throw away their
+//! functions and keep only their types. `bindgen` at build time would also
+//! need libclang and the rdma-core headers on every build machine, while
+//! the provider must build (and is built) on hosts without them. The set
+//! we use is small (three attribute structs, the GID types, the context's
+//! ops table for the `static inline` data path), rdma-core's ABI only grows
+//! at the tail, and the layout test proves each mirror against the
+//! installed header, so writing them by hand costs less than carrying a
+//! generator and stays as trustworthy.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::fmt;
+use std::mem::{offset_of, size_of};
+use std::sync::OnceLock;
+
+/// The library the provider loads.
+pub const LIBIBVERBS: &str = "libibverbs.so.1";
+
+/// Environment variable naming another file to load instead of
+/// [`LIBIBVERBS`]: tests point it at a missing name to prove that a host
+/// without rdma-core gets "no verbs here" cleanly.
+pub const LIBIBVERBS_ENV: &str = "OXI_VERBS_LIBIBVERBS";
+
+/// Environment variable that, when set, makes the crate behave as with a
+/// library older than rdma-core 32 (no `_ibv_query_gid_table`), so the
+/// guest test also proves the `ibv_query_gid` + sysfs fallback.
+pub const NO_GID_TABLE_ENV: &str = "OXI_VERBS_NO_GID_TABLE";
+
+/// Why verbs cannot be used, or which call failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VerbsError {
+    /// libibverbs (or one of its required symbols) is not there: no verbs
+    /// on this host. The text is `dlerror`'s.
+    Unavailable(String),
+    /// A verbs call failed with this errno.
+    Call {
+        /// The rdma-core function.
+        call: &'static str,
+        /// Its errno (positive).
+        errno: c_int,
+    },
+}
+
+impl fmt::Display for VerbsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VerbsError::Unavailable(why) => write!(f, "verbs unavailable: {why}"),
+            VerbsError::Call { call, errno } => write!(
+                f,
+                "{call} failed: {}",
+                std::io::Error::from_raw_os_error(*errno)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for VerbsError {}
+
+/// "No verbs here" is `FI_ENODEV`; a failed call keeps its errno.
+impl From<VerbsError> for oxifabric::error::Error {
+    fn from(e: VerbsError) -> Self {
+        match e {
+            VerbsError::Unavailable(_) => oxifabric::error::Error::NoDev,
+            VerbsError::Call { errno, .. } => oxifabric::error::Error::Os { code: errno, errno },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Mirrors of <infiniband/verbs.h> (rdma-core 44). C names on purpose: the
+// layout test prints C's offsetof for the same names.
+
+/// `struct ibv_device`: only ever behind a pointer.
+#[repr(C)]
+pub struct ibv_device {
+    _opaque: [u8; 0],
+}
+
+/// Opaque objects the ops table's prototypes name.
+#[repr(C)]
+pub struct ibv_opaque {
+    _opaque: [u8; 0],
+}
+
+/// `struct ibv_device_attr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_device_attr {
+    pub fw_ver: [c_char; 64],
+    pub node_guid: u64,
+    pub sys_image_guid: u64,
+    pub max_mr_size: u64,
+    pub page_size_cap: u64,
+    pub vendor_id: u32,
+    pub vendor_part_id: u32,
+    pub hw_ver: u32,
+    pub max_qp: c_int,
+    pub max_qp_wr: c_int,
+    pub device_cap_flags: u32,
+    pub max_sge: c_int,
+    pub max_sge_rd: c_int,
+    pub max_cq: c_int,
+    pub max_cqe: c_int,
+    pub max_mr: c_int,
+    pub max_pd: c_int,
+    pub max_qp_rd_atom: c_int,
+    pub max_ee_rd_atom: c_int,
+    pub max_res_rd_atom: c_int,
+    pub max_qp_init_rd_atom: c_int,
+    pub max_ee_init_rd_atom: c_int,
+    /// `enum ibv_atomic_cap`, kept as the integer C wrote.
+    pub atomic_cap: u32,
+    pub max_ee: c_int,
+    pub max_rdd: c_int,
+    pub max_mw: c_int,
+    pub max_raw_ipv6_qp: c_int,
+    pub max_raw_ethy_qp: c_int,
+    pub max_mcast_grp: c_int,
+    pub max_mcast_qp_attach: c_int,
+    pub max_total_mcast_qp_attach: c_int,
+    pub max_ah: c_int,
+    pub max_fmr: c_int,
+    pub max_map_per_fmr: c_int,
+    pub max_srq: c_int,
+    pub max_srq_wr: c_int,
+    pub max_srq_sge: c_int,
+    pub max_pkeys: u16,
+    pub local_ca_ack_delay: u8,
+    pub phys_port_cnt: u8,
+}
+
+/// `struct ibv_port_attr`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ibv_port_attr {
+    /// `enum ibv_port_state`.
+    pub state: u32,
+    /// `enum ibv_mtu`.
+    pub max_mtu: u32,
+    /// `enum ibv_mtu`.
+    pub active_mtu: u32,
+    pub gid_tbl_len: c_int,
+    pub port_cap_flags: u32,
+    pub max_msg_sz: u32,
+    pub bad_pkey_cntr: u32,
+    pub qkey_viol_cntr: u32,
+    pub pkey_tbl_len: u16,
+    pub lid: u16,
+    pub sm_lid: u16,
+    pub lmc: u8,
+    pub max_vl_num: u8,
+    pub sm_sl: u8,
+    pub subnet_timeout: u8,
+    pub init_type_reply: u8,
+    pub active_width: u8,
+    pub active_speed: u8,
+    pub phys_state: u8,
+    pub link_layer: u8,
+    pub flags: u8,
+    pub port_cap_flags2: u16,
+}
+
+/// The `global` view of `union ibv_gid`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_gid_global {
+    pub subnet_prefix: u64,
+    pub interface_id: u64,
+}
+
+/// `union ibv_gid`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union ibv_gid {
+    pub raw: [u8; 16],
+    pub global: ibv_gid_global,
+}
+
+/// `struct ibv_gid_entry` (`ibv_query_gid_table`, rdma-core ≥ 32).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_gid_entry {
+    pub gid: ibv_gid,
+    pub gid_index: u32,
+    pub port_num: u32,
+    /// `enum ibv_gid_type`.
+    pub gid_type: u32,
+    pub ndev_ifindex: u32,
+}
+
+impl ibv_gid_entry {
+    /// The GID's bytes.
+    pub fn raw(&self) -> [u8; 16] {
+        // SAFETY: both views of the union are plain bytes; every bit
+        // pattern is a valid [u8; 16].
+        unsafe { self.gid.raw }
+    }
+}
+
+/// A slot of the ops table that oxifabric never calls.
+pub type UnusedSlot = *const c_void;
+
+/// `struct ibv_context_ops`: the table `verbs.h`'s `static inline`
+/// `ibv_post_send`, `ibv_post_recv`, `ibv_poll_cq` and `ibv_req_notify_cq`
+/// jump through; mirrored so the data path can do the same without a
+/// symbol (those four have none to `dlsym`).
+#[repr(C)]
+pub struct ibv_context_ops {
+    pub _compat_query_device: UnusedSlot,
+    pub _compat_query_port: UnusedSlot,
+    pub _compat_alloc_pd: UnusedSlot,
+    pub _compat_dealloc_pd: UnusedSlot,
+    pub _compat_reg_mr: UnusedSlot,
+    pub _compat_rereg_mr: UnusedSlot,
+    pub _compat_dereg_mr: UnusedSlot,
+    pub alloc_mw: UnusedSlot,
+    pub bind_mw: UnusedSlot,
+    pub dealloc_mw: UnusedSlot,
+    pub _compat_create_cq: UnusedSlot,
+    pub poll_cq: Option<unsafe extern "C" fn(*mut ibv_opaque, c_int, *mut ibv_opaque) -> c_int>,
+    pub req_notify_cq: Option<unsafe extern "C" fn(*mut ibv_opaque, c_int) -> c_int>,
+    pub _compat_cq_event: UnusedSlot,
+    pub _compat_resize_cq: UnusedSlot,
+    pub _compat_destroy_cq: UnusedSlot,
+    pub _compat_create_srq: UnusedSlot,
+    pub _compat_modify_srq: UnusedSlot,
+    pub _compat_query_srq: UnusedSlot,
+    pub _compat_destroy_srq: UnusedSlot,
+    pub post_srq_recv: Option<
+        unsafe extern "C" fn(*mut ibv_opaque, *mut ibv_opaque, *mut *mut ibv_opaque) -> c_int,
+    >,
+    pub _compat_create_qp: UnusedSlot,
+    pub _compat_query_qp: UnusedSlot,
+    pub _compat_modify_qp: UnusedSlot,
+    pub _compat_destroy_qp: UnusedSlot,
+    pub post_send: Option<
+        unsafe extern "C" fn(*mut ibv_opaque, *mut ibv_opaque, *mut *mut ibv_opaque) -> c_int,
+    >,
+    pub post_recv: Option<
+        unsafe extern "C" fn(*mut ibv_opaque, *mut ibv_opaque, *mut *mut ibv_opaque) -> c_int,
+    >,
+    pub _compat_create_ah: UnusedSlot,
+    pub _compat_destroy_ah: UnusedSlot,
+    pub _compat_attach_mcast: UnusedSlot,
+    pub _compat_detach_mcast: UnusedSlot,
+    pub _compat_async_event: UnusedSlot,
+}
+
+/// The head of `struct ibv_context` up to the fields oxifabric reads (the
+/// mutex and `abi_compat` after them are rdma-core's own).
+#[repr(C)]
+pub struct ibv_context {
+    pub device: *mut ibv_device,
+    pub ops: ibv_context_ops,
+    pub cmd_fd: c_int,
+    pub async_fd: c_int,
+    pub num_comp_vectors: c_int,
+}
+
+// Every build proves the sizes (the layout test proves every offset too).
+const _: () = assert!(size_of::<ibv_device_attr>() == 232);
+const _: () = assert!(size_of::<ibv_port_attr>() == 52);
+const _: () = assert!(size_of::<ibv_gid>() == 16);
+const _: () = assert!(size_of::<ibv_gid_entry>() == 32);
+const _: () = assert!(size_of::<ibv_context_ops>() == 32 * 8);
+const _: () = assert!(offset_of!(ibv_context, num_comp_vectors) == 272);
+
+/// Every mirrored struct's size and every field's offset, as
+/// `("struct.field", offset)` and `("struct", size)`, for the layout test.
+pub fn layout() -> Vec<(&'static str, usize)> {
+    macro_rules! fields {
+        ($v:ident, $t:ident { $($f:ident),* $(,)? }) => {
+            $v.push((stringify!($t), size_of::<$t>()));
+            $($v.push((concat!(stringify!($t), ".", stringify!($f)), offset_of!($t, $f)));)*
+        };
+    }
+    let mut v = Vec::new();
+    fields!(
+        v,
+        ibv_device_attr {
+            fw_ver,
+            node_guid,
+            sys_image_guid,
+            max_mr_size,
+            page_size_cap,
+            vendor_id,
+            vendor_part_id,
+            hw_ver,
+            max_qp,
+            max_qp_wr,
+            device_cap_flags,
+            max_sge,
+            max_sge_rd,
+            max_cq,
+            max_cqe,
+            max_mr,
+            max_pd,
+            max_qp_rd_atom,
+            max_ee_rd_atom,
+            max_res_rd_atom,
+            max_qp_init_rd_atom,
+            max_ee_init_rd_atom,
+            atomic_cap,
+            max_ee,
+            max_rdd,
+            max_mw,
+            max_raw_ipv6_qp,
+            max_raw_ethy_qp,
+            max_mcast_grp,
+            max_mcast_qp_attach,
+            max_total_mcast_qp_attach,
+            max_ah,
+            max_fmr,
+            max_map_per_fmr,
+            max_srq,
+            max_srq_wr,
+            max_srq_sge,
+            max_pkeys,
+            local_ca_ack_delay,
+            phys_port_cnt,
+        }
+    );
+    fields!(
+        v,
+        ibv_port_attr {
+            state,
+            max_mtu,
+            active_mtu,
+            gid_tbl_len,
+            port_cap_flags,
+            max_msg_sz,
+            bad_pkey_cntr,
+            qkey_viol_cntr,
+            pkey_tbl_len,
+            lid,
+            sm_lid,
+            lmc,
+            max_vl_num,
+            sm_sl,
+            subnet_timeout,
+            init_type_reply,
+            active_width,
+            active_speed,
+            phys_state,
+            link_layer,
+            flags,
+            port_cap_flags2,
+        }
+    );
+    fields!(v, ibv_gid { raw, global });
+    fields!(
+        v,
+        ibv_gid_entry {
+            gid,
+            gid_index,
+            port_num,
+            gid_type,
+            ndev_ifindex
+        }
+    );
+    fields!(
+        v,
+        ibv_context_ops {
+            _compat_query_device,
+            _compat_query_port,
+            _compat_alloc_pd,
+            _compat_dealloc_pd,
+            _compat_reg_mr,
+            _compat_rereg_mr,
+            _compat_dereg_mr,
+            alloc_mw,
+            bind_mw,
+            dealloc_mw,
+            _compat_create_cq,
+            poll_cq,
+            req_notify_cq,
+            _compat_cq_event,
+            _compat_resize_cq,
+            _compat_destroy_cq,
+            _compat_create_srq,
+            _compat_modify_srq,
+            _compat_query_srq,
+            _compat_destroy_srq,
+            post_srq_recv,
+            _compat_create_qp,
+            _compat_query_qp,
+            _compat_modify_qp,
+            _compat_destroy_qp,
+            post_send,
+            post_recv,
+            _compat_create_ah,
+            _compat_destroy_ah,
+            _compat_attach_mcast,
+            _compat_detach_mcast,
+            _compat_async_event,
+        }
+    );
+    // ibv_context is mirrored only up to num_comp_vectors: its size is C's
+    // business, so only the offsets are compared.
+    for (name, off) in [
+        ("ibv_context.device", offset_of!(ibv_context, device)),
+        ("ibv_context.ops", offset_of!(ibv_context, ops)),
+        ("ibv_context.cmd_fd", offset_of!(ibv_context, cmd_fd)),
+        ("ibv_context.async_fd", offset_of!(ibv_context, async_fd)),
+        (
+            "ibv_context.num_comp_vectors",
+            offset_of!(ibv_context, num_comp_vectors),
+        ),
+    ] {
+        v.push((name, off));
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------
+// The symbol table.
+
+type GetDeviceList = unsafe extern "C" fn(*mut c_int) -> *mut *mut ibv_device;
+type FreeDeviceList = unsafe extern "C" fn(*mut *mut ibv_device);
+type GetDeviceName = unsafe extern "C" fn(*mut ibv_device) -> *const c_char;
+type OpenDevice = unsafe extern "C" fn(*mut ibv_device) -> *mut ibv_context;
+type CloseDevice = unsafe extern "C" fn(*mut ibv_context) -> c_int;
+type QueryDevice = unsafe extern "C" fn(*mut ibv_context, *mut ibv_device_attr) -> c_int;
+type QueryPort = unsafe extern "C" fn(*mut ibv_context, u8, *mut ibv_port_attr) -> c_int;
+type QueryGid = unsafe extern "C" fn(*mut ibv_context, u8, c_int, *mut ibv_gid) -> c_int;
+type QueryGidTable =
+    unsafe extern "C" fn(*mut ibv_context, *mut ibv_gid_entry, usize, u32, usize) -> isize;
+
+/// libibverbs' functions, looked up once.
+pub struct Lib {
+    get_device_list: GetDeviceList,
+    free_device_list: FreeDeviceList,
+    get_device_name: GetDeviceName,
+    open_device: OpenDevice,
+    close_device: CloseDevice,
+    query_device: QueryDevice,
+    query_port: QueryPort,
+    query_gid: QueryGid,
+    /// `_ibv_query_gid_table` (rdma-core ≥ 32): valid entries with their
+    /// types in one call. Optional: older libraries fall back to
+    /// `ibv_query_gid` and sysfs.
+    query_gid_table: Option<QueryGidTable>,
+}
+
+/// The most recent `dlerror` text.
+fn dlerror_text() -> String {
+    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until
+    // the next dl* call on this thread; it is copied at once.
+    let p = unsafe { libc::dlerror() };
+    if p.is_null() {
+        return "unknown dl error".into();
+    }
+    // SAFETY: p is non-NULL and NUL-terminated (above).
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// Looks `name` up in `handle`; `None` when absent.
+fn sym(handle: *mut c_void, name: &str) -> Option<*mut c_void> {
+    let cname = CString::new(name).ok()?;
+    // SAFETY: handle came from a successful dlopen and is never closed;
+    // cname is NUL-terminated.
+    let p = unsafe { libc::dlsym(handle, cname.as_ptr()) };
+    (!p.is_null()).then_some(p)
+}
+
+impl Lib {
+    fn load() -> Result<Lib, VerbsError> {
+        let name = std::env::var(LIBIBVERBS_ENV).unwrap_or_else(|_| LIBIBVERBS.to_string());
+        let cname = CString::new(name.clone())
+            .map_err(|_| VerbsError::Unavailable(format!("bad library name {name:?}")))?;
+        // SAFETY: cname is NUL-terminated. Loading runs libibverbs'
+        // constructors, which only initialise its own state.
+        let handle = unsafe { libc::dlopen(cname.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if handle.is_null() {
+            return Err(VerbsError::Unavailable(dlerror_text()));
+        }
+        let need = |n: &str| {
+            sym(handle, n).ok_or_else(|| VerbsError::Unavailable(format!("{name}: no symbol {n}")))
+        };
+        // SAFETY (all transmutes below): each symbol is the rdma-core
+        // function of that name, whose C prototype is the type it becomes
+        // (module contract, "Prototypes"); data and function pointers have
+        // the same size and representation on every platform rdma-core
+        // supports.
+        macro_rules! func {
+            ($ty:ty, $n:expr) => {{
+                let p = need($n)?;
+                // SAFETY: see the comment above the macro.
+                unsafe { std::mem::transmute::<*mut c_void, $ty>(p) }
+            }};
+        }
+        let query_gid_table = sym(handle, "_ibv_query_gid_table")
+            .filter(|_| std::env::var_os(NO_GID_TABLE_ENV).is_none())
+            // SAFETY: as for `func!`: _ibv_query_gid_table's prototype.
+            .map(|p| unsafe { std::mem::transmute::<*mut c_void, QueryGidTable>(p) });
+        Ok(Lib {
+            get_device_list: func!(GetDeviceList, "ibv_get_device_list"),
+            free_device_list: func!(FreeDeviceList, "ibv_free_device_list"),
+            get_device_name: func!(GetDeviceName, "ibv_get_device_name"),
+            open_device: func!(OpenDevice, "ibv_open_device"),
+            close_device: func!(CloseDevice, "ibv_close_device"),
+            query_device: func!(QueryDevice, "ibv_query_device"),
+            query_port: func!(QueryPort, "ibv_query_port"),
+            query_gid: func!(QueryGid, "ibv_query_gid"),
+            query_gid_table,
+        })
+    }
+}
+
+/// The process's libibverbs table: loaded on first use, checked once; the
+/// same answer afterwards.
+pub fn lib() -> Result<&'static Lib, VerbsError> {
+    static LIB: OnceLock<Result<Lib, VerbsError>> = OnceLock::new();
+    LIB.get_or_init(Lib::load).as_ref().map_err(Clone::clone)
+}
+
+/// The errno of the last failed call on this thread (rdma-core sets it;
+/// `EIO` if it did not).
+fn last_errno() -> c_int {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .filter(|&e| e != 0)
+        .unwrap_or(libc::EIO)
+}
+
+/// rdma-core's calls returning 0 or an errno (some return -1 and set errno).
+fn check(call: &'static str, rc: c_int) -> Result<(), VerbsError> {
+    match rc {
+        0 => Ok(()),
+        rc if rc > 0 => Err(VerbsError::Call { call, errno: rc }),
+        _ => Err(VerbsError::Call {
+            call,
+            errno: last_errno(),
+        }),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Owners.
+
+/// `ibv_get_device_list`'s array; freed on drop. Contexts opened from it
+/// stay valid after that (rdma-core keeps devices alive while open).
+pub struct DeviceList {
+    lib: &'static Lib,
+    list: *mut *mut ibv_device,
+    len: usize,
+}
+
+impl DeviceList {
+    /// The devices present now (none is not an error).
+    pub fn get() -> Result<DeviceList, VerbsError> {
+        let lib = lib()?;
+        let mut n: c_int = 0;
+        // SAFETY: n is a valid out-parameter; the result is NULL or an array
+        // of n device pointers (NULL-terminated) owned by the caller.
+        let list = unsafe { (lib.get_device_list)(&mut n) };
+        if list.is_null() {
+            // rdma-core returns NULL with ENOSYS when the kernel has no
+            // RDMA support at all: that is "no devices" too.
+            return match last_errno() {
+                libc::ENOSYS | libc::ENODEV | libc::ENOENT => Ok(DeviceList { lib, list, len: 0 }),
+                errno => Err(VerbsError::Call {
+                    call: "ibv_get_device_list",
+                    errno,
+                }),
+            };
+        }
+        Ok(DeviceList {
+            lib,
+            list,
+            len: usize::try_from(n).unwrap_or(0),
+        })
+    }
+
+    /// Number of devices.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn device(&self, i: usize) -> *mut ibv_device {
+        assert!(i < self.len, "device index {i} out of range");
+        // SAFETY: list holds len valid entries (get) and i < len.
+        unsafe { *self.list.add(i) }
+    }
+
+    /// The kernel name of device `i` (`rxe0`, `mlx5_0`).
+    pub fn name(&self, i: usize) -> String {
+        // SAFETY: the device pointer is live while the list is.
+        let p = unsafe { (self.lib.get_device_name)(self.device(i)) };
+        if p.is_null() {
+            return String::new();
+        }
+        // SAFETY: a non-NULL name is NUL-terminated and lives with the device.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+
+    /// Opens device `i`.
+    pub fn open(&self, i: usize) -> Result<Context, VerbsError> {
+        // SAFETY: the device pointer is live while the list is.
+        let ctx = unsafe { (self.lib.open_device)(self.device(i)) };
+        if ctx.is_null() {
+            return Err(VerbsError::Call {
+                call: "ibv_open_device",
+                errno: last_errno(),
+            });
+        }
+        Ok(Context { lib: self.lib, ctx })
+    }
+}
+
+impl Drop for DeviceList {
+    fn drop(&mut self) {
+        if !self.list.is_null() {
+            // SAFETY: list came from ibv_get_device_list and is freed once.
+            unsafe { (self.lib.free_device_list)(self.list) };
+        }
+    }
+}
+
+/// An opened device (`struct ibv_context`); closed on drop.
+pub struct Context {
+    lib: &'static Lib,
+    ctx: *mut ibv_context,
+}
+
+// SAFETY: an ibv_context is not tied to the thread that opened it, and the
+// calls made through &self are thread-safe in libibverbs (module contract).
+unsafe impl Send for Context {}
+// SAFETY: as above.
+unsafe impl Sync for Context {}
+
+impl Context {
+    /// `ibv_query_device`.
+    pub fn query_device(&self) -> Result<ibv_device_attr, VerbsError> {
+        // SAFETY: all-zero is a valid ibv_device_attr (integers and chars).
+        let mut attr: ibv_device_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: ctx is open; attr is a writable ibv_device_attr.
+        let rc = unsafe { (self.lib.query_device)(self.ctx, &mut attr) };
+        check("ibv_query_device", rc).map(|()| attr)
+    }
+
+    /// `ibv_query_port` for port `port` (1-based).
+    pub fn query_port(&self, port: u8) -> Result<ibv_port_attr, VerbsError> {
+        let mut attr = ibv_port_attr::default();
+        // SAFETY: ctx is open; attr is a zeroed full-size ibv_port_attr,
+        // larger than or equal to what the exported symbol writes.
+        let rc = unsafe { (self.lib.query_port)(self.ctx, port, &mut attr) };
+        check("ibv_query_port", rc).map(|()| attr)
+    }
+
+    /// `ibv_query_gid` for one index.
+    pub fn query_gid(&self, port: u8, index: c_int) -> Result<[u8; 16], VerbsError> {
+        let mut gid = ibv_gid { raw: [0; 16] };
+        // SAFETY: ctx is open; gid is a writable ibv_gid.
+        let rc = unsafe { (self.lib.query_gid)(self.ctx, port, index, &mut gid) };
+        // SAFETY: every bit pattern is a valid [u8; 16].
+        check("ibv_query_gid", rc).map(|()| unsafe { gid.raw })
+    }
+
+    /// `ibv_query_gid_table`: every valid GID of every port, with its type.
+    /// `None` when the library is older than rdma-core 32.
+    pub fn query_gid_table(&self, max: usize) -> Option<Result<Vec<ibv_gid_entry>, VerbsError>> {
+        let f = self.lib.query_gid_table?;
+        let blank = ibv_gid_entry {
+            gid: ibv_gid { raw: [0; 16] },
+            gid_index: 0,
+            port_num: 0,
+            gid_type: 0,
+            ndev_ifindex: 0,
+        };
+        let mut v = vec![blank; max];
+        // SAFETY: ctx is open; v has room for max entries of the size
+        // passed, which is the header's sizeof(struct ibv_gid_entry).
+        let n = unsafe { f(self.ctx, v.as_mut_ptr(), max, 0, size_of::<ibv_gid_entry>()) };
+        Some(match usize::try_from(n) {
+            Ok(n) => {
+                v.truncate(n.min(max));
+                Ok(v)
+            }
+            Err(_) => Err(VerbsError::Call {
+                call: "ibv_query_gid_table",
+                errno: c_int::try_from(-n).unwrap_or(libc::EIO),
+            }),
+        })
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: ctx came from ibv_open_device and is closed once. A
+        // failure cannot be acted on here.
+        unsafe { (self.lib.close_device)(self.ctx) };
+    }
+}

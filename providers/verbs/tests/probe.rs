@@ -1,0 +1,53 @@
+//! `verbs-probe` on a host without verbs: it must say "no devices" and
+//! exit 0, both when libibverbs is missing (pointed at a name that does not
+//! exist) and when it loads but finds nothing.
+
+use std::process::Command;
+
+fn probe(env: &[(&str, &str)]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_verbs-probe"))
+        .envs(env.iter().copied())
+        .output()
+        .expect("run verbs-probe");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn missing_libibverbs_is_no_devices() {
+    let (ok, out) = probe(&[(
+        oxifabric_verbs::ibv::LIBIBVERBS_ENV,
+        "libibverbs-oxifabric-missing.so.1",
+    )]);
+    assert!(ok, "exit status: {out}");
+    assert!(
+        out.starts_with("no devices (verbs unavailable: libibverbs-oxifabric-missing.so.1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn library_without_the_symbols_is_no_devices() {
+    // libc loads fine but has no ibv_* symbol: a broken or foreign library.
+    let (ok, out) = probe(&[(oxifabric_verbs::ibv::LIBIBVERBS_ENV, "libc.so.6")]);
+    assert!(ok, "exit status: {out}");
+    assert!(out.contains("no symbol ibv_get_device_list"), "{out}");
+}
+
+#[test]
+fn host_without_rdma_devices_is_no_devices() {
+    // This test runs on the build host, which has no RDMA devices (the
+    // guest test covers a real one). With or without libibverbs installed,
+    // the answer is "no devices".
+    if std::path::Path::new("/sys/class/infiniband").exists()
+        && std::fs::read_dir("/sys/class/infiniband").map_or(0, |d| d.count()) > 0
+    {
+        eprintln!("skipped: this host has RDMA devices");
+        return;
+    }
+    let (ok, out) = probe(&[]);
+    assert!(ok, "exit status: {out}");
+    assert!(out.starts_with("no devices"), "{out}");
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `make check-verbs`: the verbs binding's tests.
+#  1. prepare the soft-RoCE guest if needed (packages, cached kernel and
+#     initramfs: prepare.sh);
+#  2. on the host: the binding's Rust tests, with the layout check against
+#     the installed <infiniband/verbs.h> made mandatory;
+#  3. one guest boot running guest.sh, whose results are summarised here as
+#     "verbs-guest: N passed, N failed".
+# Outputs: build/verbs-guest/ (the guest's writable work folder).
+# Exit status: non-zero when anything failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cargo=${CARGO:-cargo}
+work=$root/build/verbs-guest
+
+"$here/prepare.sh" >/dev/null || { echo "verbs-guest: preparing the guest failed" >&2; exit 1; }
+
+OXI_REQUIRE_VERBS_H=1 "$cargo" test -q -p oxifabric-verbs >"$root/build/verbs-host-tests.log" 2>&1
+host=$?
+if [ $host = 0 ]; then
+	echo "verbs-host: binding tests passed (layout vs verbs.h, no-libibverbs probe)"
+else
+	tail -30 "$root/build/verbs-host-tests.log" >&2
+	echo "verbs-host: binding tests FAILED (build/verbs-host-tests.log)"
+fi
+
+"$cargo" build -q -p oxifabric-verbs --bins || exit 1
+probe=${CARGO_TARGET_DIR:-$root/target}/debug/verbs-probe
+probe=$(cd "$(dirname "$probe")" && pwd)/verbs-probe
+rm -rf "$work"
+mkdir -p "$work"
+printf 'PROBE=%q\n' "$probe" >"$work/guest.env"
+"$here/run.sh" "$work" "$here/guest.sh"
+rc=$?
+passed=$(grep -c '^ok ' "$work/results.txt" 2>/dev/null)
+failed=$(grep -c '^FAIL ' "$work/results.txt" 2>/dev/null)
+grep '^FAIL ' "$work/results.txt" 2>/dev/null
+tail -1 "$work/console.log"
+if [ $rc != 0 ] && [ "${failed:-0}" = 0 ]; then
+	# The guest did not get to report (timeout 124, no status 125, boot failure).
+	echo "verbs-guest: the guest run failed (rc=$rc); see $work/console.log"
+	failed=1
+fi
+echo "verbs-guest: ${passed:-0} passed, ${failed:-0} failed"
+[ $host = 0 ] && [ "${failed:-0}" = 0 ]

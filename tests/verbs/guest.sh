@@ -1,0 +1,107 @@
+#!/bin/bash
+# The verbs checks, run INSIDE the soft-RoCE guest (by init.sh, chrooted
+# into the host's read-only root; only $OXI_WORK is writable). check.sh
+# writes $OXI_WORK/guest.env (PROBE=path of verbs-probe).
+#
+# Results: one line per check in $OXI_WORK/results.txt ("ok NAME" or
+# "FAIL NAME: why"), details in $OXI_WORK/guest.log. Exit status: the number
+# of failed checks. Starting a process costs ~0.25 s here, so parsing is
+# done with bash builtins.
+set -u
+W=${OXI_WORK:?}
+# shellcheck source=/dev/null
+. "$W/guest.env"
+: >"$W/results.txt"
+exec >"$W/guest.log" 2>&1
+failed=0
+ok() { echo "ok $1" >>"$W/results.txt"; echo "== ok $1"; }
+fail() { echo "FAIL $1: $2" >>"$W/results.txt"; echo "== FAIL $1: $2"; failed=$((failed + 1)); }
+
+# --- soft-RoCE on a dummy netdev (the guest has no NIC; nothing leaves it).
+# rxe on lo or on a veth pair does not bring QPs to RTR; dummy does.
+ip link add dummy0 type dummy 2>/dev/null # dummy.ko may have made it already
+ip addr add 10.77.0.1/24 dev dummy0
+ip link set dummy0 up
+if timeout 30 rdma link add rxe0 type rxe netdev dummy0; then ok rxe0_created; else fail rxe0_created "rdma link add"; fi
+
+# --- ibv_devinfo -v: device-level "key: value" (first occurrence), port
+# fields, and the GID lines, parsed into $dev[...] and $devgids.
+declare -A dev=()
+devgids=""
+if devinfo=$(timeout 30 ibv_devinfo -v -d rxe0); then ok ibv_devinfo; else fail ibv_devinfo "rc=$?"; fi
+echo "$devinfo"
+re_kv='^[[:space:]]+([a-z_0-9]+):[[:space:]]+(.*)$'
+re_gid='^[[:space:]]+GID\[ *([0-9]+)\]:[[:space:]]+([^,]+), (.*)$'
+while IFS= read -r l; do
+	if [[ $l =~ $re_gid ]]; then
+		t=${BASH_REMATCH[3]}
+		case $t in "RoCE v2") t=roce-v2 ;; "RoCE v1" | "IB/RoCE v1") t=roce-v1 ;; esac
+		devgids+=" gid[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}/$t"
+	elif [[ $l =~ $re_kv ]] && [ -z "${dev[${BASH_REMATCH[1]}]:-}" ]; then
+		dev[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+	fi
+done <<<"$devinfo"
+
+# --- verbs-probe: "device NAME key=value ... port 1 STATE LINK mtu=... gid[i]=addr/type".
+probe_line=""
+if out=$(timeout 30 "$PROBE"); then ok probe_runs; else fail probe_runs "rc=$?: $out"; fi
+echo "$out"
+while IFS= read -r l; do [[ $l == "device rxe0 "* ]] && probe_line=$l; done <<<"$out"
+if [ -n "$probe_line" ]; then ok probe_finds_rxe0; else fail probe_finds_rxe0 "output: $out"; fi
+declare -A pr=()
+probegids=""
+set -f
+for tok in $probe_line; do
+	case $tok in
+	gid\[*) probegids+=" $tok" ;;
+	*=*) pr[${tok%%=*}]=${tok#*=} ;;
+	esac
+done
+set +f
+
+# Each limit the provider will build fi_info from must agree with ibv_devinfo.
+mismatch=""
+for k in max_qp max_qp_wr max_sge max_sge_rd max_cq max_cqe max_mr max_mr_size max_pd \
+	max_qp_rd_atom max_qp_init_rd_atom max_srq max_srq_wr max_srq_sge phys_port_cnt \
+	max_msg_sz gid_tbl_len; do
+	[ -n "${pr[$k]:-}" ] && [ "${pr[$k]}" = "${dev[$k]:-}" ] ||
+		mismatch+=" $k(probe=${pr[$k]:-none},devinfo=${dev[$k]:-none})"
+done
+if [ -z "$mismatch" ]; then ok limits_agree_with_devinfo; else fail limits_agree_with_devinfo "$mismatch"; fi
+
+atomic=${dev[atomic_cap]%% *}
+atomic=${atomic#ATOMIC_}
+if [ "${pr[atomic_cap]:-}" = "${atomic,,}" ]; then ok atomic_cap_agrees; else
+	fail atomic_cap_agrees "probe=${pr[atomic_cap]:-none} devinfo=${dev[atomic_cap]:-none}"
+fi
+
+# Port 1: state, link layer and active MTU.
+state=${dev[state]%% *}
+want="port 1 ${state#PORT_} ${dev[link_layer],,} mtu=${dev[active_mtu]%% *}"
+if [[ $probe_line == *" $want "* ]]; then ok port_agrees_with_devinfo; else
+	fail port_agrees_with_devinfo "want '$want' in '$probe_line'"
+fi
+[[ $want == "port 1 ACTIVE ethernet "* ]] && ok port_active_ethernet || fail port_active_ethernet "$want"
+
+# GIDs: the same valid entries, values and types as ibv_devinfo, the
+# IPv4-mapped one among them as RoCE v2; and the same again through the
+# fallback (ibv_query_gid + sysfs) used with libraries older than v32.
+if [ -n "$probegids" ] && [ "$probegids" = "$devgids" ]; then ok gids_agree_with_devinfo; else
+	fail gids_agree_with_devinfo "probe:$probegids devinfo:$devgids"
+fi
+[[ $probegids == *"=::ffff:10.77.0.1/roce-v2"* ]] && ok gid_ipv4_mapped_roce_v2 ||
+	fail gid_ipv4_mapped_roce_v2 "$probegids"
+fallback=$(OXI_VERBS_NO_GID_TABLE=1 timeout 30 "$PROBE")
+if [ "$fallback" = "$out" ]; then ok gid_fallback_same_answer; else
+	fail gid_fallback_same_answer "table: $out / fallback: $fallback"
+fi
+
+# No libibverbs: a clean "no devices", exit 0, even where devices exist.
+nolib=$(OXI_VERBS_LIBIBVERBS=libibverbs-oxifabric-missing.so.1 timeout 30 "$PROBE")
+rc=$?
+if [ $rc = 0 ] && [[ $nolib == "no devices (verbs unavailable:"* ]]; then ok probe_without_libibverbs; else
+	fail probe_without_libibverbs "rc=$rc: $nolib"
+fi
+
+echo "== $failed failed"
+exit $((failed > 100 ? 100 : failed))
