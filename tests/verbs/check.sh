@@ -27,11 +27,14 @@ fi
 
 "$cargo" build -q -p oxifabric-verbs --bins || exit 1
 probe=${CARGO_TARGET_DIR:-$root/target}/debug/verbs-probe
-probe=$(cd "$(dirname "$probe")" && pwd)/verbs-probe
 rm -rf "$work"
 mkdir -p "$work"
-printf 'PROBE=%q\n' "$probe" >"$work/guest.env"
-"$here/run.sh" "$work" "$here/guest.sh"
+# The guest sees the host root with tmpfs over /tmp, /root, /run and
+# /var/tmp, so a checkout there is invisible to it: what it runs is copied
+# into the work folder, which it mounts at the same path wherever it is.
+cp "$probe" "$work/verbs-probe" && cp "$here/guest.sh" "$work/guest.sh" || exit 1
+printf 'PROBE=%q\n' "$work/verbs-probe" >"$work/guest.env"
+"$here/run.sh" "$work" "$work/guest.sh"
 rc=$?
 passed=$(grep -c '^ok ' "$work/results.txt" 2>/dev/null)
 failed=$(grep -c '^FAIL ' "$work/results.txt" 2>/dev/null)
