@@ -373,37 +373,84 @@ static void null_recv(int with_data)
 	close_common();
 }
 
-static void wait_none(int timeouts)
-{
-	struct fi_info *ri = get_info(FI_EP_RDM, "127.0.0.1", "0", FI_SOURCE, NULL);
+/* Two RDM endpoints of one domain, each the other's peer in one AV: `a`
+ * with CQ `cq_a`, `b` with CQ `cq_b` (the same CQ when `shared_cq`) and
+ * counter `cntr` bound with `cntr_flags`. */
+struct rdm_pair {
+	struct fi_info *info;
 	struct fid_fabric *fab;
 	struct fid_domain *dom;
-	struct fid_cq *cq;
-	struct fid_cntr *rx_cntr;
+	struct fid_cq *cq_a, *cq_b;
+	struct fid_cntr *cntr;
 	struct fid_av *av;
 	struct fid_ep *a, *b;
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE };
-	struct fi_cntr_attr na = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE };
+	fi_addr_t to_a, to_b;
+};
+
+static void open_rdm_pair(struct rdm_pair *p, uint64_t caps, enum fi_progress progress,
+			  enum fi_wait_obj wait, uint64_t cntr_flags, int shared_cq)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG, .wait_obj = wait };
+	struct fi_cntr_attr na = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = wait };
 	struct fi_av_attr aa = { .type = FI_AV_TABLE };
-	char addr[128], buf[16];
+	char addr[128];
 	size_t len = sizeof(addr);
-	fi_addr_t to_b;
-	CHECK(fi_fabric(ri->fabric_attr, &fab, NULL));
-	CHECK(fi_domain(fab, ri, &dom, NULL));
-	CHECK(fi_cq_open(dom, &ca, &cq, NULL));
-	CHECK(fi_cntr_open(dom, &na, &rx_cntr, NULL));
-	CHECK(fi_av_open(dom, &aa, &av, NULL));
-	CHECK(fi_endpoint(dom, ri, &a, NULL));
-	CHECK(fi_endpoint(dom, ri, &b, NULL));
-	CHECK(fi_ep_bind(a, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(b, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(b, &rx_cntr->fid, FI_RECV));
-	CHECK(fi_ep_bind(a, &av->fid, 0));
-	CHECK(fi_ep_bind(b, &av->fid, 0));
-	CHECK(fi_enable(a));
-	CHECK(fi_enable(b));
-	CHECK(fi_getname(&b->fid, addr, &len));
-	CHECK(fi_av_insert(av, addr, 1, &to_b, 0, NULL) != 1);
+	extra_caps = caps;
+	data_progress = progress;
+	p->info = get_info(FI_EP_RDM, "127.0.0.1", "0", FI_SOURCE, NULL);
+	extra_caps = 0;
+	data_progress = FI_PROGRESS_UNSPEC;
+	CHECK(fi_fabric(p->info->fabric_attr, &p->fab, NULL));
+	CHECK(fi_domain(p->fab, p->info, &p->dom, NULL));
+	CHECK(fi_cq_open(p->dom, &ca, &p->cq_a, NULL));
+	if (shared_cq)
+		p->cq_b = p->cq_a;
+	else
+		CHECK(fi_cq_open(p->dom, &ca, &p->cq_b, NULL));
+	CHECK(fi_cntr_open(p->dom, &na, &p->cntr, NULL));
+	CHECK(fi_av_open(p->dom, &aa, &p->av, NULL));
+	CHECK(fi_endpoint(p->dom, p->info, &p->a, NULL));
+	CHECK(fi_endpoint(p->dom, p->info, &p->b, NULL));
+	CHECK(fi_ep_bind(p->a, &p->cq_a->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(p->b, &p->cq_b->fid, FI_TRANSMIT | FI_RECV));
+	CHECK(fi_ep_bind(p->b, &p->cntr->fid, cntr_flags));
+	CHECK(fi_ep_bind(p->a, &p->av->fid, 0));
+	CHECK(fi_ep_bind(p->b, &p->av->fid, 0));
+	CHECK(fi_enable(p->a));
+	CHECK(fi_enable(p->b));
+	CHECK(fi_getname(&p->b->fid, addr, &len));
+	CHECK(fi_av_insert(p->av, addr, 1, &p->to_b, 0, NULL) != 1);
+	len = sizeof(addr);
+	CHECK(fi_getname(&p->a->fid, addr, &len));
+	CHECK(fi_av_insert(p->av, addr, 1, &p->to_a, 0, NULL) != 1);
+}
+
+/* Closes what open_rdm_pair opened (an endpoint already closed is NULL). */
+static void close_rdm_pair(struct rdm_pair *p)
+{
+	if (p->a)
+		fi_close(&p->a->fid);
+	if (p->b)
+		fi_close(&p->b->fid);
+	fi_close(&p->av->fid);
+	fi_close(&p->cntr->fid);
+	fi_close(&p->cq_a->fid);
+	if (p->cq_b != p->cq_a)
+		fi_close(&p->cq_b->fid);
+	fi_close(&p->dom->fid);
+	fi_close(&p->fab->fid);
+	fi_freeinfo(p->info);
+}
+
+static void wait_none(int timeouts)
+{
+	struct rdm_pair p = { 0 };
+	char buf[16];
+	open_rdm_pair(&p, 0, FI_PROGRESS_UNSPEC, FI_WAIT_NONE, FI_RECV, 1);
+	struct fid_cq *cq = p.cq_a;
+	struct fid_cntr *rx_cntr = p.cntr;
+	struct fid_ep *a = p.a, *b = p.b;
+	fi_addr_t to_b = p.to_b;
 
 	struct fi_cq_msg_entry e;
 	if (timeouts) {
@@ -436,14 +483,7 @@ static void wait_none(int timeouts)
 	alarm(0);
 	EXPECT(got == 2, "waitnone: fi_cq_sread gave %d of 2 completions", got);
 
-	fi_close(&a->fid);
-	fi_close(&b->fid);
-	fi_close(&av->fid);
-	fi_close(&rx_cntr->fid);
-	fi_close(&cq->fid);
-	fi_close(&dom->fid);
-	fi_close(&fab->fid);
-	fi_freeinfo(ri);
+	close_rdm_pair(&p);
 }
 
 /* Reads one completion of `cq` within `seconds` (0: one try), driving
@@ -472,46 +512,18 @@ static int cq_one(struct fid_cq *cq, void **ctx, double seconds)
 
 static void rma_close(int manual)
 {
-	extra_caps = FI_RMA | FI_RMA_EVENT;
-	data_progress = manual ? FI_PROGRESS_MANUAL : FI_PROGRESS_UNSPEC;
-	struct fi_info *ri = get_info(FI_EP_RDM, "127.0.0.1", "0", FI_SOURCE, NULL);
-	extra_caps = 0;
-	data_progress = FI_PROGRESS_UNSPEC;
-	struct fid_fabric *fab;
-	struct fid_domain *dom;
-	struct fid_cq *cq_a, *cq_b;
-	struct fid_cntr *rmt;
-	struct fid_av *av;
-	struct fid_ep *a, *b;
+	struct rdm_pair p = { 0 };
 	struct fid_mr *mr_t, *mr_s;
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG };
-	struct fi_cntr_attr na = { .events = FI_CNTR_EVENTS_COMP };
-	struct fi_av_attr aa = { .type = FI_AV_TABLE };
 	static char target[64], src[64] = "Hello from Client!", small[8];
-	char addr[128];
-	size_t len = sizeof(addr);
-	fi_addr_t to_b, to_a;
 	void *ctx;
-	CHECK(fi_fabric(ri->fabric_attr, &fab, NULL));
-	CHECK(fi_domain(fab, ri, &dom, NULL));
-	CHECK(fi_cq_open(dom, &ca, &cq_a, NULL));
-	CHECK(fi_cq_open(dom, &ca, &cq_b, NULL));
-	CHECK(fi_cntr_open(dom, &na, &rmt, NULL));
-	CHECK(fi_av_open(dom, &aa, &av, NULL));
-	CHECK(fi_endpoint(dom, ri, &a, NULL));
-	CHECK(fi_endpoint(dom, ri, &b, NULL));
-	CHECK(fi_ep_bind(a, &cq_a->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(b, &cq_b->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(b, &rmt->fid, FI_REMOTE_WRITE));
-	CHECK(fi_ep_bind(a, &av->fid, 0));
-	CHECK(fi_ep_bind(b, &av->fid, 0));
-	CHECK(fi_enable(a));
-	CHECK(fi_enable(b));
-	CHECK(fi_getname(&b->fid, addr, &len));
-	CHECK(fi_av_insert(av, addr, 1, &to_b, 0, NULL) != 1);
-	len = sizeof(addr);
-	CHECK(fi_getname(&a->fid, addr, &len));
-	CHECK(fi_av_insert(av, addr, 1, &to_a, 0, NULL) != 1);
+	open_rdm_pair(&p, FI_RMA | FI_RMA_EVENT, manual ? FI_PROGRESS_MANUAL : FI_PROGRESS_UNSPEC,
+		      FI_WAIT_NONE, FI_REMOTE_WRITE, 0);
+	struct fi_info *ri = p.info;
+	struct fid_domain *dom = p.dom;
+	struct fid_cq *cq_a = p.cq_a, *cq_b = p.cq_b;
+	struct fid_cntr *rmt = p.cntr;
+	struct fid_ep *a = p.a, *b = p.b;
+	fi_addr_t to_b = p.to_b;
 	CHECK(fi_mr_reg(dom, target, sizeof(target), FI_REMOTE_WRITE, 0, 1, 0, &mr_t, NULL));
 	CHECK(fi_mr_reg(dom, src, sizeof(src), FI_WRITE | FI_SEND, 0, 2, 0, &mr_s, NULL));
 	uint64_t key = fi_mr_key(mr_t);
@@ -549,16 +561,10 @@ static void rma_close(int manual)
 	       "rmaclose: the initiator of a write that landed got %d (%s) after the target closed, want its completion",
 	       rc, fi_strerror(rc > 0 ? rc : FI_EOTHER));
 
-	fi_close(&a->fid);
 	fi_close(&mr_t->fid);
 	fi_close(&mr_s->fid);
-	fi_close(&av->fid);
-	fi_close(&rmt->fid);
-	fi_close(&cq_a->fid);
-	fi_close(&cq_b->fid);
-	fi_close(&dom->fid);
-	fi_close(&fab->fid);
-	fi_freeinfo(ri);
+	p.b = NULL; /* closed above */
+	close_rdm_pair(&p);
 }
 
 int main(int argc, char **argv)
