@@ -198,7 +198,7 @@ impl Listener {
         };
         let cred = same_user(sock.as_fd())?;
         set_timeouts(sock.as_fd(), deadline)?;
-        let (hello, fds) = recv_hello(sock.as_fd())?;
+        let (hello, fds) = recv_hello(sock.as_fd(), 0)?;
         send_hello(sock.as_fd(), &self.id, own)?;
         Peer::finish(sock, cred, hello, fds)
     }
@@ -226,7 +226,7 @@ pub fn connect(
     }
     let cred = same_user(sock.as_fd())?;
     send_hello(sock.as_fd(), own_id, own)?;
-    let (hello, fds) = recv_hello(sock.as_fd())?;
+    let (hello, fds) = recv_hello(sock.as_fd(), 0)?;
     Peer::finish(sock, cred, hello, fds)
 }
 
@@ -291,8 +291,22 @@ impl Peer {
 
     /// Whether the peer is gone, waiting up to `timeout` for it to go.
     pub fn wait_gone(&self, timeout: Duration) -> Result<bool> {
-        let deadline = Instant::now() + timeout;
-        let mut fds = [
+        let mut fds = self.liveness_pollfds();
+        poll_until(&mut fds, Instant::now() + timeout)?;
+        Ok(Peer::gone_in(&fds))
+    }
+
+    /// Which of `peers` are gone, in one `poll` that does not wait.
+    pub fn which_gone(peers: &[&Peer]) -> Result<Vec<bool>> {
+        let mut fds: Vec<libc::pollfd> = peers.iter().flat_map(|p| p.liveness_pollfds()).collect();
+        poll_until(&mut fds, Instant::now())?;
+        Ok(fds.chunks(2).map(Peer::gone_in).collect())
+    }
+
+    /// The connection (watched for hang-up) and the pidfd (readable on
+    /// exit; -1, which poll skips, when there is none).
+    fn liveness_pollfds(&self) -> [libc::pollfd; 2] {
+        [
             libc::pollfd {
                 fd: self.sock.as_raw_fd(),
                 events: libc::POLLRDHUP,
@@ -303,10 +317,13 @@ impl Peer {
                 events: libc::POLLIN,
                 revents: 0,
             },
-        ];
-        poll_until(&mut fds, deadline)?;
+        ]
+    }
+
+    /// Whether [`Peer::liveness_pollfds`] after a poll say the peer is gone.
+    fn gone_in(fds: &[libc::pollfd]) -> bool {
         let hung_up = fds[0].revents & (libc::POLLHUP | libc::POLLRDHUP | libc::POLLERR) != 0;
-        Ok(hung_up || fds[1].revents & libc::POLLIN != 0)
+        hung_up || fds[1].revents & libc::POLLIN != 0
     }
 }
 
@@ -446,6 +463,116 @@ fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, own: &Offer<'_>) -> Result<
     send_hello_raw(sock, id, own.claimer, [own.region.fd(), own.doorbell.fd()])
 }
 
+/// The step-by-step handshake, for a caller that must never block (a
+/// provider's progress): each step does one non-blocking system call or
+/// a few, and says whether it got further. The checks are the blocking
+/// path's own (`same_user`, `recv_hello`, `Peer::finish`).
+impl Listener {
+    /// Takes one waiting connection, if any, and checks its credentials
+    /// (`FI_EACCES` for another user; the connection is closed). The
+    /// connector's hello may still be on its way: [`Handshake::try_receive`],
+    /// then [`Peer::answer`].
+    pub fn try_accept(&self) -> Result<Option<Handshake>> {
+        loop {
+            // SAFETY: accept4 on our listening socket, no address wanted.
+            let raw = unsafe {
+                libc::accept4(
+                    self.sock.as_raw_fd(),
+                    core::ptr::null_mut(),
+                    core::ptr::null_mut(),
+                    libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+                )
+            };
+            if raw >= 0 {
+                // SAFETY: accept4 returned a new descriptor nothing else owns.
+                let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+                let cred = same_user(sock.as_fd())?;
+                return Ok(Some(Handshake {
+                    sock,
+                    cred,
+                    expect: None,
+                }));
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => return Ok(None),
+                _ => return Err(Error::os(FI_ECONNREFUSED, &e)),
+            }
+        }
+    }
+}
+
+/// One attempt to reach the endpoint `id` without blocking: `None` while
+/// nobody listens under its name yet (or its backlog is full), so the
+/// caller tries again later; else the connection, its credentials
+/// checked and our hello (`own_id`, `own`) sent. The peer's answer comes
+/// through [`Handshake::try_receive`], which also checks that the peer is
+/// `id`.
+pub fn try_connect(
+    id: &EndpointId,
+    own_id: &EndpointId,
+    own: &Offer<'_>,
+) -> Result<Option<Handshake>> {
+    let sock = seqpacket(libc::SOCK_NONBLOCK)?;
+    if let Err(e) = at_name(sock.as_fd(), id, libc::connect) {
+        return match e.raw_os_error() {
+            Some(libc::ECONNREFUSED | libc::ENOENT | libc::EAGAIN | libc::EINTR) => Ok(None),
+            _ => Err(Error::os(FI_ECONNREFUSED, &e)),
+        };
+    }
+    let cred = same_user(sock.as_fd())?;
+    // A new connection's queue is empty: the hello fits, or the send
+    // fails (never waits).
+    send_hello(sock.as_fd(), own_id, own)?;
+    Ok(Some(Handshake {
+        sock,
+        cred,
+        expect: Some(*id),
+    }))
+}
+
+/// A connection whose peer's hello has not arrived yet.
+pub struct Handshake {
+    sock: OwnedFd,
+    cred: libc::ucred,
+    /// The id the peer must announce (we connected to it), if we know it.
+    expect: Option<EndpointId>,
+}
+
+impl Handshake {
+    /// The connection, readable when the peer's hello (or its hang-up)
+    /// arrives.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+
+    /// The peer's hello if it arrived (`Err(self)` back when not yet),
+    /// refused as in the blocking path, and `Inval` when the peer is not
+    /// the endpoint we connected to.
+    pub fn try_receive(self) -> Result<core::result::Result<(Peer, Grant), Handshake>> {
+        let (hello, fds) = match recv_hello(self.sock.as_fd(), libc::MSG_DONTWAIT) {
+            Ok(h) => h,
+            // EAGAIN: nothing yet.
+            Err(Error::TimedOut) => return Ok(Err(self)),
+            Err(e) => return Err(e),
+        };
+        let (peer, grant) = Peer::finish(self.sock, self.cred, hello, fds)?;
+        if self.expect.is_some_and(|id| id != peer.id) {
+            return Err(Error::Inval);
+        }
+        Ok(Ok((peer, grant)))
+    }
+}
+
+impl Peer {
+    /// Sends our hello on an accepted connection (after
+    /// [`Handshake::try_receive`]), without waiting.
+    pub fn answer(&self, own_id: &EndpointId, own: &Offer<'_>) -> Result<()> {
+        send_hello(self.sock.as_fd(), own_id, own)
+    }
+}
+
 /// A hello carrying `claimer`, our `id` and the descriptors `fds` (the
 /// region's, then the doorbell's).
 fn send_hello_raw(
@@ -494,7 +621,7 @@ fn send_hello_raw(
 
 /// Receives a hello and its two descriptors; anything else is refused
 /// (`Inval`), every descriptor that came with it closed.
-fn recv_hello(sock: BorrowedFd<'_>) -> Result<([u8; HELLO_LEN], [OwnedFd; 2])> {
+fn recv_hello(sock: BorrowedFd<'_>, flags: libc::c_int) -> Result<([u8; HELLO_LEN], [OwnedFd; 2])> {
     // One byte more than a hello, to see a longer message as such.
     let mut buf = [0u8; HELLO_LEN + 1];
     let mut iov = libc::iovec {
@@ -509,7 +636,7 @@ fn recv_hello(sock: BorrowedFd<'_>) -> Result<([u8; HELLO_LEN], [OwnedFd; 2])> {
     msg.msg_control = cbuf.0.as_mut_ptr().cast();
     msg.msg_controllen = cbuf.0.len() as _;
     // SAFETY: msg points at writable buffers of the lengths it gives.
-    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC | flags) };
     if n < 0 {
         return Err(io_failure());
     }
@@ -569,7 +696,7 @@ fn wait_fd(fd: BorrowedFd<'_>, events: libc::c_short, deadline: Instant) -> Resu
 
 /// Polls until something is ready or `deadline` passes (retrying after
 /// signals). Entries with a negative fd are ignored, as poll does.
-fn poll_until(fds: &mut [libc::pollfd], deadline: Instant) -> Result<()> {
+pub(crate) fn poll_until(fds: &mut [libc::pollfd], deadline: Instant) -> Result<()> {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let ms = left.as_millis().min(i32::MAX as u128) as libc::c_int;
@@ -648,7 +775,7 @@ pub(crate) mod tests {
         assert_eq!(peer.pid(), std::process::id() as libc::pid_t);
         assert_eq!(grant.region.len(), 4096);
         assert_eq!(grant.claimer, 5);
-        let (hello, [fd, _bell]) = recv_hello(raw.as_fd()).unwrap();
+        let (hello, [fd, _bell]) = recv_hello(raw.as_fd(), 0).unwrap();
         assert_eq!(hello[16..32], l.id().0);
         assert_eq!(hello[12..16], 5u32.to_ne_bytes());
         assert!(Region::from_fd(fd, MAX_LEN).is_ok());

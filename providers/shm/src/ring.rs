@@ -340,6 +340,18 @@ impl Receiver {
     /// the deadline passed in silence. Wake-ups can be spurious: the
     /// caller polls either way.
     pub fn sleep(&mut self, deadline: Instant) -> Result<bool> {
+        let woken = self.prepare_sleep()? || self.doorbell.wait(deadline);
+        self.after_sleep()?;
+        Ok(woken)
+    }
+
+    /// The first half of [`Receiver::sleep`], for a caller that waits on
+    /// more descriptors than the doorbell: empties the doorbell, says
+    /// "about to sleep" to senders and looks at the next cell once more.
+    /// `true` means a cell is there (do not wait); else wait for the
+    /// doorbell's descriptor (among others). Either way call
+    /// [`Receiver::after_sleep`] next.
+    pub fn prepare_sleep(&mut self) -> Result<bool> {
         // Rings from earlier rounds would end this sleep at once.
         self.doorbell.take()?;
         let r = &self.region;
@@ -348,13 +360,12 @@ impl Receiver {
         // sender's fence after publishing; see the module's note).
         fence(SeqCst);
         let head = self.geo.cell(self.head);
-        let woken = if r.load_u64(head + C_SEQ, Acquire)? != self.head {
-            true
-        } else {
-            self.doorbell.wait(deadline)
-        };
-        r.store_u32(SLEEPING, 0, Relaxed)?;
-        Ok(woken)
+        Ok(r.load_u64(head + C_SEQ, Acquire)? != self.head)
+    }
+
+    /// The second half of [`Receiver::sleep`]: senders stop ringing.
+    pub fn after_sleep(&mut self) -> Result<()> {
+        self.region.store_u32(SLEEPING, 0, Relaxed)
     }
 
     /// A claimer id for a new sender on this ring (never 0); the sender
@@ -571,6 +582,12 @@ impl Sender {
     /// The most payload bytes a cell carries.
     pub fn payload_capacity(&self) -> usize {
         self.geo.payload_capacity()
+    }
+
+    /// The claimer id this sender names itself by (given by the ring's
+    /// owner).
+    pub fn claimer(&self) -> u32 {
+        self.claimer
     }
 
     /// The peer's region this sender writes into.
