@@ -17,6 +17,9 @@
 //!   the second, small unsafe boundary.
 //! - [`cma`]: cross-memory attach (`process_vm_readv`) for large
 //!   messages, with a probe of whether the kernel allows it.
+//! - [`transport`]: the per-endpoint object built on all of these: an
+//!   address, peers connected on first send by a non-blocking handshake,
+//!   queued sends, liveness, and progress that reports events.
 //!
 //! The layout, ordering rules and lifecycle are described in
 //! `docs/shm-transport.md`.
@@ -26,6 +29,9 @@ pub mod cma;
 pub mod doorbell;
 pub mod region;
 pub mod ring;
+pub mod transport;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transport_tests;

@@ -23,10 +23,10 @@ const CELL: usize = 256;
 const TRAFFIC: u64 = 20_000;
 
 /// A child process, killed and reaped when dropped.
-struct Kid(Child);
+pub(crate) struct Kid(pub(crate) Child);
 
 impl Kid {
-    fn spawn(role: &str, uid: Option<u32>) -> Kid {
+    pub(crate) fn spawn(role: &str, uid: Option<u32>) -> Kid {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
         cmd.args([
             "--exact",
@@ -36,6 +36,7 @@ impl Kid {
             "-q",
         ])
         .env(ROLE, role)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped());
         if let Some(uid) = uid {
             use std::os::unix::process::CommandExt;
@@ -50,7 +51,7 @@ impl Kid {
 
     /// The first line the child prints that starts with `prefix` (the
     /// harness prints its own lines too); EOF (a dead child) fails.
-    fn line(&mut self, prefix: &str) -> String {
+    pub(crate) fn line(&mut self, prefix: &str) -> String {
         let out = self.0.stdout.as_mut().unwrap();
         let mut r = std::io::BufReader::new(out);
         loop {
@@ -66,7 +67,7 @@ impl Kid {
     }
 
     /// Waits (bounded) for the child to exit by itself; its exit code.
-    fn exit_code(&mut self, timeout: Duration) -> i32 {
+    pub(crate) fn exit_code(&mut self, timeout: Duration) -> i32 {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(st) = self.0.try_wait().unwrap() {
@@ -136,7 +137,7 @@ fn links(fd: BorrowedFd<'_>) -> u64 {
     st.st_nlink as u64
 }
 
-fn dev_shm() -> std::collections::BTreeSet<String> {
+pub(crate) fn dev_shm() -> std::collections::BTreeSet<String> {
     std::fs::read_dir("/dev/shm")
         .map(|d| {
             d.filter_map(|e| e.ok())
@@ -144,6 +145,17 @@ fn dev_shm() -> std::collections::BTreeSet<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Fails when `/dev/shm` holds entries it did not hold `before` (other
+/// than other tests' `oxi-test-` files).
+pub(crate) fn assert_nothing_new_in_dev_shm(before: &std::collections::BTreeSet<String>) {
+    let new: Vec<_> = dev_shm()
+        .difference(before)
+        .filter(|n| !n.starts_with("oxi-test-"))
+        .cloned()
+        .collect();
+    assert!(new.is_empty(), "new entries in /dev/shm: {new:?}");
 }
 
 /// The peer side of each test, run in a child process.
@@ -288,7 +300,12 @@ fn child_process_entry() {
                 "reading another user's process: {r:?}"
             );
         }
-        other => panic!("unknown child role {other}"),
+        other => {
+            assert!(
+                crate::transport_tests::child(other, &args),
+                "unknown child role {other}"
+            );
+        }
     }
     std::process::exit(0);
 }
@@ -323,12 +340,7 @@ fn ring_traffic_both_ways_between_two_processes_leaves_nothing_behind() {
         "the child checked our messages"
     );
     assert!(peer.wait_gone(Duration::from_secs(5)).unwrap());
-    let new: Vec<_> = dev_shm()
-        .difference(&shm_before)
-        .filter(|n| !n.starts_with("oxi-test-"))
-        .cloned()
-        .collect();
-    assert!(new.is_empty(), "new entries in /dev/shm: {new:?}");
+    assert_nothing_new_in_dev_shm(&shm_before);
 }
 
 #[test]

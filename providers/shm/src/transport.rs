@@ -1,0 +1,661 @@
+//! The per-endpoint transport object a provider endpoint owns: its
+//! receive ring, doorbell and listener, its address, and its peers.
+//!
+//! Nothing here blocks its caller. [`Transport::send`] to a peer not yet
+//! connected queues the message (bounded; full is `Again`) and starts a
+//! handshake that [`Transport::progress`] drives one non-blocking step at
+//! a time: retrying while the peer's listener does not exist yet, failing
+//! the queued messages (as [`Event::SendFailed`] naming the peer) when it
+//! does not finish within [`Config::handshake_timeout`]. Progress also
+//! accepts peers, flushes queues as the peers' rings make room, hands
+//! over what arrived and watches every connected peer's liveness: a dead
+//! or closed peer is reported once ([`Event::PeerGone`], after every
+//! message it published before), what was queued
+//! for it fails, later sends to it fail at once, and the cells it claimed
+//! in our ring and never published are taken back
+//! (`Receiver::sender_gone`).
+//!
+//! A message's `Meta::sender` on the wire is the claimer id the receiver
+//! gave the sender at the handshake; the receiver maps it back to the
+//! sender's address. Like the rest of a cell, it is what the writer
+//! claims (see `docs/shm-transport.md` on trust).
+
+use crate::attach::{self, EndpointId, Grant, Handshake, Listener, Peer};
+use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
+use oxifabric::abi::FI_ECONNRESET;
+use oxifabric::error::{Error, Result};
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::time::{Duration, Instant};
+
+/// How an address is written: a prefix in the shape of upstream `shm`'s
+/// `FI_ADDR_STR` addresses, then the listener's abstract name.
+const ADDR_PREFIX: &str = "fi_shm://oxifabric-shm:";
+/// How often progress looks at the peers' liveness descriptors (one
+/// `poll` for all of them).
+const LIVENESS_EVERY: Duration = Duration::from_millis(1);
+/// The first and the longest pause between attempts to reach a peer whose
+/// listener does not exist yet.
+const RETRY_FIRST: Duration = Duration::from_millis(1);
+const RETRY_MAX: Duration = Duration::from_millis(50);
+/// Bounds on work per progress call, so one call stays short.
+const ACCEPTS_PER_PROGRESS: usize = 64;
+
+/// An endpoint's address: its id, written as a string usable as an
+/// `FI_ADDR_STR` address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Addr(pub EndpointId);
+
+impl fmt::Display for Addr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{ADDR_PREFIX}{}", self.0.hex())
+    }
+}
+
+impl std::str::FromStr for Addr {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Addr> {
+        s.strip_prefix(ADDR_PREFIX)
+            .and_then(EndpointId::from_hex)
+            .map(Addr)
+            .ok_or(Error::Inval)
+    }
+}
+
+/// A transport's sizes and bounds.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Cells in the receive ring (a power of two).
+    pub cells: usize,
+    /// Bytes per cell, header included (a multiple of 64).
+    pub cell_size: usize,
+    /// How long a peer has to appear and finish the handshake.
+    pub handshake_timeout: Duration,
+    /// Messages queued per peer (while connecting, or while its ring is
+    /// full) before `send` answers `Again`.
+    pub max_queued: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            cells: 256,
+            cell_size: 512,
+            handshake_timeout: Duration::from_secs(5),
+            max_queued: 256,
+        }
+    }
+}
+
+/// What [`Transport::send`] did with a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// It is in the peer's ring.
+    Delivered,
+    /// It waits in the local queue; an [`Event::Flushed`] or
+    /// [`Event::SendFailed`] with its `ctx` follows.
+    Queued,
+}
+
+/// What progress found; the provider maps these onto its receive queue
+/// and completion queues.
+pub enum Event<'a> {
+    /// A message from `from`; copy `payload` where it goes before the
+    /// callback returns (the cell goes back to the senders then).
+    Received {
+        /// The sender.
+        from: Addr,
+        /// The header (its `sender` is our claimer id for `from`).
+        meta: Meta,
+        /// The payload, still in the ring.
+        payload: Payload<'a>,
+    },
+    /// A queued message went into the peer's ring.
+    Flushed {
+        /// The peer.
+        to: Addr,
+        /// The `ctx` given to `send`.
+        ctx: u64,
+    },
+    /// A queued message will never go: the handshake failed or timed
+    /// out, the peer is gone, or the message does not fit its cells.
+    SendFailed {
+        /// The peer.
+        to: Addr,
+        /// The `ctx` given to `send`.
+        ctx: u64,
+        /// Why.
+        error: Error,
+    },
+    /// The peer's process exited or it closed its endpoint; reported once.
+    PeerGone {
+        /// The peer.
+        addr: Addr,
+    },
+    /// A cell of our ring that no honest sender writes was skipped, or an
+    /// incoming handshake was refused.
+    Refused {
+        /// Why.
+        why: &'static str,
+    },
+}
+
+/// A message waiting to go.
+struct Queued {
+    meta: Meta,
+    payload: Vec<u8>,
+    ctx: u64,
+}
+
+enum State {
+    /// Reaching the peer: the next attempt's time and pause, and the
+    /// handshake's deadline.
+    Connecting {
+        deadline: Instant,
+        retry_at: Instant,
+        pause: Duration,
+        /// Whether a handshake of ours is under way (else retry).
+        in_flight: bool,
+    },
+    /// Connected: its ring, and every connection to it (one per
+    /// handshake, each a liveness handle).
+    Up { tx: Sender, links: Vec<Peer> },
+    /// Dead or closed; kept so later sends fail at once.
+    Gone,
+}
+
+struct PeerEntry {
+    state: State,
+    queue: VecDeque<Queued>,
+    /// The claimer ids given to this peer in our ring.
+    claimers: Vec<u32>,
+}
+
+/// A handshake under way.
+struct Pending {
+    hs: Handshake,
+    /// The peer we connected to (`None`: an incoming connection).
+    target: Option<EndpointId>,
+    /// The claimer id offered in our hello (outgoing only).
+    claimer: u32,
+    deadline: Instant,
+}
+
+/// One endpoint's shared-memory transport.
+pub struct Transport {
+    id: EndpointId,
+    cfg: Config,
+    rx: Receiver,
+    listener: Listener,
+    peers: HashMap<EndpointId, PeerEntry>,
+    pending: Vec<Pending>,
+    /// Who each claimer id in our ring was given to.
+    claimers: HashMap<u32, EndpointId>,
+    next_liveness: Instant,
+}
+
+impl Transport {
+    /// A transport under a new random address.
+    pub fn new(cfg: Config) -> Result<Transport> {
+        Transport::with_id(EndpointId::random()?, cfg)
+    }
+
+    /// A transport listening under `id` (`AddrInUse` when a live endpoint
+    /// has it).
+    pub fn with_id(id: EndpointId, cfg: Config) -> Result<Transport> {
+        let rx = Receiver::create(cfg.cells, cfg.cell_size)?;
+        let listener = Listener::bind(id)?;
+        Ok(Transport {
+            id,
+            cfg,
+            rx,
+            listener,
+            peers: HashMap::new(),
+            pending: Vec::new(),
+            claimers: HashMap::new(),
+            next_liveness: Instant::now(),
+        })
+    }
+
+    /// This endpoint's address.
+    pub fn addr(&self) -> Addr {
+        Addr(self.id)
+    }
+
+    /// The most payload bytes a message to us may carry.
+    pub fn payload_capacity(&self) -> usize {
+        self.rx.payload_capacity()
+    }
+
+    /// Sends `payload` with `meta` (its `sender` is set here) to `to`
+    /// without blocking. `Delivered` when it is in the peer's ring;
+    /// `Queued` when it waits for the handshake or for room (an event
+    /// with `ctx` follows); `Again` when the peer's queue is full;
+    /// `MsgSize` when it fits no cell; `FI_ECONNRESET` at once for a peer
+    /// reported gone.
+    pub fn send(&mut self, to: Addr, meta: Meta, payload: &[&[u8]], ctx: u64) -> Result<Sent> {
+        let len: usize = payload.iter().map(|p| p.len()).sum();
+        if len > MAX_CELL - CELL_HEADER {
+            return Err(Error::MsgSize);
+        }
+        let max_queued = self.cfg.max_queued;
+        let entry = match self.peers.get_mut(&to.0) {
+            Some(e) => e,
+            None => {
+                let now = Instant::now();
+                self.peers.entry(to.0).or_insert(PeerEntry {
+                    state: State::Connecting {
+                        deadline: now + self.cfg.handshake_timeout,
+                        retry_at: now,
+                        pause: RETRY_FIRST,
+                        in_flight: false,
+                    },
+                    queue: VecDeque::new(),
+                    claimers: Vec::new(),
+                })
+            }
+        };
+        let mut meta = meta;
+        match &entry.state {
+            State::Gone => return Err(Error::Other(FI_ECONNRESET)),
+            State::Up { tx, .. } if entry.queue.is_empty() => {
+                meta.sender = tx.claimer();
+                match tx.try_send(&meta, payload) {
+                    Ok(()) => return Ok(Sent::Delivered),
+                    Err(Error::Again) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            _ => {}
+        }
+        if entry.queue.len() >= max_queued {
+            return Err(Error::Again);
+        }
+        entry.queue.push_back(Queued {
+            meta,
+            payload: payload.concat(),
+            ctx,
+        });
+        Ok(Sent::Queued)
+    }
+
+    /// Does everything that is ready, without blocking, and hands each
+    /// event to `sink`; how many events there were.
+    pub fn progress(&mut self, sink: &mut impl FnMut(Event<'_>)) -> usize {
+        let mut n = 0;
+        let mut count = |e: Event<'_>| {
+            n += 1;
+            sink(e)
+        };
+        let now = Instant::now();
+        self.accept_new(&mut count, now);
+        self.advance_handshakes(&mut count, now);
+        self.connect_or_expire(&mut count, now);
+        if now >= self.next_liveness {
+            self.next_liveness = now + LIVENESS_EVERY;
+            self.watch_liveness(&mut count);
+        }
+        self.flush(&mut count);
+        self.receive(&mut count);
+        n
+    }
+
+    /// Takes new incoming connections (their hellos are read by
+    /// `advance_handshakes`).
+    fn accept_new(&mut self, sink: &mut impl FnMut(Event<'_>), now: Instant) {
+        for _ in 0..ACCEPTS_PER_PROGRESS {
+            match self.listener.try_accept() {
+                Ok(Some(hs)) => self.pending.push(Pending {
+                    hs,
+                    target: None,
+                    claimer: 0,
+                    deadline: now + self.cfg.handshake_timeout,
+                }),
+                Ok(None) => return,
+                Err(_) => sink(Event::Refused {
+                    why: "incoming connection refused (credentials)",
+                }),
+            }
+        }
+    }
+
+    /// Reads the hellos that arrived; finishes or fails each handshake.
+    fn advance_handshakes(&mut self, sink: &mut impl FnMut(Event<'_>), now: Instant) {
+        for p in std::mem::take(&mut self.pending) {
+            let (target, claimer, deadline) = (p.target, p.claimer, p.deadline);
+            match p.hs.try_receive() {
+                Ok(Err(hs)) if now < deadline => self.pending.push(Pending {
+                    hs,
+                    target,
+                    claimer,
+                    deadline,
+                }),
+                Ok(Err(_)) => self.handshake_failed(target, claimer, Error::TimedOut, sink),
+                Ok(Ok((peer, grant))) => {
+                    if let Err(e) = self.connected(target, claimer, peer, grant) {
+                        self.handshake_failed(target, claimer, e, sink);
+                    }
+                }
+                Err(e) => self.handshake_failed(target, claimer, e, sink),
+            }
+        }
+    }
+
+    /// A finished handshake: answers an incoming one, then records the
+    /// peer (or adds the connection to a known one).
+    fn connected(
+        &mut self,
+        target: Option<EndpointId>,
+        claimer: u32,
+        peer: Peer,
+        grant: Grant,
+    ) -> Result<()> {
+        let id = peer.id();
+        if matches!(
+            self.peers.get(&id),
+            Some(PeerEntry {
+                state: State::Gone,
+                ..
+            })
+        ) {
+            // A closed endpoint's id is never reused by an honest peer.
+            return Err(Error::Inval);
+        }
+        let claimer = if target.is_none() {
+            let c = self.rx.new_claimer();
+            // Known before the peer can use it.
+            self.claimers.insert(c, id);
+            if let Err(e) = peer.answer(&self.id, &self.rx.offer(c)) {
+                self.claimers.remove(&c);
+                self.rx.sender_gone(c);
+                return Err(e);
+            }
+            c
+        } else {
+            claimer
+        };
+        let entry = self.peers.entry(id).or_insert(PeerEntry {
+            state: State::Gone,
+            queue: VecDeque::new(),
+            claimers: Vec::new(),
+        });
+        entry.claimers.push(claimer);
+        match &mut entry.state {
+            State::Up { links, .. } => links.push(peer),
+            state => {
+                *state = State::Up {
+                    tx: Sender::from_grant(grant)?,
+                    links: vec![peer],
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// A handshake that will not finish: an outgoing one fails what was
+    /// queued for its peer (unless another connection reached it).
+    fn handshake_failed(
+        &mut self,
+        target: Option<EndpointId>,
+        claimer: u32,
+        error: Error,
+        sink: &mut impl FnMut(Event<'_>),
+    ) {
+        let Some(id) = target else {
+            sink(Event::Refused {
+                why: "incoming handshake failed",
+            });
+            return;
+        };
+        // The peer may have mapped our ring and claimed a cell with it.
+        self.claimers.remove(&claimer);
+        self.rx.sender_gone(claimer);
+        if let Some(e) = self.peers.get(&id) {
+            if matches!(e.state, State::Connecting { .. }) {
+                if let Some(e) = self.peers.remove(&id) {
+                    fail_all(Addr(id), e.queue, error, sink);
+                }
+            }
+        }
+    }
+
+    /// Starts handshakes whose retry time came; fails those past their
+    /// deadline.
+    fn connect_or_expire(&mut self, sink: &mut impl FnMut(Event<'_>), now: Instant) {
+        let mut failed = Vec::new();
+        for (id, e) in self.peers.iter_mut() {
+            let State::Connecting {
+                deadline,
+                retry_at,
+                pause,
+                in_flight,
+            } = &mut e.state
+            else {
+                continue;
+            };
+            if now >= *deadline {
+                failed.push((*id, Error::TimedOut));
+                continue;
+            }
+            if *in_flight || now < *retry_at {
+                continue;
+            }
+            let c = self.rx.new_claimer();
+            self.claimers.insert(c, *id);
+            match attach::try_connect(id, &self.id, &self.rx.offer(c)) {
+                Ok(Some(hs)) => {
+                    *in_flight = true;
+                    self.pending.push(Pending {
+                        hs,
+                        target: Some(*id),
+                        claimer: c,
+                        deadline: *deadline,
+                    });
+                }
+                Ok(None) => {
+                    self.claimers.remove(&c);
+                    *retry_at = now + *pause;
+                    *pause = (*pause * 2).min(RETRY_MAX);
+                }
+                Err(err) => {
+                    self.claimers.remove(&c);
+                    self.rx.sender_gone(c);
+                    failed.push((*id, err));
+                }
+            }
+        }
+        for (id, error) in failed {
+            if let Some(e) = self.peers.remove(&id) {
+                fail_all(Addr(id), e.queue, error, sink);
+            }
+        }
+    }
+
+    /// Reports connected peers that died or closed, once each, after the
+    /// messages they published before.
+    fn watch_liveness(&mut self, sink: &mut impl FnMut(Event<'_>)) {
+        let mut ids = Vec::new();
+        let mut links = Vec::new();
+        for (id, e) in &self.peers {
+            if let State::Up { links: l, .. } = &e.state {
+                for p in l {
+                    ids.push(*id);
+                    links.push(p);
+                }
+            }
+        }
+        if links.is_empty() {
+            return;
+        }
+        let Ok(gone) = Peer::which_gone(&links) else {
+            return;
+        };
+        let mut dead: Vec<EndpointId> = ids
+            .into_iter()
+            .zip(gone)
+            .filter_map(|(id, g)| g.then_some(id))
+            .collect();
+        dead.dedup();
+        let mut newly = Vec::new();
+        for id in dead {
+            let Some(e) = self.peers.get_mut(&id) else {
+                continue;
+            };
+            if matches!(e.state, State::Gone) {
+                continue;
+            }
+            e.state = State::Gone;
+            for &c in &e.claimers {
+                self.rx.sender_gone(c);
+            }
+            newly.push((id, std::mem::take(&mut e.queue)));
+        }
+        if newly.is_empty() {
+            return;
+        }
+        // What the dead published is in our ring already: hand it over
+        // before saying they are gone (cells they only claimed are taken
+        // back on the way).
+        self.receive(sink);
+        for (id, queue) in newly {
+            sink(Event::PeerGone { addr: Addr(id) });
+            fail_all(Addr(id), queue, Error::Other(FI_ECONNRESET), sink);
+        }
+    }
+
+    /// Moves queued messages into connected peers' rings while they have
+    /// room.
+    fn flush(&mut self, sink: &mut impl FnMut(Event<'_>)) {
+        for (id, e) in self.peers.iter_mut() {
+            let State::Up { tx, .. } = &e.state else {
+                continue;
+            };
+            while let Some(q) = e.queue.front_mut() {
+                q.meta.sender = tx.claimer();
+                match tx.try_send(&q.meta, &[&q.payload]) {
+                    Err(Error::Again) => break,
+                    Ok(()) => sink(Event::Flushed {
+                        to: Addr(*id),
+                        ctx: q.ctx,
+                    }),
+                    Err(error) => sink(Event::SendFailed {
+                        to: Addr(*id),
+                        ctx: q.ctx,
+                        error,
+                    }),
+                }
+                e.queue.pop_front();
+            }
+        }
+    }
+
+    /// Hands over what our ring holds (at most one ring's worth per call).
+    fn receive(&mut self, sink: &mut impl FnMut(Event<'_>)) {
+        for _ in 0..self.cfg.cells {
+            let claimers = &self.claimers;
+            let polled = self
+                .rx
+                .poll(|r, payload| match claimers.get(&r.meta.sender) {
+                    Some(id) => sink(Event::Received {
+                        from: Addr(*id),
+                        meta: r.meta,
+                        payload,
+                    }),
+                    None => sink(Event::Refused {
+                        why: "message from an unknown sender",
+                    }),
+                });
+            match polled {
+                Polled::Empty => return,
+                Polled::Got(()) | Polled::Abandoned => {}
+                Polled::Refused(why) => sink(Event::Refused { why }),
+            }
+        }
+    }
+
+    /// Descriptors a wait for this transport watches, with the `poll`
+    /// events of interest: the doorbell, the listener and pending
+    /// handshakes (readable), each connected peer's pidfd (readable on
+    /// exit) and connection (hang-up). Wait also no later than
+    /// [`Transport::next_timer`], and arm the doorbell first
+    /// ([`Transport::wait`] does all of this).
+    pub fn wait_fds(&self) -> Vec<(BorrowedFd<'_>, libc::c_short)> {
+        let mut fds = vec![
+            (self.rx.doorbell().fd(), libc::POLLIN),
+            (self.listener.fd(), libc::POLLIN),
+        ];
+        fds.extend(self.pending.iter().map(|p| (p.hs.fd(), libc::POLLIN)));
+        for e in self.peers.values() {
+            if let State::Up { links, .. } = &e.state {
+                for p in links {
+                    let (pidfd, sock) = p.liveness_fds();
+                    fds.extend(pidfd.map(|f| (f, libc::POLLIN)));
+                    fds.push((sock, libc::POLLRDHUP));
+                }
+            }
+        }
+        fds
+    }
+
+    /// When progress must run again even if no descriptor is ready: the
+    /// next connection attempt or handshake deadline, or soon when a
+    /// queue waits for room in a peer's ring (nothing signals room).
+    pub fn next_timer(&self) -> Option<Instant> {
+        let mut t: Option<Instant> = None;
+        let mut at = |i: Instant| t = Some(t.map_or(i, |t| t.min(i)));
+        for p in &self.pending {
+            at(p.deadline);
+        }
+        for e in self.peers.values() {
+            match &e.state {
+                State::Connecting {
+                    deadline,
+                    retry_at,
+                    in_flight,
+                    ..
+                } => at(if *in_flight { *deadline } else { *retry_at }),
+                State::Up { .. } if !e.queue.is_empty() => at(Instant::now() + LIVENESS_EVERY),
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// Sleeps until something may be ready or `deadline` passes, without
+    /// spinning: senders ring the doorbell only while we wait (see
+    /// `Receiver::prepare_sleep`). Whether something may be ready; the
+    /// caller runs [`Transport::progress`] either way.
+    pub fn wait(&mut self, deadline: Instant) -> Result<bool> {
+        if self.rx.prepare_sleep()? {
+            self.rx.after_sleep()?;
+            return Ok(true);
+        }
+        let until = self.next_timer().map_or(deadline, |t| t.min(deadline));
+        let mut fds: Vec<libc::pollfd> = self
+            .wait_fds()
+            .into_iter()
+            .map(|(fd, events)| libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events,
+                revents: 0,
+            })
+            .collect();
+        let r = attach::poll_until(&mut fds, until);
+        self.rx.after_sleep()?;
+        r?;
+        Ok(fds.iter().any(|p| p.revents != 0))
+    }
+}
+
+/// Fails every message of `queue` (for `to`) with `error`.
+fn fail_all(to: Addr, queue: VecDeque<Queued>, error: Error, sink: &mut impl FnMut(Event<'_>)) {
+    for q in queue {
+        sink(Event::SendFailed {
+            to,
+            ctx: q.ctx,
+            error,
+        });
+    }
+}

@@ -1,0 +1,437 @@
+//! Tests of [`Transport`] across processes (the peer is this test binary
+//! run as a child, see `tests.rs`). Every wait is bounded.
+
+use crate::attach::EndpointId;
+use crate::ring::tests::{meta, payload};
+use crate::ring::Meta;
+use crate::tests::{assert_nothing_new_in_dev_shm, dev_shm, Kid};
+use crate::transport::{Addr, Config, Event, Sent, Transport};
+use oxifabric::abi::FI_ECONNRESET;
+use oxifabric::error::Error;
+use std::io::{BufRead, Write};
+use std::time::{Duration, Instant};
+
+const CELLS: usize = 64;
+const CELL: usize = 256;
+const CAP: usize = CELL - crate::ring::CELL_HEADER;
+const QUEUED: usize = 16;
+/// Messages each way in the traffic test.
+const TRAFFIC: u64 = 2000;
+/// The token of the message a child sends first, to connect.
+const HELLO: u64 = u64::MAX;
+/// `Meta::flags` of the message that says how many came before it.
+const END: u32 = 1;
+
+fn cfg(handshake: Duration) -> Config {
+    Config {
+        cells: CELLS,
+        cell_size: CELL,
+        handshake_timeout: handshake,
+        max_queued: QUEUED,
+    }
+}
+
+/// An event, owned.
+#[derive(Debug)]
+enum Ev {
+    Got {
+        from: Addr,
+        meta: Meta,
+        bytes: Vec<u8>,
+    },
+    Flushed {
+        to: Addr,
+        ctx: u64,
+    },
+    Failed {
+        to: Addr,
+        ctx: u64,
+        error: Error,
+    },
+    Gone(Addr),
+}
+
+/// One progress call's events (none of these tests expects a refusal).
+fn pump(t: &mut Transport) -> Vec<Ev> {
+    let mut out = Vec::new();
+    t.progress(&mut |e| {
+        out.push(match e {
+            Event::Received {
+                from,
+                meta,
+                payload,
+            } => Ev::Got {
+                from,
+                meta,
+                bytes: payload.to_vec(),
+            },
+            Event::Flushed { to, ctx } => Ev::Flushed { to, ctx },
+            Event::SendFailed { to, ctx, error } => Ev::Failed { to, ctx, error },
+            Event::PeerGone { addr } => Ev::Gone(addr),
+            Event::Refused { why } => panic!("refused: {why}"),
+        })
+    });
+    out
+}
+
+/// Progress until an event comes, waiting (not spinning) in between,
+/// bounded by `deadline`.
+fn next_events(t: &mut Transport, deadline: Instant, what: &str) -> Vec<Ev> {
+    loop {
+        let evs = pump(t);
+        if !evs.is_empty() {
+            return evs;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no event while waiting for {what}"
+        );
+        t.wait(deadline.min(Instant::now() + Duration::from_millis(20)))
+            .unwrap();
+    }
+}
+
+/// The message `i` of the traffic tests.
+fn msg(i: u64) -> (Meta, Vec<u8>) {
+    (meta(0, i), payload(0, i, CAP))
+}
+
+/// Sends, progressing while the answer is `Again`; whether it was queued.
+fn send_retrying(t: &mut Transport, to: Addr, m: Meta, p: &[u8], deadline: Instant) -> Vec<Ev> {
+    let mut evs = Vec::new();
+    loop {
+        match t.send(to, m, &[p], m.token) {
+            Ok(_) => return evs,
+            Err(Error::Again) => {
+                assert!(Instant::now() < deadline, "send stayed Again");
+                evs.extend(pump(t));
+            }
+            Err(e) => panic!("send {}: {e}", m.token),
+        }
+    }
+}
+
+/// Progress until the peer `parent` is reported gone (the parent closed
+/// its transport), bounded.
+fn until_gone(t: &mut Transport, parent: Addr, deadline: Instant) {
+    loop {
+        for e in next_events(t, deadline, "the parent to close") {
+            if matches!(e, Ev::Gone(a) if a == parent) {
+                return;
+            }
+        }
+    }
+}
+
+/// The child roles of these tests; false for a role that is not theirs.
+pub(crate) fn child(role: &str, args: &[&str]) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let id = |i: usize| EndpointId::from_hex(args[i]).unwrap();
+    match role {
+        // Listens under args[1] (the parent sent before we existed);
+        // echoes TRAFFIC messages back, checking each; ends when the
+        // parent closes.
+        "t-echo" => {
+            let mut t = Transport::with_id(id(1), cfg(Duration::from_secs(20))).unwrap();
+            let (mut got, mut echoed) = (0u64, 0u64);
+            let mut parent = None;
+            while echoed < TRAFFIC {
+                for e in next_events(&mut t, deadline, "the parent's messages") {
+                    match e {
+                        Ev::Got { from, meta, bytes } => {
+                            let (m, p) = msg(got);
+                            assert_eq!((meta.token, meta.tag, &bytes), (got, m.tag, &p));
+                            parent = Some(from);
+                            got += 1;
+                        }
+                        Ev::Flushed { .. } => {}
+                        other => panic!("echo child: {other:?}"),
+                    }
+                }
+                // Echo what came, as far as the parent makes room.
+                while let (Some(to), true) = (parent, echoed < got) {
+                    let (m, p) = msg(echoed);
+                    match t.send(to, m, &[&p], echoed) {
+                        Ok(_) => echoed += 1,
+                        Err(Error::Again) => break,
+                        Err(e) => panic!("echo {echoed}: {e}"),
+                    }
+                }
+            }
+            until_gone(&mut t, parent.unwrap(), deadline);
+        }
+        // Listens under args[1], connects to the parent (args[2]) with
+        // one message, says "ready", then consumes nothing until a line
+        // comes on stdin; then receives messages 0, 1, … in order, checked,
+        // up to the END one, and ends when the parent closes.
+        "t-lazy" => {
+            let mut t = Transport::with_id(id(1), cfg(Duration::from_secs(20))).unwrap();
+            let parent = Addr(id(2));
+            let hello = Meta {
+                token: HELLO,
+                ..meta(0, 0)
+            };
+            if t.send(parent, hello, &[], 0).unwrap() == Sent::Queued {
+                loop {
+                    let evs = next_events(&mut t, deadline, "the hello to go");
+                    if evs.iter().any(|e| matches!(e, Ev::Flushed { .. })) {
+                        break;
+                    }
+                }
+            }
+            println!("ready");
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line).unwrap();
+            let (mut next, mut ended) = (0u64, false);
+            loop {
+                for e in next_events(&mut t, deadline, "the parent's messages") {
+                    match e {
+                        // The parent closes after the end, and its
+                        // messages come before the news of its close.
+                        Ev::Gone(a) if a == parent && ended => return true,
+                        Ev::Got { meta, .. } if meta.flags == END && !ended => {
+                            assert_eq!(meta.token, next, "messages before the end");
+                            ended = true;
+                        }
+                        Ev::Got { meta, bytes, .. } if !ended => {
+                            let (m, p) = msg(next);
+                            let m = Meta {
+                                sender: meta.sender,
+                                ..m
+                            };
+                            assert_eq!((meta, &bytes), (m, &p), "message {next}");
+                            next += 1;
+                        }
+                        other => panic!("lazy child: {other:?}"),
+                    }
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+#[test]
+fn addresses_round_trip_as_strings() {
+    let a = Addr(EndpointId::random().unwrap());
+    let s = a.to_string();
+    assert!(s.starts_with("fi_shm://oxifabric-shm:"), "{s}");
+    assert_eq!(s.parse::<Addr>(), Ok(a));
+    assert_eq!("fi_shm://x".parse::<Addr>(), Err(Error::Inval));
+}
+
+#[test]
+fn a_send_before_the_peer_exists_goes_out_once_it_listens_and_traffic_flows_both_ways() {
+    let shm_before = dev_shm();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let child_id = EndpointId::random().unwrap();
+    let to = Addr(child_id);
+    let (m, p) = msg(0);
+    assert_eq!(t.send(to, m, &[&p], 0), Ok(Sent::Queued));
+    // Nobody listens yet: the attempts fail quietly and are retried.
+    for _ in 0..3 {
+        assert!(pump(&mut t).is_empty());
+    }
+    let mut kid = Kid::spawn(&format!("t-echo:{}", child_id.hex()), None);
+    let (mut sent, mut echoed, mut flushed) = (1u64, 0u64, 0usize);
+    let mut on = |evs: Vec<Ev>, echoed: &mut u64| {
+        for e in evs {
+            match e {
+                Ev::Got { from, meta, bytes } => {
+                    assert_eq!(from, to);
+                    let (m, p) = msg(*echoed);
+                    assert_eq!((meta.token, meta.tag, &bytes), (m.token, m.tag, &p));
+                    *echoed += 1;
+                }
+                Ev::Flushed { to: a, .. } => {
+                    assert_eq!(a, to);
+                    flushed += 1;
+                }
+                other => panic!("parent: {other:?}"),
+            }
+        }
+    };
+    while echoed < TRAFFIC {
+        if sent < TRAFFIC {
+            let (m, p) = msg(sent);
+            let evs = match t.send(to, m, &[&p], sent) {
+                Ok(_) => {
+                    sent += 1;
+                    pump(&mut t)
+                }
+                Err(Error::Again) => next_events(&mut t, deadline, "room"),
+                Err(e) => panic!("send {sent}: {e}"),
+            };
+            on(evs, &mut echoed);
+        } else {
+            let evs = next_events(&mut t, deadline, "echoes");
+            on(evs, &mut echoed);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stalled: sent {sent}, echoed {echoed}"
+        );
+    }
+    assert!(flushed >= 1, "the first, queued message was flushed");
+    drop(t);
+    assert_eq!(
+        kid.exit_code(Duration::from_secs(30)),
+        0,
+        "the child's checks"
+    );
+    assert_nothing_new_in_dev_shm(&shm_before);
+}
+
+#[test]
+fn a_peer_that_never_appears_fails_the_queued_sends_within_the_bound() {
+    let bound = Duration::from_millis(300);
+    let mut t = Transport::new(cfg(bound)).unwrap();
+    let nobody = Addr(EndpointId::random().unwrap());
+    let start = Instant::now();
+    for ctx in 0..3 {
+        let (m, p) = msg(ctx);
+        assert_eq!(t.send(nobody, m, &[&p], ctx), Ok(Sent::Queued));
+    }
+    let mut failed = Vec::new();
+    while failed.len() < 3 {
+        for e in next_events(&mut t, start + Duration::from_secs(10), "the failure") {
+            let Ev::Failed { to, ctx, error } = e else {
+                panic!("{e:?}");
+            };
+            assert_eq!((to, error), (nobody, Error::TimedOut));
+            failed.push(ctx);
+        }
+    }
+    let took = start.elapsed();
+    assert_eq!(failed, [0, 1, 2]);
+    assert!(took >= bound && took < bound * 10, "failed after {took:?}");
+}
+
+/// A "t-lazy" child connected to `t` (its hello received); its address.
+fn lazy_child(t: &mut Transport) -> (Kid, Addr) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let child_id = EndpointId::random().unwrap();
+    let role = format!("t-lazy:{}:{}", child_id.hex(), t.addr().0.hex());
+    let mut kid = Kid::spawn(&role, None);
+    loop {
+        let evs = next_events(t, deadline, "the child's hello");
+        if evs
+            .iter()
+            .any(|e| matches!(e, Ev::Got { meta, from, .. } if meta.token == HELLO && from.0 == child_id))
+        {
+            break;
+        }
+    }
+    kid.line("ready");
+    (kid, Addr(child_id))
+}
+
+/// Sends messages 0, 1, … to a peer that consumes nothing until `send`
+/// says `Again`; checks that exactly its ring and then the queue filled.
+/// The number sent.
+fn fill(t: &mut Transport, to: Addr) -> u64 {
+    let mut i = 0u64;
+    loop {
+        let (m, p) = msg(i);
+        match t.send(to, m, &[&p], i) {
+            Ok(Sent::Delivered) => assert!(i < CELLS as u64, "more than a ring delivered"),
+            Ok(Sent::Queued) => assert!(i >= CELLS as u64, "queued with room in the ring"),
+            Err(Error::Again) => break,
+            Err(e) => panic!("send {i}: {e}"),
+        }
+        i += 1;
+        assert!(pump(t).is_empty(), "nothing can flush into a full ring");
+    }
+    assert_eq!(i, (CELLS + QUEUED) as u64, "a ring, then the queue");
+    i
+}
+
+#[test]
+fn a_peer_that_does_not_consume_gets_again_without_loss_or_overwrite() {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (mut kid, to) = lazy_child(&mut t);
+    let n = fill(&mut t, to);
+    // Still full a while later: the answer stays Again, nothing moves.
+    for _ in 0..50 {
+        assert!(pump(&mut t).is_empty());
+        let (m, p) = msg(n);
+        assert_eq!(t.send(to, m, &[&p], n), Err(Error::Again));
+    }
+    kid.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    let mut flushed = Vec::new();
+    while flushed.len() < QUEUED {
+        for e in next_events(&mut t, deadline, "the queue to flush") {
+            let Ev::Flushed { to: a, ctx } = e else {
+                panic!("{e:?}");
+            };
+            assert_eq!(a, to);
+            flushed.push(ctx);
+        }
+    }
+    assert_eq!(flushed, (CELLS as u64..n).collect::<Vec<_>>(), "in order");
+    let end = Meta {
+        flags: END,
+        ..meta(0, n)
+    };
+    let evs = send_retrying(&mut t, to, end, &[], deadline);
+    assert!(
+        evs.iter().all(|e| matches!(e, Ev::Flushed { .. })),
+        "{evs:?}"
+    );
+    // Until the end message is in the child's ring.
+    while t.next_timer().is_some() {
+        for e in pump(&mut t) {
+            assert!(matches!(e, Ev::Flushed { .. }), "{e:?}");
+        }
+        assert!(Instant::now() < deadline, "the end message stayed queued");
+        std::thread::yield_now();
+    }
+    drop(t);
+    assert_eq!(
+        kid.exit_code(Duration::from_secs(30)),
+        0,
+        "the child got every message, in order, intact"
+    );
+}
+
+#[test]
+fn a_peer_killed_with_sigkill_is_reported_gone_and_what_was_queued_fails() {
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (mut kid, to) = lazy_child(&mut t);
+    let n = fill(&mut t, to);
+    let killed = Instant::now();
+    kid.0.kill().unwrap();
+    let mut gone = 0;
+    let mut failed = Vec::new();
+    while gone == 0 || failed.len() < QUEUED {
+        for e in next_events(&mut t, killed + Duration::from_secs(5), "the death") {
+            match e {
+                Ev::Gone(a) => {
+                    assert_eq!(a, to);
+                    gone += 1;
+                }
+                Ev::Failed { to: a, ctx, error } => {
+                    assert_eq!((a, error), (to, Error::Other(FI_ECONNRESET)));
+                    failed.push(ctx);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    eprintln!("SIGKILLed peer reported gone after {:?}", killed.elapsed());
+    assert_eq!(failed, (CELLS as u64..n).collect::<Vec<_>>());
+    let (m, p) = msg(n);
+    assert_eq!(
+        t.send(to, m, &[&p], n),
+        Err(Error::Other(FI_ECONNRESET)),
+        "a send to a dead peer fails at once"
+    );
+    for _ in 0..20 {
+        assert!(pump(&mut t).is_empty(), "reported once");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(gone, 1);
+}
