@@ -299,6 +299,239 @@ pub struct ibv_context {
     pub num_comp_vectors: c_int,
 }
 
+/// `struct ibv_pd`: only ever behind a pointer.
+#[repr(C)]
+pub struct ibv_pd {
+    _opaque: [u8; 0],
+}
+
+/// The head of `struct ibv_cq`: the data path reads `context` (as
+/// `ibv_poll_cq` does); the rest is rdma-core's.
+#[repr(C)]
+pub struct ibv_cq {
+    pub context: *mut ibv_context,
+}
+
+/// The head of `struct ibv_qp` up to the fields oxifabric reads.
+#[repr(C)]
+pub struct ibv_qp {
+    pub context: *mut ibv_context,
+    pub qp_context: *mut c_void,
+    pub pd: *mut ibv_pd,
+    pub send_cq: *mut ibv_cq,
+    pub recv_cq: *mut ibv_cq,
+    pub srq: *mut c_void,
+    pub handle: u32,
+    pub qp_num: u32,
+}
+
+/// `struct ibv_mr`.
+#[repr(C)]
+pub struct ibv_mr {
+    pub context: *mut ibv_context,
+    pub pd: *mut ibv_pd,
+    pub addr: *mut c_void,
+    pub length: usize,
+    pub handle: u32,
+    pub lkey: u32,
+    pub rkey: u32,
+}
+
+/// `struct ibv_sge`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ibv_sge {
+    pub addr: u64,
+    pub length: u32,
+    pub lkey: u32,
+}
+
+/// The `rdma` member of `ibv_send_wr.wr`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ibv_send_wr_rdma {
+    pub remote_addr: u64,
+    pub rkey: u32,
+}
+
+/// The `atomic` member of `ibv_send_wr.wr` (the largest; it gives the
+/// union its size).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ibv_send_wr_atomic {
+    pub remote_addr: u64,
+    pub compare_add: u64,
+    pub swap: u64,
+    pub rkey: u32,
+}
+
+/// `ibv_send_wr.wr`; the `ud` member is not used.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union ibv_send_wr_wr {
+    pub rdma: ibv_send_wr_rdma,
+    pub atomic: ibv_send_wr_atomic,
+}
+
+/// `struct ibv_send_wr`. The anonymous unions keep the name of their
+/// first member (`imm_data`, `bind_mw`); `qp_type` is the XRC SRQ number;
+/// `bind_mw` (memory-window binds and TSO) is never used, only sized.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_send_wr {
+    pub wr_id: u64,
+    pub next: *mut ibv_send_wr,
+    pub sg_list: *mut ibv_sge,
+    pub num_sge: c_int,
+    /// `enum ibv_wr_opcode`.
+    pub opcode: u32,
+    pub send_flags: u32,
+    /// Big-endian immediate data (or the rkey to invalidate).
+    pub imm_data: u32,
+    pub wr: ibv_send_wr_wr,
+    pub qp_type: u32,
+    pub bind_mw: [u64; 6],
+}
+
+/// `struct ibv_recv_wr`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ibv_recv_wr {
+    pub wr_id: u64,
+    pub next: *mut ibv_recv_wr,
+    pub sg_list: *mut ibv_sge,
+    pub num_sge: c_int,
+}
+
+/// `struct ibv_wc`: one completion.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct ibv_wc {
+    pub wr_id: u64,
+    /// `enum ibv_wc_status`.
+    pub status: u32,
+    /// `enum ibv_wc_opcode`.
+    pub opcode: u32,
+    pub vendor_err: u32,
+    pub byte_len: u32,
+    pub imm_data: u32,
+    pub qp_num: u32,
+    pub src_qp: u32,
+    pub wc_flags: u32,
+    pub pkey_index: u16,
+    pub slid: u16,
+    pub sl: u8,
+    pub dlid_path_bits: u8,
+}
+
+/// `struct ibv_qp_cap`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct ibv_qp_cap {
+    pub max_send_wr: u32,
+    pub max_recv_wr: u32,
+    pub max_send_sge: u32,
+    pub max_recv_sge: u32,
+    pub max_inline_data: u32,
+}
+
+/// `struct ibv_qp_init_attr`.
+#[repr(C)]
+pub struct ibv_qp_init_attr {
+    pub qp_context: *mut c_void,
+    pub send_cq: *mut ibv_cq,
+    pub recv_cq: *mut ibv_cq,
+    pub srq: *mut c_void,
+    pub cap: ibv_qp_cap,
+    /// `enum ibv_qp_type`.
+    pub qp_type: u32,
+    pub sq_sig_all: c_int,
+}
+
+// Values of <infiniband/verbs.h>'s enums used here (the layout test
+// compares each with C).
+/// `IBV_QPT_RC`.
+pub const IBV_QPT_RC: u32 = 2;
+/// `IBV_WR_RDMA_WRITE`.
+pub const IBV_WR_RDMA_WRITE: u32 = 0;
+/// `IBV_WR_SEND`.
+pub const IBV_WR_SEND: u32 = 2;
+/// `IBV_SEND_SIGNALED`.
+pub const IBV_SEND_SIGNALED: u32 = 2;
+/// `IBV_ACCESS_LOCAL_WRITE`.
+pub const IBV_ACCESS_LOCAL_WRITE: c_int = 1;
+/// `IBV_ACCESS_REMOTE_WRITE`.
+pub const IBV_ACCESS_REMOTE_WRITE: c_int = 2;
+/// `IBV_ACCESS_REMOTE_READ`.
+pub const IBV_ACCESS_REMOTE_READ: c_int = 4;
+/// `IBV_WC_SUCCESS`.
+pub const IBV_WC_SUCCESS: u32 = 0;
+/// `IBV_WC_SEND`.
+pub const IBV_WC_SEND: u32 = 0;
+/// `IBV_WC_RDMA_WRITE`.
+pub const IBV_WC_RDMA_WRITE: u32 = 1;
+/// `IBV_WC_RECV`.
+pub const IBV_WC_RECV: u32 = 128;
+
+// ---------------------------------------------------------------------------
+// Mirrors of <rdma/rdma_cma.h> (rdma-core 44).
+
+/// `struct rdma_event_channel`.
+#[repr(C)]
+pub struct rdma_event_channel {
+    pub fd: c_int,
+}
+
+/// The head of `struct rdma_cm_id` up to the fields oxifabric reads.
+#[repr(C)]
+pub struct rdma_cm_id {
+    pub verbs: *mut ibv_context,
+    pub channel: *mut rdma_event_channel,
+    pub context: *mut c_void,
+    pub qp: *mut ibv_qp,
+}
+
+/// `struct rdma_conn_param`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct rdma_conn_param {
+    pub private_data: *const c_void,
+    pub private_data_len: u8,
+    pub responder_resources: u8,
+    pub initiator_depth: u8,
+    pub flow_control: u8,
+    pub retry_count: u8,
+    pub rnr_retry_count: u8,
+    pub srq: u8,
+    pub qp_num: u32,
+}
+
+/// The head of `struct rdma_cm_event`: `param` is a union whose `ud`
+/// member is not read; only the `conn` member is mirrored, and the event
+/// is always librdmacm's memory, never ours.
+#[repr(C)]
+pub struct rdma_cm_event {
+    pub id: *mut rdma_cm_id,
+    pub listen_id: *mut rdma_cm_id,
+    /// `enum rdma_cm_event_type`.
+    pub event: u32,
+    pub status: c_int,
+    pub param: rdma_conn_param,
+}
+
+/// `RDMA_PS_TCP`: reliable connected, as `FI_EP_MSG` uses.
+pub const RDMA_PS_TCP: u32 = 0x0106;
+/// `RDMA_CM_EVENT_ADDR_RESOLVED`.
+pub const RDMA_CM_EVENT_ADDR_RESOLVED: u32 = 0;
+/// `RDMA_CM_EVENT_ROUTE_RESOLVED`.
+pub const RDMA_CM_EVENT_ROUTE_RESOLVED: u32 = 2;
+/// `RDMA_CM_EVENT_CONNECT_REQUEST`.
+pub const RDMA_CM_EVENT_CONNECT_REQUEST: u32 = 4;
+/// `RDMA_CM_EVENT_ESTABLISHED`.
+pub const RDMA_CM_EVENT_ESTABLISHED: u32 = 9;
+/// `RDMA_CM_EVENT_DISCONNECTED`.
+pub const RDMA_CM_EVENT_DISCONNECTED: u32 = 10;
+
 // Every build proves the sizes (the layout test proves every offset too).
 const _: () = assert!(size_of::<ibv_device_attr>() == 232);
 const _: () = assert!(size_of::<ibv_port_attr>() == 52);
@@ -306,6 +539,15 @@ const _: () = assert!(size_of::<ibv_gid>() == 16);
 const _: () = assert!(size_of::<ibv_gid_entry>() == 32);
 const _: () = assert!(size_of::<ibv_context_ops>() == 32 * 8);
 const _: () = assert!(offset_of!(ibv_context, num_comp_vectors) == 272);
+const _: () = assert!(size_of::<ibv_mr>() == 48);
+const _: () = assert!(size_of::<ibv_sge>() == 16);
+const _: () = assert!(size_of::<ibv_send_wr>() == 128);
+const _: () = assert!(size_of::<ibv_recv_wr>() == 32);
+const _: () = assert!(size_of::<ibv_wc>() == 48);
+const _: () = assert!(size_of::<ibv_qp_init_attr>() == 64);
+const _: () = assert!(size_of::<rdma_conn_param>() == 24);
+const _: () = assert!(offset_of!(ibv_qp, qp_num) == 52);
+const _: () = assert!(offset_of!(rdma_cm_event, param) == 24);
 
 /// Every mirrored struct's size and every field's offset, as
 /// `("struct.field", offset)` and `("struct", size)`, for the layout test.
@@ -313,6 +555,11 @@ pub fn layout() -> Vec<(&'static str, usize)> {
     macro_rules! fields {
         ($v:ident, $t:ident { $($f:ident),* $(,)? }) => {
             $v.push((stringify!($t), size_of::<$t>()));
+            $($v.push((concat!(stringify!($t), ".", stringify!($f)), offset_of!($t, $f)));)*
+        };
+    }
+    macro_rules! heads {
+        ($v:ident, $t:ident { $($f:ident),* $(,)? }) => {
             $($v.push((concat!(stringify!($t), ".", stringify!($f)), offset_of!($t, $f)));)*
         };
     }
@@ -437,21 +684,194 @@ pub fn layout() -> Vec<(&'static str, usize)> {
             _compat_async_event,
         }
     );
-    // ibv_context is mirrored only up to num_comp_vectors: its size is C's
-    // business, so only the offsets are compared.
-    for (name, off) in [
-        ("ibv_context.device", offset_of!(ibv_context, device)),
-        ("ibv_context.ops", offset_of!(ibv_context, ops)),
-        ("ibv_context.cmd_fd", offset_of!(ibv_context, cmd_fd)),
-        ("ibv_context.async_fd", offset_of!(ibv_context, async_fd)),
+    fields!(
+        v,
+        ibv_mr {
+            context,
+            pd,
+            addr,
+            length,
+            handle,
+            lkey,
+            rkey
+        }
+    );
+    fields!(v, ibv_sge { addr, length, lkey });
+    fields!(
+        v,
+        ibv_send_wr {
+            wr_id,
+            next,
+            sg_list,
+            num_sge,
+            opcode,
+            send_flags,
+            imm_data,
+            wr,
+            qp_type,
+            bind_mw,
+        }
+    );
+    let wr = offset_of!(ibv_send_wr, wr);
+    v.extend([
         (
-            "ibv_context.num_comp_vectors",
-            offset_of!(ibv_context, num_comp_vectors),
+            "ibv_send_wr.wr.rdma.remote_addr",
+            wr + offset_of!(ibv_send_wr_rdma, remote_addr),
         ),
-    ] {
-        v.push((name, off));
-    }
+        (
+            "ibv_send_wr.wr.rdma.rkey",
+            wr + offset_of!(ibv_send_wr_rdma, rkey),
+        ),
+        (
+            "ibv_send_wr.wr.atomic.compare_add",
+            wr + offset_of!(ibv_send_wr_atomic, compare_add),
+        ),
+        (
+            "ibv_send_wr.wr.atomic.swap",
+            wr + offset_of!(ibv_send_wr_atomic, swap),
+        ),
+        (
+            "ibv_send_wr.wr.atomic.rkey",
+            wr + offset_of!(ibv_send_wr_atomic, rkey),
+        ),
+    ]);
+    fields!(
+        v,
+        ibv_recv_wr {
+            wr_id,
+            next,
+            sg_list,
+            num_sge
+        }
+    );
+    fields!(
+        v,
+        ibv_wc {
+            wr_id,
+            status,
+            opcode,
+            vendor_err,
+            byte_len,
+            imm_data,
+            qp_num,
+            src_qp,
+            wc_flags,
+            pkey_index,
+            slid,
+            sl,
+            dlid_path_bits,
+        }
+    );
+    fields!(
+        v,
+        ibv_qp_cap {
+            max_send_wr,
+            max_recv_wr,
+            max_send_sge,
+            max_recv_sge,
+            max_inline_data
+        }
+    );
+    fields!(
+        v,
+        ibv_qp_init_attr {
+            qp_context,
+            send_cq,
+            recv_cq,
+            srq,
+            cap,
+            qp_type,
+            sq_sig_all
+        }
+    );
+    fields!(v, rdma_event_channel { fd });
+    fields!(
+        v,
+        rdma_conn_param {
+            private_data,
+            private_data_len,
+            responder_resources,
+            initiator_depth,
+            flow_control,
+            retry_count,
+            rnr_retry_count,
+            srq,
+            qp_num,
+        }
+    );
+    // These are mirrored only up to the fields read: their sizes are C's
+    // business, so only the offsets are compared.
+    heads!(
+        v,
+        ibv_context {
+            device,
+            ops,
+            cmd_fd,
+            async_fd,
+            num_comp_vectors
+        }
+    );
+    heads!(v, ibv_cq { context });
+    heads!(
+        v,
+        ibv_qp {
+            context,
+            qp_context,
+            pd,
+            send_cq,
+            recv_cq,
+            srq,
+            handle,
+            qp_num
+        }
+    );
+    heads!(
+        v,
+        rdma_cm_id {
+            verbs,
+            channel,
+            context,
+            qp
+        }
+    );
+    heads!(
+        v,
+        rdma_cm_event {
+            id,
+            listen_id,
+            event,
+            status,
+            param
+        }
+    );
     v
+}
+
+/// The C enum values this crate writes or compares, as `(NAME, value)`,
+/// for the layout test.
+pub fn constants() -> Vec<(&'static str, i64)> {
+    macro_rules! consts {
+        ($($c:ident),* $(,)?) => { vec![$((stringify!($c), i64::from($c))),*] };
+    }
+    consts![
+        IBV_QPT_RC,
+        IBV_WR_RDMA_WRITE,
+        IBV_WR_SEND,
+        IBV_SEND_SIGNALED,
+        IBV_ACCESS_LOCAL_WRITE,
+        IBV_ACCESS_REMOTE_WRITE,
+        IBV_ACCESS_REMOTE_READ,
+        IBV_WC_SUCCESS,
+        IBV_WC_SEND,
+        IBV_WC_RDMA_WRITE,
+        IBV_WC_RECV,
+        RDMA_PS_TCP,
+        RDMA_CM_EVENT_ADDR_RESOLVED,
+        RDMA_CM_EVENT_ROUTE_RESOLVED,
+        RDMA_CM_EVENT_CONNECT_REQUEST,
+        RDMA_CM_EVENT_ESTABLISHED,
+        RDMA_CM_EVENT_DISCONNECTED,
+    ]
 }
 
 // ---------------------------------------------------------------------------
