@@ -146,6 +146,8 @@ for phase in connected "send/recv ok" "rdma write ok" disconnected; do
 	[[ $client_log == *"client: $phase"* && $server_log == *"server: $phase"* ]] && ok "$name" ||
 		fail "$name" "both sides must report '$phase'"
 done
+[[ $client_log == *"client: bad rkey refused"* ]] && ok rc_bad_rkey_refused ||
+	fail rc_bad_rkey_refused "the client must report the remote access error"
 
 # Nobody listening on the port: the client gets a rejection and fails
 # with the reason, well within its bound.

@@ -512,6 +512,9 @@ pub const IBV_ACCESS_REMOTE_WRITE: c_int = 2;
 pub const IBV_ACCESS_REMOTE_READ: c_int = 4;
 /// `IBV_WC_SUCCESS`.
 pub const IBV_WC_SUCCESS: u32 = 0;
+/// `IBV_WC_REM_ACCESS_ERR`: the peer's device refused an RDMA access
+/// (bad key or range).
+pub const IBV_WC_REM_ACCESS_ERR: u32 = 10;
 /// `IBV_WC_SEND`.
 pub const IBV_WC_SEND: u32 = 0;
 /// `IBV_WC_RDMA_WRITE`.
@@ -908,6 +911,7 @@ pub fn constants() -> Vec<(&'static str, i64)> {
         IBV_ACCESS_REMOTE_WRITE,
         IBV_ACCESS_REMOTE_READ,
         IBV_WC_SUCCESS,
+        IBV_WC_REM_ACCESS_ERR,
         IBV_WC_SEND,
         IBV_WC_RDMA_WRITE,
         IBV_WC_RECV,

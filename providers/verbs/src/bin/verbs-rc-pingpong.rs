@@ -8,7 +8,9 @@
 //!    checks each byte and echoes it, the client checks the echo;
 //! 3. each side RDMA WRITEs a pattern into the other's target buffer with
 //!    the peer's rkey, then sends a short note; the peer checks the bytes;
-//! 4. the client disconnects; both wait for `DISCONNECTED`.
+//! 4. the client RDMA WRITEs with a corrupted rkey and must get the
+//!    device's refusal (`IBV_WC_REM_ACCESS_ERR`) as its completion;
+//! 5. the client disconnects; both wait for `DISCONNECTED`.
 //!
 //! Server and client as in fabtests: `verbs-rc-pingpong [-s ADDR]` serves,
 //! `verbs-rc-pingpong SERVER_ADDR` connects. Every wait is bounded by `-T`
@@ -22,7 +24,7 @@ use std::time::{Duration, Instant};
 use oxifabric_verbs::ibv::{
     ibv_qp_cap, ibv_wc, CmId, CompletionQueue, ConnParam, EventChannel, MemoryRegion, QueuePair,
     SendOp, VerbsError, IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_WRITE, IBV_WC_RDMA_WRITE,
-    IBV_WC_RECV, IBV_WC_SEND, IBV_WC_SUCCESS, RDMA_CM_EVENT_ADDR_RESOLVED,
+    IBV_WC_RECV, IBV_WC_REM_ACCESS_ERR, IBV_WC_SEND, IBV_WC_SUCCESS, RDMA_CM_EVENT_ADDR_RESOLVED,
     RDMA_CM_EVENT_DISCONNECTED, RDMA_CM_EVENT_ESTABLISHED, RDMA_CM_EVENT_ROUTE_RESOLVED,
 };
 
@@ -120,20 +122,26 @@ struct Link<'a> {
 }
 
 impl Link<'_> {
-    /// The next completion whose `wr_id` satisfies `want`, within the
-    /// timeout; an error completion is an error.
+    /// The next successful completion whose `wr_id` satisfies `want`,
+    /// within the timeout; an error completion is an error.
     fn wait(&mut self, what: &str, want: impl Fn(u64) -> bool) -> Result<ibv_wc, String> {
+        let wc = self.wait_any(what, want)?;
+        if wc.status != IBV_WC_SUCCESS {
+            return Err(format!(
+                "{what}: completion status {} (vendor_err {:#x})",
+                wc.status, wc.vendor_err
+            ));
+        }
+        Ok(wc)
+    }
+
+    /// The next completion whose `wr_id` satisfies `want`, whatever its
+    /// status, within the timeout.
+    fn wait_any(&mut self, what: &str, want: impl Fn(u64) -> bool) -> Result<ibv_wc, String> {
         let deadline = Instant::now() + self.timeout;
         loop {
             if let Some(i) = self.early.iter().position(|w| want(w.wr_id)) {
-                let wc = self.early.remove(i);
-                if wc.status != IBV_WC_SUCCESS {
-                    return Err(format!(
-                        "{what}: completion status {} (vendor_err {:#x})",
-                        wc.status, wc.vendor_err
-                    ));
-                }
-                return Ok(wc);
+                return Ok(self.early.remove(i));
             }
             let mut wc = [ibv_wc::default(); 8];
             let n = self.cq.poll(&mut wc).map_err(|e| e.to_string())?;
@@ -396,7 +404,26 @@ fn run(o: &Opts) -> Result<(), String> {
     }
     println!("{role}: rdma write ok: {RMA_LEN} bytes each way with the peer's rkey, checked");
 
-    // 4. Disconnect: the client starts it, both see DISCONNECTED.
+    // 4. A write under a key the peer never issued: the peer's device
+    //    refuses it and the error comes back as the completion (the QPs
+    //    are in the error state afterwards, so this goes last).
+    if o.server.is_some() {
+        let bad = SendOp::Write {
+            remote_addr: peer.addr,
+            rkey: peer.rkey ^ 0x8000_0000,
+        };
+        qp.post_send(WR_WRITE, bad, &rma_mr, 0, 64).map_err(verbs)?;
+        let wc = link.wait_any("rdma write with a bad rkey", |id| id == WR_WRITE)?;
+        if wc.status != IBV_WC_REM_ACCESS_ERR {
+            return Err(format!(
+                "rdma write with a bad rkey: completion status {}, want {IBV_WC_REM_ACCESS_ERR}",
+                wc.status
+            ));
+        }
+        println!("{role}: bad rkey refused: remote access error completion");
+    }
+
+    // 5. Disconnect: the client starts it, both see DISCONNECTED.
     if o.server.is_some() {
         id.disconnect().map_err(verbs)?;
     }
