@@ -16,6 +16,7 @@ work=$root/build/verbs-guest
 
 "$here/prepare.sh" >/dev/null || { echo "verbs-guest: preparing the guest failed" >&2; exit 1; }
 
+mkdir -p "$root/build"
 OXI_REQUIRE_VERBS_H=1 "$cargo" test -q -p oxifabric-verbs >"$root/build/verbs-host-tests.log" 2>&1
 host=$?
 if [ $host = 0 ]; then
@@ -26,14 +27,14 @@ else
 fi
 
 "$cargo" build -q -p oxifabric-verbs --bins || exit 1
-probe=${CARGO_TARGET_DIR:-$root/target}/debug/verbs-probe
+bins=${CARGO_TARGET_DIR:-$root/target}/debug
 rm -rf "$work"
 mkdir -p "$work"
 # The guest sees the host root with tmpfs over /tmp, /root, /run and
 # /var/tmp, so a checkout there is invisible to it: what it runs is copied
 # into the work folder, which it mounts at the same path wherever it is.
-cp "$probe" "$work/verbs-probe" && cp "$here/guest.sh" "$work/guest.sh" || exit 1
-printf 'PROBE=%q\n' "$work/verbs-probe" >"$work/guest.env"
+cp "$bins/verbs-probe" "$bins/verbs-rc-pingpong" "$here/guest.sh" "$work/" || exit 1
+printf 'PROBE=%q\nPINGPONG=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" >"$work/guest.env"
 "$here/run.sh" "$work" "$work/guest.sh"
 rc=$?
 passed=$(grep -c '^ok ' "$work/results.txt" 2>/dev/null)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The verbs checks, run INSIDE the soft-RoCE guest (by init.sh, chrooted
 # into the host's read-only root; only $OXI_WORK is writable). check.sh
-# writes $OXI_WORK/guest.env (PROBE=path of verbs-probe).
+# writes $OXI_WORK/guest.env (PROBE, PINGPONG: paths of verbs-probe and
+# verbs-rc-pingpong).
 #
 # Results: one line per check in $OXI_WORK/results.txt ("ok NAME" or
 # "FAIL NAME: why"), details in $OXI_WORK/guest.log. Exit status: the number
@@ -101,6 +102,60 @@ nolib=$(OXI_VERBS_LIBIBVERBS=libibverbs-oxifabric-missing.so.1 timeout 30 "$PROB
 rc=$?
 if [ $rc = 0 ] && [[ $nolib == "no devices (verbs unavailable:"* ]]; then ok probe_without_libibverbs; else
 	fail probe_without_libibverbs "rc=$rc: $nolib"
+fi
+
+nocm=$(OXI_VERBS_LIBRDMACM=librdmacm-oxifabric-missing.so.1 timeout 30 "$PROBE")
+rc=$?
+if [ $rc = 0 ] && [[ $nocm == "no devices (verbs unavailable: librdmacm-oxifabric-missing"* ]]; then
+	ok probe_without_librdmacm
+else
+	fail probe_without_librdmacm "rc=$rc: $nocm"
+fi
+
+# --- Data over an RC connection made with rdma-cm (verbs-rc-pingpong):
+# server in the background, told to signal through a FIFO once listening
+# (no sleeps for ordering), then the client; both must exit 0 and report
+# each phase. Both run on rxe0 at 10.77.0.1 (the dummy netdev's address,
+# private to the guest).
+fifo=/tmp/pingpong.ready
+mkfifo "$fifo"
+exec {ready}<>"$fifo" # read-write: opening never blocks, a dead server cannot hang us
+timeout 120 "$PINGPONG" -T 30 --ready "$fifo" >"$W/pingpong-server.log" 2>&1 &
+server=$!
+if read -r -t 30 -u "$ready" _; then
+	ok rc_server_listening
+	timeout 120 "$PINGPONG" -T 30 10.77.0.1 >"$W/pingpong-client.log" 2>&1
+	crc=$?
+else
+	fail rc_server_listening "no ready signal within 30 s"
+	kill "$server" 2>/dev/null
+	crc=none
+fi
+wait "$server"
+src=$?
+exec {ready}<&-
+echo "-- pingpong server (rc=$src)"; cat "$W/pingpong-server.log"
+echo "-- pingpong client (rc=$crc)"; cat "$W/pingpong-client.log"
+client_log=$(<"$W/pingpong-client.log")
+server_log=$(<"$W/pingpong-server.log")
+[ "$src" = 0 ] && ok rc_server_exit0 || fail rc_server_exit0 "rc=$src: ${server_log##*$'\n'}"
+[ "$crc" = 0 ] && ok rc_client_exit0 || fail rc_client_exit0 "rc=$crc: ${client_log##*$'\n'}"
+for phase in connected "send/recv ok" "rdma write ok" disconnected; do
+	name=rc_${phase// /_}
+	name=${name//\//_}
+	[[ $client_log == *"client: $phase"* && $server_log == *"server: $phase"* ]] && ok "$name" ||
+		fail "$name" "both sides must report '$phase'"
+done
+[[ $client_log == *"client: bad rkey refused"* ]] && ok rc_bad_rkey_refused ||
+	fail rc_bad_rkey_refused "the client must report the remote access error"
+
+# Nobody listening on the port: the client gets a rejection and fails
+# with the reason, well within its bound.
+refused=$(timeout 60 "$PINGPONG" -T 10 -p 7472 10.77.0.1 2>&1)
+rc=$?
+echo "-- pingpong client, nobody listening (rc=$rc)"; echo "$refused"
+if [ $rc = 1 ] && [[ $refused == *"client: FAIL: expected CM event"* ]]; then ok rc_refused_fails; else
+	fail rc_refused_fails "rc=$rc: $refused"
 fi
 
 echo "== $failed failed"

@@ -15,7 +15,7 @@ set -euo pipefail
 cache=${OXI_RXE_CACHE:-${OXI_CACHE:-/var/cache/oxifabric}/rxe-vm}
 here=$(cd "$(dirname "$0")" && pwd)
 
-pkgs="qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils libibverbs-dev iproute2 python3"
+pkgs="qemu-system-x86 busybox-static rdma-core ibverbs-providers ibverbs-utils libibverbs-dev librdmacm-dev iproute2 python3"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

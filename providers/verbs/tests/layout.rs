@@ -1,9 +1,11 @@
 //! The hand-written mirrors in `src/ibv.rs` have the layout of the
-//! installed `<infiniband/verbs.h>`: a C program, generated from the same
-//! list of names, prints C's `sizeof` and `offsetof` for each, and every
-//! number must agree.
+//! installed `<infiniband/verbs.h>` and `<rdma/rdma_cma.h>`: a C program,
+//! generated from the same list of names, prints C's `sizeof` and
+//! `offsetof` for each, and the value of each enum constant used, and
+//! every number must agree.
 //!
-//! Without the header (no libibverbs-dev) the test says so and passes,
+//! Without the headers (no libibverbs-dev, librdmacm-dev) the test says so
+//! and passes,
 //! unless `OXI_REQUIRE_VERBS_H` is set, as `make check-verbs` does after
 //! installing it.
 
@@ -12,6 +14,7 @@ use std::path::Path;
 use std::process::Command;
 
 const HEADER: &str = "/usr/include/infiniband/verbs.h";
+const CM_HEADER: &str = "/usr/include/rdma/rdma_cma.h";
 
 fn c_type(name: &str) -> String {
     if name == "ibv_gid" {
@@ -23,17 +26,20 @@ fn c_type(name: &str) -> String {
 
 #[test]
 fn mirrors_match_installed_verbs_h() {
-    if !Path::new(HEADER).exists() {
+    if let Some(h) = [HEADER, CM_HEADER]
+        .into_iter()
+        .find(|h| !Path::new(h).exists())
+    {
         assert!(
             std::env::var_os("OXI_REQUIRE_VERBS_H").is_none(),
-            "{HEADER} is missing (install libibverbs-dev)"
+            "{h} is missing (install libibverbs-dev and librdmacm-dev)"
         );
-        eprintln!("skipped: {HEADER} is missing (libibverbs-dev not installed)");
+        eprintln!("skipped: {h} is missing (libibverbs-dev or librdmacm-dev not installed)");
         return;
     }
     let rust = oxifabric_verbs::ibv::layout();
     let mut c = String::from(
-        "#include <stddef.h>\n#include <stdio.h>\n#include <infiniband/verbs.h>\nint main(void) {\n",
+        "#include <stddef.h>\n#include <stdio.h>\n#include <infiniband/verbs.h>\n#include <rdma/rdma_cma.h>\nint main(void) {\n",
     );
     for (name, _) in &rust {
         let expr = match name.split_once('.') {
@@ -41,6 +47,10 @@ fn mirrors_match_installed_verbs_h() {
             None => format!("sizeof({})", c_type(name)),
         };
         writeln!(c, "\tprintf(\"%s %zu\\n\", \"{name}\", (size_t){expr});").unwrap();
+    }
+    let consts = oxifabric_verbs::ibv::constants();
+    for (name, _) in &consts {
+        writeln!(c, "\tprintf(\"%s %ld\\n\", \"{name}\", (long){name});").unwrap();
     }
     c.push_str("\treturn 0;\n}\n");
 
@@ -64,15 +74,20 @@ fn mirrors_match_installed_verbs_h() {
     let out = Command::new(&exe).output().expect("run the layout program");
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    let c_side: Vec<(&str, usize)> = text
+    let c_side: Vec<(&str, i64)> = text
         .lines()
         .map(|l| {
             let (n, v) = l.split_once(' ').unwrap();
             (n, v.parse().unwrap())
         })
         .collect();
-    assert_eq!(c_side.len(), rust.len());
-    let wrong: Vec<String> = rust
+    let ours: Vec<(&str, i64)> = rust
+        .iter()
+        .map(|&(n, v)| (n, i64::try_from(v).unwrap()))
+        .chain(consts.iter().copied())
+        .collect();
+    assert_eq!(c_side.len(), ours.len());
+    let wrong: Vec<String> = ours
         .iter()
         .zip(&c_side)
         .filter(|((_, r), (_, c))| r != c)
@@ -80,8 +95,11 @@ fn mirrors_match_installed_verbs_h() {
         .collect();
     assert!(
         wrong.is_empty(),
-        "layout differs from {HEADER}:\n{}",
+        "layout differs from {HEADER} / {CM_HEADER}:\n{}",
         wrong.join("\n")
     );
-    eprintln!("{} sizes and offsets agree with {HEADER}", rust.len());
+    eprintln!(
+        "{} sizes, offsets and constants agree with {HEADER} and {CM_HEADER}",
+        ours.len()
+    );
 }

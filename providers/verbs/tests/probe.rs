@@ -1,6 +1,7 @@
 //! `verbs-probe` on a host without verbs: it must say "no devices" and
-//! exit 0, both when libibverbs is missing (pointed at a name that does not
-//! exist) and when it loads but finds nothing.
+//! exit 0, both when libibverbs or librdmacm is missing (pointed at a name
+//! that does not exist) and when they load but find nothing. And
+//! `verbs-rc-pingpong` there fails at once with the reason, never hangs.
 
 use std::process::Command;
 
@@ -50,4 +51,41 @@ fn host_without_rdma_devices_is_no_devices() {
     let (ok, out) = probe(&[]);
     assert!(ok, "exit status: {out}");
     assert!(out.starts_with("no devices"), "{out}");
+}
+
+#[test]
+fn missing_librdmacm_is_no_devices() {
+    if probe(&[]).1.contains(oxifabric_verbs::ibv::LIBIBVERBS) {
+        // Without libibverbs the answer names it, not librdmacm (tested
+        // above); this one needs libibverbs installed.
+        eprintln!("skipped: libibverbs is not installed here");
+        return;
+    }
+    let (ok, out) = probe(&[(
+        oxifabric_verbs::ibv::LIBRDMACM_ENV,
+        "librdmacm-oxifabric-missing.so.1",
+    )]);
+    assert!(ok, "exit status: {out}");
+    assert!(
+        out.starts_with("no devices (verbs unavailable: librdmacm-oxifabric-missing.so.1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn pingpong_without_verbs_fails_with_the_reason() {
+    let out = Command::new(env!("CARGO_BIN_EXE_verbs-rc-pingpong"))
+        .args(["-T", "5", "192.0.2.1"])
+        .env(
+            oxifabric_verbs::ibv::LIBIBVERBS_ENV,
+            "libibverbs-oxifabric-missing.so.1",
+        )
+        .output()
+        .expect("run verbs-rc-pingpong");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.starts_with("client: FAIL: verbs unavailable"),
+        "{text}"
+    );
 }
