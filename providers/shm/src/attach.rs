@@ -459,6 +459,18 @@ fn set_timeouts(sock: BorrowedFd<'_>, deadline: Instant) -> Result<()> {
 #[repr(C, align(8))]
 struct CmsgBuf([u8; 64]);
 
+/// A message header over one iovec and `control_len` bytes of `cbuf`
+/// (at most its size): what both hello directions pass to the kernel.
+fn msghdr_over(iov: &mut libc::iovec, cbuf: &mut CmsgBuf, control_len: usize) -> libc::msghdr {
+    // SAFETY: all-zero is a valid msghdr.
+    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cbuf.0.as_mut_ptr().cast();
+    msg.msg_controllen = control_len.min(cbuf.0.len()) as _;
+    msg
+}
+
 fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, own: &Offer<'_>) -> Result<()> {
     send_hello_raw(sock, id, own.claimer, [own.region.fd(), own.doorbell.fd()])
 }
@@ -591,13 +603,9 @@ fn send_hello_raw(
         iov_len: hello.len(),
     };
     let mut cbuf = CmsgBuf([0; 64]);
-    // SAFETY: all-zero is a valid msghdr.
-    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.0.as_mut_ptr().cast();
     // SAFETY: CMSG_SPACE only computes a size.
-    msg.msg_controllen = unsafe { libc::CMSG_SPACE(8) } as _;
+    let space = unsafe { libc::CMSG_SPACE(8) } as usize;
+    let msg = msghdr_over(&mut iov, &mut cbuf, space);
     // SAFETY: msg_control points at 64 aligned bytes, more than
     // CMSG_SPACE(8); the first header and its two descriptors lie inside
     // them.
@@ -629,12 +637,7 @@ fn recv_hello(sock: BorrowedFd<'_>, flags: libc::c_int) -> Result<([u8; HELLO_LE
         iov_len: buf.len(),
     };
     let mut cbuf = CmsgBuf([0; 64]);
-    // SAFETY: all-zero is a valid msghdr.
-    let mut msg: libc::msghdr = unsafe { core::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf.0.as_mut_ptr().cast();
-    msg.msg_controllen = cbuf.0.len() as _;
+    let mut msg = msghdr_over(&mut iov, &mut cbuf, 64);
     // SAFETY: msg points at writable buffers of the lengths it gives.
     let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC | flags) };
     if n < 0 {
