@@ -35,7 +35,9 @@ static UDP_RXD: Alias = Alias {
     offers: |t: fi_ep_type, _| t == FI_EP_RDM,
 };
 
-/// Every shipped provider; the first one that matches is preferred.
+/// Every shipped provider; the first one that matches is preferred
+/// (`shm` reaches only peers on the same host, so it comes after the
+/// network providers, as a choice the application makes by name).
 /// `oxi_loopback` is test-only and lists entries only when asked for by name
 /// (see its crate documentation).
 pub static PROVIDERS: &[&dyn Provider] = &[
@@ -44,6 +46,7 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &TCP_RXM,
     &UDP,
     &UDP_RXD,
+    &oxifabric_shm::provider::PROVIDER,
     &oxifabric_loopback::PROVIDER,
 ];
 

@@ -267,6 +267,19 @@ impl AddressVector {
         t.by_addr.get(&k).copied().unwrap_or(FI_ADDR_NOTAVAIL)
     }
 
+    /// Reverse lookup of an address that is not a socket address (an
+    /// `FI_ADDR_STR` name), by its bytes as inserted: `FI_ADDR_NOTAVAIL`
+    /// when unknown.
+    pub fn reverse_raw(&self, raw: &[u8]) -> fi_addr_t {
+        if let Some(t) = &self.shared {
+            return t
+                .find(|r| r == raw)
+                .map_or(FI_ADDR_NOTAVAIL, |i| i as fi_addr_t);
+        }
+        let t = self.table.read().unwrap_or_else(|p| p.into_inner());
+        t.by_addr.get(raw).copied().unwrap_or(FI_ADDR_NOTAVAIL)
+    }
+
     /// The receive context an address selects (its `fi_rx_addr` bits; 0
     /// when the AV has none).
     pub fn rx_ctx(&self, addr: fi_addr_t) -> usize {

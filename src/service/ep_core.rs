@@ -81,6 +81,10 @@ pub struct Failure {
     pub prov_errno: c_int,
     /// The peer the operation was with, when known.
     pub peer: Option<SocketAddr>,
+    /// The peer's address in words, for transports whose addresses are
+    /// not socket addresses (a shared-memory endpoint's name); used when
+    /// `peer` is `None`.
+    pub peer_name: Option<PeerName>,
     /// What happened, when neither `prov_errno` nor `err` says it
     /// ("peer closed the connection").
     pub cause: &'static str,
@@ -115,7 +119,10 @@ impl Failure {
 
     /// Whether there is more to say than the `FI_E*` code.
     pub fn has_detail(&self) -> bool {
-        self.peer.is_some() || !self.cause.is_empty() || self.prov_errno != 0
+        self.peer.is_some()
+            || self.peer_name.is_some()
+            || !self.cause.is_empty()
+            || self.prov_errno != 0
     }
 
     /// The text `fi_cq_strerror` and `fi_eq_strerror` give for it: the
@@ -134,9 +141,10 @@ impl Failure {
                 .to_string_lossy()
                 .into_owned()
         };
-        match self.peer {
-            Some(p) => format!("peer {p}: {cause}"),
-            None => cause,
+        match (self.peer, &self.peer_name) {
+            (Some(p), _) => format!("peer {p}: {cause}"),
+            (None, Some(n)) => format!("peer {}: {cause}", n.as_str()),
+            (None, None) => cause,
         }
     }
 
@@ -149,6 +157,45 @@ impl Failure {
         let mut v = self.describe().into_bytes();
         v.push(0);
         v
+    }
+}
+
+/// A peer's address as text, kept by value so that a [`Failure`] stays
+/// `Copy` (longer names are cut at [`PeerName::MAX`] bytes, on a character
+/// boundary).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct PeerName {
+    bytes: [u8; PeerName::MAX],
+    len: u8,
+}
+
+impl PeerName {
+    /// The longest name kept, in bytes.
+    pub const MAX: usize = 64;
+
+    /// The name `s`, cut to [`PeerName::MAX`] bytes.
+    pub fn new(s: &str) -> PeerName {
+        let mut len = s.len().min(Self::MAX);
+        while !s.is_char_boundary(len) {
+            len -= 1;
+        }
+        let mut bytes = [0u8; Self::MAX];
+        bytes[..len].copy_from_slice(&s.as_bytes()[..len]);
+        PeerName {
+            bytes,
+            len: len as u8,
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for PeerName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

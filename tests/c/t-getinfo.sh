@@ -22,8 +22,8 @@ FI_PROVIDER=sockets fi_info -l | grep -q '^sockets:' || { echo "FI_PROVIDER=sock
 if FI_PROVIDER='^sockets' fi_info | grep -q '^provider: sockets$'; then
 	echo "FI_PROVIDER=^sockets still lists sockets"; exit 1
 fi
-# Excluding every name our engine answers to leaves nothing, and says why.
-none='^sockets,tcp,udp'
+# Excluding every name our providers answer to leaves nothing, and says why.
+none='^sockets,tcp,udp,shm'
 if FI_PROVIDER=$none fi_info >/dev/null 2>&1; then
 	echo "FI_PROVIDER=$none still lists something"; exit 1
 fi

@@ -27,6 +27,9 @@
 pub mod attach;
 pub mod cma;
 pub mod doorbell;
+mod ep;
+mod proto;
+pub mod provider;
 pub mod region;
 pub mod ring;
 pub mod transport;

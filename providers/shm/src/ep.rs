@@ -1,0 +1,989 @@
+//! A `shm` endpoint (`FI_EP_RDM`): the engine's endpoint core and receive
+//! queue (binds, completions, matching, unexpected messages, peek, claim,
+//! discard, multi-receive, cancel) over one [`Transport`].
+//!
+//! A message that fits a cell travels as one `EAGER` cell; a larger one as
+//! a `FIRST` cell and `MORE` cells (`proto.rs`), which the receiver copies
+//! straight into the matched receive, or holds while no receive matches
+//! (the receive queue lists such a message as deferred from its first
+//! cell on, so `FI_PEEK` sees it at once).
+//!
+//! Sends to one peer leave in the order they were posted: while anything
+//! waits for a peer (its handshake, room in its ring, the rest of a large
+//! message), later sends to it queue behind.
+
+use crate::proto::{self, Op};
+use crate::provider::ShmDomain;
+use crate::ring::{Kind, Meta};
+use crate::transport::{Addr, Config, Event, Sent, Transport};
+use oxifabric::abi::*;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::Info;
+use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
+use oxifabric::service::ep_core::{self, EpCore, Failure, PeerName, TxCtx};
+use oxifabric::service::epoll::Epoll;
+use oxifabric::service::progress::Progress;
+use oxifabric::service::rxq::{
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
+    Unexpected,
+};
+use std::collections::{HashMap, VecDeque};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+const PROV: &str = crate::provider::NAME;
+/// Cells in an endpoint's receive ring, and their size: 4 KiB of payload
+/// each, so that every `fi_inject` fits one cell.
+const CELLS: usize = 256;
+const CELL_SIZE: usize = crate::ring::CELL_HEADER + crate::provider::INJECT_SIZE;
+/// How often a watched endpoint brings its poll set up to date with the
+/// transport's descriptors (peers come and go).
+const RESYNC_EVERY: Duration = Duration::from_millis(2);
+/// Why a peer's operations fail when it goes away.
+const GONE: &str = "peer endpoint closed or its process exited";
+
+/// A message from `Addr`, by the sender's number for it.
+type Key = (Addr, u64);
+
+/// Where the bytes of a send come from.
+enum Body {
+    /// The application's buffers (valid until the send completes).
+    App(IoVec),
+    /// A copy (`fi_inject`: the buffer is the caller's again on return).
+    Copy(Vec<u8>),
+}
+
+/// A send not yet wholly handed to the transport.
+struct Outgoing {
+    /// Its key in `inflight`.
+    id: u64,
+    tag: Option<u64>,
+    data: Option<u64>,
+    body: Body,
+    len: usize,
+    /// Bytes handed over so far (the first cell counts from 0).
+    off: usize,
+    started: bool,
+}
+
+/// A send the transport holds cells of.
+struct Inflight {
+    tx: TxCtx,
+    to: Addr,
+    /// Cells queued in the transport, not yet in the peer's ring.
+    queued: usize,
+    /// Every cell has been handed over.
+    handed: bool,
+    failed: bool,
+}
+
+/// A message being received in several cells.
+struct Partial {
+    msg: MsgInfo,
+    len: usize,
+    got: usize,
+    dest: Dest,
+}
+
+#[allow(clippy::large_enum_variant)] // one per message in flight
+enum Dest {
+    /// Into a matched receive.
+    Posted {
+        recv: Posted,
+        region: Region,
+        keep: bool,
+    },
+    /// Held for a receive not posted yet (listed as deferred).
+    Held(Vec<u8>),
+    /// Matched by `FI_DISCARD`, or its receive failed: the rest is dropped.
+    Discard,
+}
+
+/// Everything but the transport, so that progress can lend the transport
+/// out while handling its events here.
+struct Side {
+    core: EpCore,
+    rxq: RxQueues<Key>,
+    /// Sends waiting for each peer, in order.
+    out: HashMap<Addr, VecDeque<Outgoing>>,
+    out_count: usize,
+    inflight: HashMap<u64, Inflight>,
+    next_id: u64,
+    partial: HashMap<Key, Partial>,
+    /// `fi_addr_t` to peer and back, valid for one AV generation.
+    to_peer: HashMap<fi_addr_t, Addr>,
+    from_peer: HashMap<Addr, fi_addr_t>,
+    av_gen: u64,
+    scratch: Vec<u8>,
+}
+
+struct State {
+    tp: Option<Transport>,
+    side: Side,
+    /// Our address: fixed at creation (or `fi_setname`), so `fi_getname`
+    /// answers before `fi_enable`.
+    addr: Addr,
+    /// A waiter asked for our descriptor: senders ring our doorbell until
+    /// the next progress (`after_sleep`).
+    armed: bool,
+    /// Someone sleeps on our descriptor for good (the auto-progress
+    /// thread, a wait set): stay armed after every progress.
+    pinned: bool,
+    poll: Option<Epoll>,
+    watched: Vec<RawFd>,
+    next_resync: Instant,
+}
+
+/// A `shm` endpoint.
+pub struct ShmEp {
+    me: Weak<ShmEp>,
+    info: Info,
+    _domain: Arc<ShmDomain>,
+    st: Mutex<State>,
+}
+
+/// The text form of an address: what `fi_getname` gives, without its NUL.
+fn parse_addr(raw: &[u8]) -> Option<Addr> {
+    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+    std::str::from_utf8(&raw[..end]).ok()?.parse().ok()
+}
+
+/// The id an endpoint named `raw` listens under: ours parse as they are;
+/// any other name (a node name given to `fi_getinfo`) maps to an id of its
+/// own, the same in every process.
+fn addr_for_name(raw: &[u8]) -> Addr {
+    if let Some(a) = parse_addr(raw) {
+        return a;
+    }
+    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+    let name = &raw[..end];
+    // FNV-1a, twice with different seeds: stable across processes and
+    // builds, which std's hasher does not promise.
+    let fnv = |seed: u64| {
+        name.iter().fold(seed, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    let mut id = [0u8; 16];
+    id[..8].copy_from_slice(&fnv(0xcbf2_9ce4_8422_2325).to_le_bytes());
+    id[8..].copy_from_slice(&fnv(0x8422_2325_cbf2_9ce4).to_le_bytes());
+    Addr(crate::attach::EndpointId(id))
+}
+
+fn gone(addr: Addr) -> Failure {
+    Failure {
+        peer_name: Some(PeerName::new(&addr.to_string())),
+        ..Failure::cause(FI_ECONNRESET, GONE)
+    }
+}
+
+fn failed_send(addr: Addr, e: Error) -> Failure {
+    let cause = match e {
+        Error::TimedOut => "no answer from the peer endpoint within the handshake bound",
+        Error::Other(FI_ECONNRESET) => GONE,
+        Error::MsgSize => "message does not fit the peer's cells",
+        _ => "could not reach the peer endpoint",
+    };
+    Failure {
+        peer_name: Some(PeerName::new(&addr.to_string())),
+        ..Failure::cause(e.errno(), cause)
+    }
+}
+
+impl Side {
+    /// Brings the address caches in line with the AV.
+    fn check_av(&mut self) {
+        let g = self.core.av.as_ref().map_or(0, |av| av.generation());
+        if g != self.av_gen {
+            self.av_gen = g;
+            self.to_peer.clear();
+            self.from_peer.clear();
+        }
+    }
+
+    /// The peer behind `dest`.
+    fn peer_of(&mut self, dest: fi_addr_t) -> Result<Addr> {
+        self.check_av();
+        if let Some(a) = self.to_peer.get(&dest) {
+            return Ok(*a);
+        }
+        let av = self.core.av.as_ref().ok_or(Error::NoAv)?;
+        let e = av.lookup(dest).ok_or(Error::Inval)?;
+        let a = parse_addr(&e.raw)
+            .or_else(|| Some(addr_for_name(&e.raw)))
+            .ok_or(Error::Inval)?;
+        self.to_peer.insert(dest, a);
+        Ok(a)
+    }
+
+    /// How the application names the peer `a` (`FI_ADDR_NOTAVAIL` when its
+    /// AV does not hold it).
+    fn source_of(&mut self, a: Addr) -> fi_addr_t {
+        self.check_av();
+        if let Some(s) = self.from_peer.get(&a) {
+            return *s;
+        }
+        let Some(av) = self.core.av.as_ref() else {
+            return FI_ADDR_NOTAVAIL;
+        };
+        let text = a.to_string();
+        let mut s = av.reverse_raw(&crate::provider::str_addr(&text));
+        if s == FI_ADDR_NOTAVAIL {
+            s = av.reverse_raw(text.as_bytes());
+        }
+        self.from_peer.insert(a, s);
+        s
+    }
+
+    /// Handles one event of the transport.
+    fn on_event(&mut self, ev: Event<'_>) {
+        match ev {
+            Event::Received {
+                from,
+                meta,
+                payload,
+            } => {
+                self.scratch.resize(payload.len(), 0);
+                let n = payload.copy_to(&mut self.scratch);
+                let mut bytes = std::mem::take(&mut self.scratch);
+                bytes.truncate(n);
+                self.on_cell(from, &meta, &bytes);
+                self.scratch = bytes;
+            }
+            Event::Flushed { ctx, .. } => self.cell_left(ctx, None),
+            Event::SendFailed { to, ctx, error } => self.cell_left(ctx, Some((to, error))),
+            Event::PeerGone { addr } => self.peer_gone(addr),
+            Event::Refused { why } => {
+                oxifabric::prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_DATA, "refused: {why}");
+            }
+        }
+    }
+
+    /// A cell of a send the transport had queued went out (or failed).
+    fn cell_left(&mut self, id: u64, failure: Option<(Addr, Error)>) {
+        let Some(f) = self.inflight.get_mut(&id) else {
+            return;
+        };
+        f.queued = f.queued.saturating_sub(1);
+        if let Some((to, e)) = failure {
+            if !f.failed {
+                f.failed = true;
+                let tx = f.tx;
+                self.core.sinks.tx_err(&tx, failed_send(to, e));
+                // What is left of it will not go either.
+                self.drop_outgoing(id);
+            }
+        }
+        self.settle(id);
+    }
+
+    /// Completes send `id` once every cell is out.
+    fn settle(&mut self, id: u64) {
+        let Some(f) = self.inflight.get(&id) else {
+            return;
+        };
+        if f.queued > 0 || !(f.handed || f.failed) {
+            return;
+        }
+        if let Some(f) = self.inflight.remove(&id) {
+            if !f.failed {
+                self.core.sinks.tx_done(&f.tx);
+            }
+        }
+    }
+
+    /// Forgets the queued rest of send `id`.
+    fn drop_outgoing(&mut self, id: u64) {
+        let Some(to) = self.inflight.get(&id).map(|f| f.to) else {
+            return;
+        };
+        if let Some(q) = self.out.get_mut(&to) {
+            let before = q.len();
+            q.retain(|o| o.id != id);
+            self.out_count -= before - q.len();
+        }
+    }
+
+    /// The peer at `addr` is gone: what waits for it fails, what it was
+    /// sending us is dropped (its receives fail).
+    fn peer_gone(&mut self, addr: Addr) {
+        oxifabric::prov_log!(PROV, FI_LOG_INFO, FI_LOG_EP_DATA, "peer {addr} is gone");
+        if let Some(q) = self.out.remove(&addr) {
+            self.out_count -= q.len();
+            for o in q {
+                if let Some(f) = self.inflight.get_mut(&o.id) {
+                    if !f.failed {
+                        f.failed = true;
+                        let tx = f.tx;
+                        self.core.sinks.tx_err(&tx, gone(addr));
+                    }
+                }
+                self.settle(o.id);
+            }
+        }
+        let keys: Vec<Key> = self
+            .partial
+            .keys()
+            .filter(|k| k.0 == addr)
+            .copied()
+            .collect();
+        for k in keys {
+            if let Some(p) = self.partial.remove(&k) {
+                if let Dest::Posted { recv, .. } = p.dest {
+                    self.core.sinks.rx_err(&recv, gone(addr), p.got, 0);
+                }
+            }
+        }
+        self.rxq.drop_deferred(|k| k.0 == addr);
+        self.from_peer.remove(&addr);
+    }
+
+    /// One cell from `from`.
+    fn on_cell(&mut self, from: Addr, meta: &Meta, bytes: &[u8]) {
+        if meta.kind != Kind::Inline {
+            return self.refuse(from, "a cell of a kind this endpoint does not send");
+        }
+        let tag = (meta.flags & proto::HAS_TAG != 0).then_some(meta.tag);
+        let data = (meta.flags & proto::HAS_DATA != 0).then_some(meta.data);
+        match Op::of(meta.flags) {
+            Some(Op::Eager) => {
+                let msg = MsgInfo {
+                    src: self.source_of(from),
+                    tag,
+                    data,
+                };
+                if !self.rxq.deliver_posted(msg, bytes, &self.core.sinks) {
+                    self.rxq.deliver(msg, bytes.to_vec(), &self.core.sinks);
+                }
+            }
+            Some(Op::First) => {
+                let Some(len) = proto::first_len(bytes).and_then(|l| usize::try_from(l).ok())
+                else {
+                    return self.refuse(from, "a first cell without its length");
+                };
+                let body = &bytes[proto::FIRST_PREFIX..];
+                if body.len() > len {
+                    return self.refuse(from, "a first cell longer than its message");
+                }
+                let key = (from, meta.token);
+                if self.partial.contains_key(&key) {
+                    return self.refuse(from, "a message number in use");
+                }
+                let msg = MsgInfo {
+                    src: self.source_of(from),
+                    tag,
+                    data,
+                };
+                let dest = match self.rxq.place_last(msg.src, tag, len) {
+                    Placement::Posted { recv, region, keep } => Dest::Posted { recv, region, keep },
+                    Placement::Unexpected => {
+                        self.rxq.push_unexpected(Unexpected {
+                            msg,
+                            payload: Vec::new(),
+                            claimed: None,
+                            deferred: Some(Deferred { token: key, len }),
+                        });
+                        Dest::Held(Vec::new())
+                    }
+                };
+                self.partial.insert(
+                    key,
+                    Partial {
+                        msg,
+                        len,
+                        got: 0,
+                        dest,
+                    },
+                );
+                self.append(key, body);
+            }
+            Some(Op::More) => {
+                let key = (from, meta.token);
+                match self.partial.get(&key) {
+                    Some(p) if p.got + bytes.len() <= p.len => self.append(key, bytes),
+                    Some(_) => {
+                        // A sender that writes past what it announced:
+                        // the message is cut off where it said it ends.
+                        self.refuse(from, "a message longer than announced");
+                    }
+                    None => self.refuse(from, "a cell of a message never started"),
+                }
+            }
+            None => self.refuse(from, "an operation this endpoint does not know"),
+        }
+    }
+
+    fn refuse(&self, from: Addr, why: &str) {
+        oxifabric::prov_log!(
+            PROV,
+            FI_LOG_WARN,
+            FI_LOG_EP_DATA,
+            "cell from {from} refused: {why}"
+        );
+    }
+
+    /// The next bytes of message `key`.
+    fn append(&mut self, key: Key, body: &[u8]) {
+        let Some(p) = self.partial.get_mut(&key) else {
+            return;
+        };
+        match &mut p.dest {
+            Dest::Posted { region, .. } => {
+                region.scatter(p.got, body);
+            }
+            Dest::Held(v) => v.extend_from_slice(body),
+            Dest::Discard => {}
+        }
+        p.got += body.len();
+        self.finish(key);
+    }
+
+    /// Completes message `key` once all of it is here and it has a
+    /// receive (or was discarded).
+    fn finish(&mut self, key: Key) {
+        let done = self
+            .partial
+            .get(&key)
+            .is_some_and(|p| p.got >= p.len && !matches!(p.dest, Dest::Held(_)));
+        if !done {
+            return;
+        }
+        if let Some(Partial {
+            dest: Dest::Posted { recv, region, keep },
+            msg,
+            len,
+            ..
+        }) = self.partial.remove(&key)
+        {
+            let n = len.min(region.total_len());
+            complete_into(&recv, &region, n, len - n, msg, &self.core.sinks, !keep);
+        }
+    }
+
+    /// A receive matched a message still arriving (or held): what came so
+    /// far moves into the receive, the rest follows it there.
+    fn matched(&mut self, m: DeferredMatch<Key>) {
+        let Some(p) = self.partial.get_mut(&m.from.token) else {
+            return;
+        };
+        let held = std::mem::replace(&mut p.dest, Dest::Discard);
+        if !m.discard {
+            if let Dest::Held(v) = held {
+                m.region.scatter(0, &v);
+            }
+            p.dest = Dest::Posted {
+                recv: m.recv,
+                region: m.region,
+                keep: m.keep,
+            };
+        }
+        if p.got >= p.len {
+            if m.discard {
+                self.partial.remove(&m.from.token);
+            } else {
+                self.finish(m.from.token);
+            }
+        }
+    }
+
+    /// Hands waiting sends to the transport, in order per peer, while it
+    /// takes them.
+    fn pump(&mut self, tp: &mut Transport) {
+        if self.out_count == 0 {
+            return;
+        }
+        let cap = tp.payload_capacity();
+        let peers: Vec<Addr> = self.out.keys().copied().collect();
+        for to in peers {
+            while let Some(o) = self.out.get_mut(&to).and_then(|q| q.front_mut()) {
+                match push_cell(tp, to, o, cap) {
+                    Ok(sent) => {
+                        let id = o.id;
+                        let whole = o.off >= o.len;
+                        if let Some(f) = self.inflight.get_mut(&id) {
+                            if sent == Sent::Queued {
+                                f.queued += 1;
+                            }
+                            f.handed = whole;
+                        }
+                        if whole {
+                            if let Some(q) = self.out.get_mut(&to) {
+                                q.pop_front();
+                            }
+                            self.out_count -= 1;
+                            self.settle(id);
+                        }
+                    }
+                    Err(Error::Again) => break,
+                    Err(e) => {
+                        let id = o.id;
+                        if let Some(f) = self.inflight.get_mut(&id) {
+                            if !f.failed {
+                                f.failed = true;
+                                let tx = f.tx;
+                                self.core.sinks.tx_err(&tx, failed_send(to, e));
+                            }
+                        }
+                        if let Some(q) = self.out.get_mut(&to) {
+                            q.pop_front();
+                        }
+                        self.out_count -= 1;
+                        self.settle(id);
+                    }
+                }
+            }
+            if self.out.get(&to).is_some_and(VecDeque::is_empty) {
+                self.out.remove(&to);
+            }
+        }
+    }
+}
+
+/// The bytes `[off, off + n)` of a send's body, as slices.
+fn gather<'a>(body: &'a Body, off: usize, n: usize, parts: &mut [&'a [u8]; 9]) -> usize {
+    match body {
+        Body::Copy(v) => {
+            parts[0] = &v[off..off + n];
+            1
+        }
+        Body::App(iov) => {
+            // The application's buffers, valid until this send completes.
+            let (mut skip, mut left, mut k) = (off, n, 0);
+            for b in iov.iter() {
+                let s = b.as_slice();
+                if skip >= s.len() {
+                    skip -= s.len();
+                    continue;
+                }
+                if left == 0 || k == parts.len() {
+                    break;
+                }
+                let take = (s.len() - skip).min(left);
+                parts[k] = &s[skip..skip + take];
+                k += 1;
+                left -= take;
+                skip = 0;
+            }
+            k
+        }
+    }
+}
+
+/// Hands the next cell of `o` to the transport.
+fn push_cell(tp: &mut Transport, to: Addr, o: &mut Outgoing, cap: usize) -> Result<Sent> {
+    let mut parts: [&[u8]; 9] = [&[]; 9];
+    let (op, n, prefix) = if !o.started && o.len <= cap {
+        (Op::Eager, o.len, None)
+    } else if !o.started {
+        let n = (cap - proto::FIRST_PREFIX).min(o.len);
+        (Op::First, n, Some((o.len as u64).to_le_bytes()))
+    } else {
+        (Op::More, cap.min(o.len - o.off), None)
+    };
+    let meta = Meta {
+        kind: Kind::Inline,
+        sender: 0,
+        flags: proto::flags(op, o.tag, o.data),
+        tag: o.tag.unwrap_or(0),
+        data: o.data.unwrap_or(0),
+        token: o.id,
+    };
+    let sent = match &prefix {
+        Some(p) => {
+            let mut k = 1;
+            let mut rest: [&[u8]; 9] = [&[]; 9];
+            let m = gather(&o.body, o.off, n, &mut rest);
+            parts[0] = p;
+            for r in rest.iter().take(m.min(8)) {
+                parts[k] = r;
+                k += 1;
+            }
+            tp.send(to, meta, &parts[..k], o.id)?
+        }
+        None => {
+            let k = gather(&o.body, o.off, n, &mut parts);
+            tp.send(to, meta, &parts[..k], o.id)?
+        }
+    };
+    o.started = true;
+    o.off += n;
+    Ok(sent)
+}
+
+impl ShmEp {
+    pub(crate) fn new(info: &Info, domain: Arc<ShmDomain>) -> Result<Arc<ShmEp>> {
+        let addr = match info.src_addr.as_deref().filter(|a| !a.is_empty()) {
+            Some(raw) => addr_for_name(raw),
+            None => Addr(crate::attach::EndpointId::random()?),
+        };
+        Ok(Arc::new_cyclic(|me| ShmEp {
+            me: me.clone(),
+            info: info.clone(),
+            _domain: domain,
+            st: Mutex::new(State {
+                tp: None,
+                side: Side {
+                    core: EpCore::new(info, PROV),
+                    rxq: RxQueues::default(),
+                    out: HashMap::new(),
+                    out_count: 0,
+                    inflight: HashMap::new(),
+                    next_id: 0,
+                    partial: HashMap::new(),
+                    to_peer: HashMap::new(),
+                    from_peer: HashMap::new(),
+                    av_gen: u64::MAX,
+                    scratch: Vec::new(),
+                },
+                addr,
+                armed: false,
+                pinned: false,
+                poll: None,
+                watched: Vec::new(),
+                next_resync: Instant::now(),
+            }),
+        }))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn progress_locked(st: &mut State) {
+        let State {
+            tp,
+            side,
+            armed,
+            pinned,
+            ..
+        } = st;
+        let Some(tp) = tp.as_mut() else { return };
+        if *armed && !*pinned {
+            let _ = tp.after_sleep();
+            *armed = false;
+        }
+        side.pump(tp);
+        tp.progress(&mut |ev| side.on_event(ev));
+        side.pump(tp);
+        if *pinned {
+            Self::arm(tp);
+        }
+        if (*armed || *pinned) && Instant::now() >= st.next_resync {
+            Self::resync(st);
+        }
+    }
+
+    /// Senders ring our doorbell from now on; if something is already
+    /// there (or a timer is due soon), the doorbell is made readable so
+    /// the waiter comes straight back to progress.
+    fn arm(tp: &mut Transport) {
+        let ready = tp.prepare_sleep().unwrap_or(true);
+        // Connection retries, handshake deadlines and queues waiting for
+        // room in a peer's ring have no descriptor: the engine's waits
+        // wake every 100 ms on their own, which these cannot wait for.
+        let soon = tp
+            .next_timer()
+            .is_some_and(|t| t <= Instant::now() + Duration::from_millis(100));
+        if ready || soon {
+            tp.wake();
+        }
+    }
+
+    /// Makes our poll set watch exactly the transport's descriptors.
+    fn resync(st: &mut State) {
+        st.next_resync = Instant::now() + RESYNC_EVERY;
+        let (Some(tp), Some(poll)) = (&st.tp, &st.poll) else {
+            return;
+        };
+        let now: Vec<RawFd> = tp.wait_fds().iter().map(|(f, _)| f.as_raw_fd()).collect();
+        for fd in &st.watched {
+            if !now.contains(fd) {
+                poll.remove(*fd);
+            }
+        }
+        for fd in &now {
+            // Already there is fine; a closed descriptor left the set by
+            // itself, so a reused number is added afresh.
+            let _ = poll.add(*fd, 0, false);
+        }
+        st.watched = now;
+    }
+
+    /// The send path shared by every kind of send.
+    fn post_send(&self, op: &SendOp<'_>) -> Result<()> {
+        let len = iov_len(op.iov);
+        if op.flags & FI_INJECT != 0 && len > self.info.tx.inject_size {
+            return Err(Error::MsgSize);
+        }
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        let tx = TxCtx::of(op);
+        let mut g = self.lock();
+        let st = &mut *g;
+        if !st.side.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        let Some(tp) = st.tp.as_mut() else {
+            return Err(Error::OpBadState);
+        };
+        match st.side.start_send(tp, op, tx, len) {
+            Err(Error::Again) => {
+                // Room comes from progress: make some before the caller
+                // tries again.
+                Self::progress_locked(st);
+                Err(Error::Again)
+            }
+            r => r,
+        }
+    }
+}
+
+impl Side {
+    /// Starts a send: straight into the peer's ring when it fits a cell
+    /// and nothing waits for that peer, else queued behind what does.
+    /// `Again` when the transmit queue, the CQ or the peer's ring is full.
+    fn start_send(
+        &mut self,
+        tp: &mut Transport,
+        op: &SendOp<'_>,
+        tx: TxCtx,
+        len: usize,
+    ) -> Result<()> {
+        if self.inflight.len() >= crate::provider::QUEUE_SIZE || !self.core.sinks.tx_room(&tx) {
+            return Err(Error::Again);
+        }
+        let to = self.peer_of(op.dest)?;
+        let id = self.next_id;
+        let cap = tp.payload_capacity();
+        let idle = self.out.get(&to).is_none_or(VecDeque::is_empty);
+        if idle && len <= cap {
+            let mut parts: [&[u8]; 9] = [&[]; 9];
+            for (p, b) in parts.iter_mut().zip(op.iov) {
+                *p = b.as_slice();
+            }
+            let meta = Meta {
+                kind: Kind::Inline,
+                sender: 0,
+                flags: proto::flags(Op::Eager, op.tag, op.data),
+                tag: op.tag.unwrap_or(0),
+                data: op.data.unwrap_or(0),
+                token: id,
+            };
+            let sent = tp.send(to, meta, &parts[..op.iov.len().min(8)], id);
+            if !matches!(sent, Err(Error::Again)) {
+                self.next_id = id.wrapping_add(1);
+            }
+            match sent {
+                Ok(Sent::Delivered) => self.core.sinks.tx_done(&tx),
+                Ok(Sent::Queued) => {
+                    self.inflight.insert(
+                        id,
+                        Inflight {
+                            tx,
+                            to,
+                            queued: 1,
+                            handed: true,
+                            failed: false,
+                        },
+                    );
+                }
+                Err(Error::Again) => return Err(Error::Again),
+                Err(e) => self.core.sinks.tx_err(&tx, failed_send(to, e)),
+            }
+            return Ok(());
+        }
+        self.next_id = id.wrapping_add(1);
+        let copy =
+            op.flags & FI_INJECT != 0 || op.internal & oxifabric::ops::internal::NO_COMPLETION != 0;
+        let body = if copy {
+            let mut v = Vec::with_capacity(len);
+            for b in op.iov {
+                v.extend_from_slice(b.as_slice());
+            }
+            Body::Copy(v)
+        } else {
+            Body::App(IoVec::from_slice(op.iov).ok_or(Error::Inval)?)
+        };
+        self.inflight.insert(
+            id,
+            Inflight {
+                tx,
+                to,
+                queued: 0,
+                handed: false,
+                failed: false,
+            },
+        );
+        self.out.entry(to).or_default().push_back(Outgoing {
+            id,
+            tag: op.tag,
+            data: op.data,
+            body,
+            len,
+            off: 0,
+            started: false,
+        });
+        self.out_count += 1;
+        self.pump(tp);
+        Ok(())
+    }
+}
+
+impl Progress for ShmEp {
+    fn progress(&self) {
+        if let Ok(mut st) = self.st.try_lock() {
+            Self::progress_locked(&mut st);
+        }
+    }
+
+    fn progress_settled(&self) {
+        Self::progress_locked(&mut self.lock());
+    }
+
+    fn wait_fd(&self) -> Option<RawFd> {
+        let mut g = self.lock();
+        let st = &mut *g;
+        st.tp.as_ref()?;
+        if st.poll.is_none() {
+            st.poll = Some(Epoll::new().ok()?);
+        }
+        Self::resync(st);
+        if let Some(tp) = st.tp.as_mut() {
+            Self::arm(tp);
+        }
+        st.armed = true;
+        st.poll.as_ref().map(|p| p.raw())
+    }
+
+    fn pin_watch(&self) {
+        self.lock().pinned = true;
+    }
+}
+
+impl EndpointOps for ShmEp {
+    fn bind(&self, b: Binding) -> Result<()> {
+        self.lock().side.core.bind(b, self.me.clone())
+    }
+
+    fn enable(&self) -> Result<()> {
+        let mut st = self.lock();
+        if !st.side.core.start_enable(ep_core::BOTH)? {
+            return Ok(());
+        }
+        let cfg = Config {
+            cells: CELLS,
+            cell_size: CELL_SIZE,
+            ..Config::default()
+        };
+        let tp = Transport::with_id(st.addr.0, cfg)?;
+        st.tp = Some(tp);
+        st.side.core.finish_enable(ep_core::BOTH);
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut st = self.lock();
+        // Our listener and rings go with the transport; peers see the
+        // connections hang up.
+        st.tp = None;
+        st.poll = None;
+        st.watched.clear();
+        st.side.core.unbind_all(self.me.clone());
+    }
+
+    fn cancel(&self, context: usize) -> Result<()> {
+        let mut g = self.lock();
+        let side = &mut g.side;
+        side.rxq.cancel(context, &side.core.sinks)
+    }
+
+    fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
+        self.lock().side.rxq.getopt(level, name)
+    }
+
+    fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
+        self.lock().side.rxq.setopt(level, name, v)
+    }
+
+    fn getname(&self) -> Result<Vec<u8>> {
+        Ok(crate::provider::str_addr(&self.lock().addr.to_string()))
+    }
+
+    fn setname(&self, a: &[u8]) -> Result<()> {
+        let mut st = self.lock();
+        if st.side.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if a.is_empty() {
+            return Err(Error::Inval);
+        }
+        st.addr = addr_for_name(a);
+        Ok(())
+    }
+
+    fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
+            return Err(Error::BadFlags);
+        }
+        let mut g = self.lock();
+        let st = &mut *g;
+        if !st.side.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        let peek = op.flags & (FI_PEEK | FI_CLAIM) != 0;
+        let side = &st.side;
+        if !peek
+            && (side.rxq.posted_count() >= crate::provider::QUEUE_SIZE
+                || !side.core.sinks.rx_room(op.flags))
+        {
+            return Err(Error::Again);
+        }
+        if op.flags & FI_PEEK != 0 {
+            Self::progress_locked(st);
+        }
+        let undirected;
+        let op = if self.info.caps & FI_DIRECTED_RECV == 0 {
+            undirected = RecvOp {
+                src: FI_ADDR_UNSPEC,
+                ..*op
+            };
+            &undirected
+        } else {
+            op
+        };
+        let side = &mut st.side;
+        for m in side.rxq.post(op, &side.core.sinks) {
+            side.matched(m);
+        }
+        Ok(())
+    }
+
+    fn send(&self, op: &SendOp<'_>) -> Result<()> {
+        self.post_send(op)
+    }
+
+    fn rx_size_left(&self) -> Result<usize> {
+        Ok(crate::provider::QUEUE_SIZE.saturating_sub(self.lock().side.rxq.posted_count()))
+    }
+
+    fn tx_size_left(&self) -> Result<usize> {
+        Ok(crate::provider::QUEUE_SIZE.saturating_sub(self.lock().side.inflight.len()))
+    }
+
+    fn as_progress(&self) -> Option<Weak<dyn Progress>> {
+        Some(self.me.clone())
+    }
+
+    fn completion_sinks(&self) -> Option<ep_core::Sinks> {
+        Some(self.lock().side.core.sinks.clone())
+    }
+
+    fn set_fid(&self, fid: usize) {
+        self.lock().side.core.fid = fid;
+    }
+}

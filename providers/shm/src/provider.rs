@@ -1,0 +1,239 @@
+//! The `shm` provider's registration: its `fi_info` entry (shaped like
+//! upstream `shm`'s: one fabric and one domain named `shm`, `FI_EP_RDM`,
+//! `FI_PROTO_SHM`, `FI_ADDR_STR` addresses), its fabric and its domain.
+//! Endpoints are in `ep.rs`.
+
+use crate::ep::ShmEp;
+use oxifabric::abi::*;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::{DomainAttr, EpAttr, FabricAttr, Info, RxAttr, TxAttr};
+use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoVec};
+use oxifabric::provider::{Provider, Request};
+use oxifabric::service::mr::MrTable;
+use oxifabric::service::progress::{AutoProgress, Progress};
+use std::sync::{Arc, Weak};
+
+/// The name applications select it by (and its fabric's and domain's).
+pub const NAME: &str = "shm";
+/// The version it reports (as upstream's of the same API level).
+const PROV_VERSION: u32 = 117 << 16;
+/// What an endpoint offers.
+const CAPS: u64 = FI_MSG
+    | FI_TAGGED
+    | FI_SEND
+    | FI_RECV
+    | FI_MULTI_RECV
+    | FI_SOURCE
+    | FI_DIRECTED_RECV
+    | FI_TRIGGER
+    | FI_LOCAL_COMM;
+/// Operations a transmit or receive context may have queued.
+pub(crate) const QUEUE_SIZE: usize = 1024;
+/// Largest `fi_inject`: copied at once, so the buffer is free on return.
+pub(crate) const INJECT_SIZE: usize = 4096;
+/// Buffers per operation.
+const IOV_LIMIT: usize = 4;
+
+/// The provider's registration.
+pub struct Shm;
+
+/// The instance the library lists.
+pub static PROVIDER: Shm = Shm;
+
+/// The one entry: everything but the addresses, which depend on the call.
+fn entry() -> Info {
+    Info {
+        caps: CAPS,
+        addr_format: FI_ADDR_STR as u32,
+        tx: TxAttr {
+            caps: CAPS & !(FI_RECV | FI_MULTI_RECV | FI_SOURCE | FI_DIRECTED_RECV),
+            msg_order: FI_ORDER_SAS,
+            comp_order: FI_ORDER_NONE,
+            inject_size: INJECT_SIZE,
+            size: QUEUE_SIZE,
+            iov_limit: IOV_LIMIT,
+            rma_iov_limit: IOV_LIMIT,
+            ..Default::default()
+        },
+        rx: RxAttr {
+            caps: CAPS & !FI_SEND,
+            msg_order: FI_ORDER_SAS,
+            comp_order: FI_ORDER_NONE,
+            size: QUEUE_SIZE,
+            iov_limit: IOV_LIMIT,
+            ..Default::default()
+        },
+        ep: EpAttr {
+            ep_type: FI_EP_RDM,
+            protocol: FI_PROTO_SHM as u32,
+            protocol_version: 1,
+            max_msg_size: usize::MAX,
+            mem_tag_format: 0xaaaa_aaaa_aaaa_aaaa,
+            tx_ctx_cnt: 1,
+            rx_ctx_cnt: 1,
+            ..Default::default()
+        },
+        domain: DomainAttr {
+            name: Some(NAME.into()),
+            threading: FI_THREAD_SAFE,
+            control_progress: FI_PROGRESS_MANUAL,
+            // The engine's progress thread drives endpoints of domains
+            // opened with FI_PROGRESS_AUTO (see `tailor`).
+            data_progress: FI_PROGRESS_MANUAL,
+            resource_mgmt: FI_RM_ENABLED,
+            av_type: FI_AV_UNSPEC,
+            // Any mode the application accepts: the engine's table keys
+            // registrations as the application's mode says.
+            mr_mode: 0,
+            mr_key_size: 8,
+            cq_data_size: 8,
+            cq_cnt: 1024,
+            ep_cnt: 256,
+            tx_ctx_cnt: 1024,
+            rx_ctx_cnt: 1024,
+            max_ep_tx_ctx: 1,
+            max_ep_rx_ctx: 1,
+            cntr_cnt: 256,
+            mr_iov_limit: IOV_LIMIT,
+            caps: FI_LOCAL_COMM,
+            ..Default::default()
+        },
+        fabric: FabricAttr {
+            name: Some(NAME.into()),
+            prov_version: PROV_VERSION,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// An address given as text (a node name, or `FI_ADDR_STR` bytes): the
+/// bytes an endpoint's `fi_getname` would give, NUL-terminated.
+pub(crate) fn str_addr(s: &str) -> Vec<u8> {
+    let mut v = s.trim_end_matches('\0').as_bytes().to_vec();
+    v.push(0);
+    v
+}
+
+/// Whether a node name (not one of our own addresses) names this host:
+/// a loopback or unspecified IP address, `localhost`, or the host's name.
+fn is_this_host(node: &str) -> bool {
+    if let Ok(ip) = node.parse::<std::net::IpAddr>() {
+        return ip.is_loopback() || ip.is_unspecified();
+    }
+    if node.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .is_ok_and(|h| h.trim().eq_ignore_ascii_case(node))
+}
+
+impl Provider for Shm {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn version(&self) -> u32 {
+        PROV_VERSION
+    }
+
+    fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>> {
+        if let Some(h) = req.hints {
+            // Same-host peers only, named as FI_ADDR_STR.
+            if h.addr_format != FI_FORMAT_UNSPEC as u32 && h.addr_format != FI_ADDR_STR as u32 {
+                return Ok(Vec::new());
+            }
+        }
+        let mut e = entry();
+        // A node and service name an endpoint: ours with FI_SOURCE, the
+        // peer's otherwise. Every peer is on this host, so with a service
+        // the node adds nothing ("127.0.0.1", "localhost" or no node at
+        // all name the same endpoint, as `-B PORT` and `-P PORT 127.0.0.1`
+        // expect); an address in our own form stands for itself.
+        if req
+            .node
+            .is_some_and(|n| !n.contains("://") && !is_this_host(n))
+        {
+            // Another host: nothing of ours reaches it.
+            return Err(Error::NoData);
+        }
+        let named = match (req.node, req.service) {
+            (Some(n), _) if n.contains("://") => Some(n.to_string()),
+            (_, Some(s)) => Some(format!("shm-service:{s}")),
+            (Some(n), None) => Some(n.to_string()),
+            (None, None) => None,
+        };
+        if let Some(n) = named {
+            if n.len() + 1 > oxifabric::service::addr_format::MAX_STR_ADDR {
+                return Err(Error::NoData);
+            }
+            if req.flags & FI_SOURCE != 0 {
+                e.src_addr = Some(str_addr(&n));
+            } else {
+                e.dest_addr = Some(str_addr(&n));
+            }
+        }
+        if e.src_addr.is_none() {
+            e.src_addr = req
+                .hints
+                .and_then(|h| h.src_addr.clone())
+                .filter(|a| !a.is_empty());
+        }
+        oxifabric::getinfo::tailor(&mut e, req.hints);
+        Ok(vec![e])
+    }
+
+    fn fabric(&self, _attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
+        Ok(Arc::new(ShmFabric))
+    }
+}
+
+struct ShmFabric;
+
+impl FabricOps for ShmFabric {
+    fn domain(&self, info: &Info) -> Result<Arc<dyn DomainOps>> {
+        Ok(ShmDomain::new(info))
+    }
+}
+
+/// A domain: the registration table peers' accesses are checked against,
+/// and with `FI_PROGRESS_AUTO` the engine's progress thread.
+pub(crate) struct ShmDomain {
+    me: Weak<ShmDomain>,
+    auto: Option<AutoProgress>,
+    pub(crate) mr: Arc<MrTable>,
+}
+
+impl ShmDomain {
+    fn new(info: &Info) -> Arc<ShmDomain> {
+        let auto = (info.domain.data_progress == FI_PROGRESS_AUTO)
+            .then(|| AutoProgress::new("oxifabric-shm-progress"));
+        Arc::new_cyclic(|me| ShmDomain {
+            me: me.clone(),
+            auto,
+            mr: Arc::new(MrTable::new(
+                info.domain.mr_mode,
+                info.domain.mr_iov_limit.clamp(1, IoVec::CAP),
+            )),
+        })
+    }
+}
+
+impl DomainOps for ShmDomain {
+    fn endpoint(&self, info: &Info) -> Result<Arc<dyn EndpointOps>> {
+        if info.ep.ep_type != FI_EP_RDM {
+            return Err(Error::Inval);
+        }
+        let dom = self.me.upgrade().ok_or(Error::Inval)?;
+        let ep = ShmEp::new(info, dom)?;
+        if let Some(a) = &self.auto {
+            a.register(Arc::downgrade(&ep) as Weak<dyn Progress>);
+        }
+        let ep: Arc<dyn EndpointOps> = ep;
+        Ok(ep)
+    }
+
+    fn mr_table(&self) -> Option<Arc<MrTable>> {
+        Some(self.mr.clone())
+    }
+}
