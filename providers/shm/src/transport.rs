@@ -21,11 +21,13 @@
 //! claims (see `docs/shm-transport.md` on trust).
 
 use crate::attach::{self, EndpointId, Grant, Handshake, Listener, Peer};
+use crate::cma::{self, RemoteIov};
 use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
-use oxifabric::abi::FI_ECONNRESET;
+use oxifabric::abi::{FI_EACCES, FI_ECONNRESET};
 use oxifabric::error::{Error, Result};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
@@ -159,9 +161,14 @@ enum State {
         /// Whether a handshake of ours is under way (else retry).
         in_flight: bool,
     },
-    /// Connected: its ring, and every connection to it (one per
-    /// handshake, each a liveness handle).
-    Up { tx: Sender, links: Vec<Peer> },
+    /// Connected: its ring, every connection to it (one per handshake,
+    /// each a liveness handle; the first gives its pid), and whether
+    /// cross-memory attach to it worked when the first one finished.
+    Up {
+        tx: Sender,
+        links: Vec<Peer>,
+        cma_ok: bool,
+    },
     /// Dead or closed; kept so later sends fail at once.
     Gone,
 }
@@ -227,6 +234,84 @@ impl Transport {
     /// The most payload bytes a message to us may carry.
     pub fn payload_capacity(&self) -> usize {
         self.rx.payload_capacity()
+    }
+
+    /// The process id of the connected peer `to`, as the kernel reported
+    /// it when the first connection to it was made (`SO_PEERCRED`);
+    /// `None` while `to` is not connected (unknown, connecting, or gone).
+    pub fn peer_pid(&self, to: Addr) -> Option<libc::pid_t> {
+        match &self.peers.get(&to.0)?.state {
+            State::Up { links, .. } => links.first().map(Peer::pid),
+            _ => None,
+        }
+    }
+
+    /// Whether cross-memory attach to the connected peer `to` works: the
+    /// result of reading the probe word it announced in its hello, done
+    /// once when the first connection to it finished. `false` while `to`
+    /// is not connected, and when the kernel refused (the handshake
+    /// succeeds either way; use a copy through the rings instead).
+    pub fn cma_ok(&self, to: Addr) -> bool {
+        matches!(
+            self.peers.get(&to.0),
+            Some(PeerEntry {
+                state: State::Up { cma_ok: true, .. },
+                ..
+            })
+        )
+    }
+
+    /// Copies the ranges `remote` of the connected peer `to`'s memory, in
+    /// order, into `local` (filled in order); the bytes copied (the
+    /// ranges' total). Refused without a system call: `NotConn` while
+    /// `to` is not connected, `FI_ECONNRESET` once it is gone (or found
+    /// gone now: its liveness is checked first, so a recycled pid is not
+    /// read), `FI_EACCES` when [`Transport::cma_ok`] is false. Else as
+    /// `cma::readv`: `Inval` when `local` is too small, `FI_EACCES` when
+    /// the kernel refuses, `FI_EIO` for a range not mapped in the peer.
+    pub fn cma_read(
+        &self,
+        to: Addr,
+        local: &mut [IoSliceMut<'_>],
+        remote: &[RemoteIov],
+    ) -> Result<usize> {
+        let pid = self.cma_target(to)?;
+        cma::readv(pid, local, remote)
+    }
+
+    /// Copies `local` (gathered in order) into the ranges `remote` of the
+    /// connected peer `to`'s memory, in order; the bytes copied (the
+    /// ranges' total). Refused as [`Transport::cma_read`]; else as
+    /// `cma::writev` (`Inval` when `local` holds fewer bytes than the
+    /// ranges, `FI_EIO` for a range not mapped writable in the peer).
+    pub fn cma_write(
+        &self,
+        to: Addr,
+        local: &[IoSlice<'_>],
+        remote: &[RemoteIov],
+    ) -> Result<usize> {
+        let pid = self.cma_target(to)?;
+        cma::writev(pid, local, remote)
+    }
+
+    /// The pid to use for cross-memory attach to `to`, if allowed (see
+    /// [`Transport::cma_read`]).
+    fn cma_target(&self, to: Addr) -> Result<libc::pid_t> {
+        let Some(e) = self.peers.get(&to.0) else {
+            return Err(Error::NotConn);
+        };
+        match &e.state {
+            State::Gone => Err(Error::Other(FI_ECONNRESET)),
+            State::Connecting { .. } => Err(Error::NotConn),
+            State::Up { cma_ok: false, .. } => Err(Error::Other(FI_EACCES)),
+            State::Up { links, .. } => {
+                let first = links.first().ok_or(Error::NotConn)?;
+                if first.wait_gone(Duration::ZERO)? {
+                    return Err(Error::Other(FI_ECONNRESET));
+                }
+                Ok(first.pid())
+            }
+        }
     }
 
     /// Sends `payload` with `meta` (its `sender` is set here) to `to`
@@ -385,9 +470,13 @@ impl Transport {
         match &mut entry.state {
             State::Up { links, .. } => links.push(peer),
             state => {
+                let tx = Sender::from_grant(grant)?;
+                // Once per peer: a failed probe only means "no CMA".
+                let cma_ok = peer.probe_cma();
                 *state = State::Up {
-                    tx: Sender::from_grant(grant)?,
+                    tx,
                     links: vec![peer],
+                    cma_ok,
                 };
             }
         }
