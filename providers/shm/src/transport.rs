@@ -19,6 +19,13 @@
 //! gave the sender at the handshake; the receiver maps it back to the
 //! sender's address. Like the rest of a cell, it is what the writer
 //! claims (see `docs/shm-transport.md` on trust).
+//!
+//! Sleeping costs nothing while nothing happens: a waiting transport is
+//! woken by its doorbell, which senders ring when they publish into our
+//! ring while we wait, and which peers ring when they hand back cells of
+//! their ring while our queue for them waits for room (we said so in
+//! [`Transport::prepare_wait`]); the timers left are connection retries,
+//! handshake deadlines and a 100 ms safety bound while a queue waits.
 
 use crate::attach::{self, EndpointId, Grant, Handshake, Listener, Peer};
 use crate::cma::{self, RemoteIov};
@@ -41,6 +48,11 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(1);
 /// listener does not exist yet.
 const RETRY_FIRST: Duration = Duration::from_millis(1);
 const RETRY_MAX: Duration = Duration::from_millis(50);
+/// The longest a wait lasts while a queue waits for room in a peer's
+/// ring: the peer rings our doorbell when it hands cells back (see
+/// `ring`'s note on waking a sender), so this only bounds the cost of a
+/// peer that does not.
+const ROOM_SAFETY: Duration = Duration::from_millis(100);
 /// Bounds on work per progress call, so one call stays short.
 const ACCEPTS_PER_PROGRESS: usize = 64;
 
@@ -471,6 +483,12 @@ impl Transport {
             State::Up { links, .. } => links.push(peer),
             state => {
                 let tx = Sender::from_grant(grant)?;
+                if target.is_some() {
+                    // The peer could use our ring before its answer came
+                    // and may have asked for room while we could not ring
+                    // it: one (maybe spurious) wake-up covers that.
+                    tx.ring_doorbell();
+                }
                 // Once per peer: a failed probe only means "no CMA".
                 let cma_ok = peer.probe_cma();
                 *state = State::Up {
@@ -640,8 +658,26 @@ impl Transport {
         }
     }
 
-    /// Hands over what our ring holds (at most one ring's worth per call).
+    /// Hands over what our ring holds (at most one ring's worth per
+    /// call), then wakes the senders that wait for room.
     fn receive(&mut self, sink: &mut impl FnMut(Event<'_>)) {
+        self.drain(sink);
+        let bits = self.rx.room_wanted();
+        if bits == 0 {
+            return;
+        }
+        let wants = |c: &u32| bits & (1 << (c % 64)) != 0;
+        for e in self.peers.values() {
+            if let State::Up { tx, .. } = &e.state {
+                if e.claimers.iter().any(wants) {
+                    tx.ring_doorbell();
+                }
+            }
+        }
+    }
+
+    /// Hands over what our ring holds (at most one ring's worth).
+    fn drain(&mut self, sink: &mut impl FnMut(Event<'_>)) {
         for _ in 0..self.cfg.cells {
             let claimers = &self.claimers;
             let polled = self
@@ -668,8 +704,8 @@ impl Transport {
     /// events of interest: the doorbell, the listener and pending
     /// handshakes (readable), each connected peer's pidfd (readable on
     /// exit) and connection (hang-up). Wait also no later than
-    /// [`Transport::next_timer`], and arm the doorbell first
-    /// ([`Transport::wait`] does all of this).
+    /// [`Transport::next_timer`], between [`Transport::prepare_wait`] and
+    /// [`Transport::after_wait`] ([`Transport::wait`] does all of this).
     pub fn wait_fds(&self) -> Vec<(BorrowedFd<'_>, libc::c_short)> {
         let mut fds = vec![
             (self.rx.doorbell().fd(), libc::POLLIN),
@@ -689,8 +725,10 @@ impl Transport {
     }
 
     /// When progress must run again even if no descriptor is ready: the
-    /// next connection attempt or handshake deadline, or soon when a
-    /// queue waits for room in a peer's ring (nothing signals room).
+    /// next connection attempt or handshake deadline, or a safety bound
+    /// (100 ms from now) while a queue waits for room in a peer's ring
+    /// (the peer rings our doorbell when room comes, if we said we wait:
+    /// [`Transport::prepare_wait`]).
     pub fn next_timer(&self) -> Option<Instant> {
         let mut t: Option<Instant> = None;
         let mut at = |i: Instant| t = Some(t.map_or(i, |t| t.min(i)));
@@ -705,7 +743,7 @@ impl Transport {
                     in_flight,
                     ..
                 } => at(if *in_flight { *deadline } else { *retry_at }),
-                State::Up { .. } if !e.queue.is_empty() => at(Instant::now() + LIVENESS_EVERY),
+                State::Up { .. } if !e.queue.is_empty() => at(Instant::now() + ROOM_SAFETY),
                 _ => {}
             }
         }
@@ -717,8 +755,8 @@ impl Transport {
     /// `Receiver::prepare_sleep`). Whether something may be ready; the
     /// caller runs [`Transport::progress`] either way.
     pub fn wait(&mut self, deadline: Instant) -> Result<bool> {
-        if self.rx.prepare_sleep()? {
-            self.rx.after_sleep()?;
+        if self.prepare_wait()? {
+            self.after_wait()?;
             return Ok(true);
         }
         let until = self.next_timer().map_or(deadline, |t| t.min(deadline));
@@ -732,9 +770,39 @@ impl Transport {
             })
             .collect();
         let r = attach::poll_until(&mut fds, until);
-        self.rx.after_sleep()?;
+        self.after_wait()?;
         r?;
         Ok(fds.iter().any(|p| p.revents != 0))
+    }
+
+    /// The first half of [`Transport::wait`], for a caller that sleeps
+    /// in its own `poll` or `epoll` on [`Transport::wait_fds`] (bounded by
+    /// [`Transport::next_timer`]): empties our doorbell and tells senders
+    /// we are about to sleep (they ring it then), and tells each peer
+    /// whose ring is full while our queue for it waits that we want to
+    /// hear of room (it rings the same doorbell). `true` means something
+    /// is ready already (a message in our ring, or room in a peer's):
+    /// do not sleep, run [`Transport::progress`]. Either way call
+    /// [`Transport::after_wait`] after the sleep (or instead of it).
+    pub fn prepare_wait(&mut self) -> Result<bool> {
+        if self.rx.prepare_sleep()? {
+            return Ok(true);
+        }
+        for e in self.peers.values() {
+            if let State::Up { tx, .. } = &e.state {
+                if !e.queue.is_empty() && tx.want_room()? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The second half of [`Transport::wait`]: senders stop ringing our
+    /// doorbell for messages (peers asked for room may still ring it
+    /// once, a spurious wake-up at worst).
+    pub fn after_wait(&mut self) -> Result<()> {
+        self.rx.after_sleep()
     }
 }
 

@@ -483,7 +483,21 @@ fn a_peer_that_does_not_consume_gets_again_without_loss_or_overwrite() {
         assert_eq!(t.send(to, m, &[&p], n), Err(Error::Again));
     }
     kid.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-    let mut flushed = Vec::new();
+    flush_rest_and_end(t, kid, to, n, Vec::new(), deadline);
+}
+
+/// After a "t-lazy" child was told to consume: collects the `Flushed`
+/// events of the queued messages (`flushed` holds those seen already),
+/// checks they came in order, sends the END message after the `n`
+/// messages, and checks that the child got them all.
+fn flush_rest_and_end(
+    mut t: Transport,
+    kid: Kid,
+    to: Addr,
+    n: u64,
+    mut flushed: Vec<u64>,
+    deadline: Instant,
+) {
     while flushed.len() < QUEUED {
         for e in next_events(&mut t, deadline, "the queue to flush") {
             let Ev::Flushed { to: a, ctx } = e else {
@@ -511,12 +525,57 @@ fn a_peer_that_does_not_consume_gets_again_without_loss_or_overwrite() {
         assert!(Instant::now() < deadline, "the end message stayed queued");
         std::thread::yield_now();
     }
-    drop(t);
-    assert_eq!(
-        kid.exit_code(Duration::from_secs(30)),
-        0,
-        "the child got every message, in order, intact"
+    finish(kid, t, "", "the child got every message, in order, intact");
+}
+
+#[test]
+fn a_sender_waiting_for_room_sleeps_until_the_receiver_drains() {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (mut kid, to) = lazy_child(&mut t);
+    let n = fill(&mut t, to);
+    // The child consumes after `idle`; meanwhile we sleep in wait().
+    let idle = Duration::from_millis(300);
+    let mut stdin = kid.0.stdin.take().unwrap();
+    let go = std::thread::spawn(move || {
+        std::thread::sleep(idle);
+        let at = Instant::now();
+        stdin.write_all(b"go\n").unwrap();
+        (at, stdin)
+    });
+    let (mut calls, mut last_wait) = (0u32, false);
+    let flushed = loop {
+        calls += 1;
+        let evs = pump(&mut t);
+        if !evs.is_empty() {
+            break evs;
+        }
+        assert!(Instant::now() < deadline, "no room came");
+        last_wait = t.wait(deadline).unwrap();
+    };
+    let woke = Instant::now();
+    let (go_at, stdin) = go.join().unwrap();
+    kid.0.stdin = Some(stdin);
+    let latency = woke.saturating_duration_since(go_at);
+    eprintln!(
+        "room wake-up: {latency:?} after the child was told to drain; \
+         {calls} progress calls over {idle:?} of waiting"
     );
+    assert!(last_wait, "woken by the doorbell, not by a timer");
+    assert!(
+        latency < Duration::from_millis(100),
+        "woken after {latency:?}"
+    );
+    // A safety timer of 100 ms, nothing more: not one call a millisecond.
+    assert!(calls <= 8, "{calls} progress calls while waiting");
+    let flushed = flushed
+        .into_iter()
+        .map(|e| match e {
+            Ev::Flushed { ctx, .. } => ctx,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    flush_rest_and_end(t, kid, to, n, flushed, deadline);
 }
 
 #[test]
