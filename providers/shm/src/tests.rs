@@ -10,7 +10,7 @@ use crate::ring::tests::{check, meta, payload};
 use crate::ring::{Polled, Receiver, Sender, Stall};
 use oxifabric::abi::FI_EACCES;
 use oxifabric::error::Error;
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -226,11 +226,14 @@ fn child_process_entry() {
             receive_checked(&mut rx, 0, TRAFFIC, deadline);
         }
         // Writes random bytes over the parent's ring and its own until
-        // killed.
+        // killed, from the moment a line comes on stdin (the parent has
+        // checked our ring's header by then).
         "scribble" => {
             let mut rx = Receiver::create(CELLS, CELL).unwrap();
             let (_peer, theirs) = attach(&mut rx).unwrap();
-            println!("scribbling");
+            println!("attached");
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line).unwrap();
             let tx = Sender::from_grant(theirs).unwrap();
             let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(std::process::id());
             let mut next = || {
@@ -390,8 +393,10 @@ fn a_peer_scribbling_over_the_shared_rings_costs_messages_not_memory_safety() {
     let l = listener();
     let mut kid = Kid::spawn(&format!("scribble:{}", l.id().hex()), None);
     let (_peer, grant) = l.accept(&rx.offer(1), HANDSHAKE).unwrap();
+    // Before the child scribbles: attaching checks the header once.
     let tx = Sender::from_grant(grant).unwrap();
-    kid.line("scribbling");
+    kid.line("attached");
+    kid.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
     let (mut got, mut refused, mut sent) = (0u64, 0u64, 0u64);
     let mut buf = vec![0u8; rx.payload_capacity()];
     // Until both kinds of outcome were seen often, for at most 3 s.
