@@ -661,7 +661,11 @@ impl Transport {
     /// Hands over what our ring holds (at most one ring's worth per
     /// call), then wakes the senders that wait for room.
     fn receive(&mut self, sink: &mut impl FnMut(Event<'_>)) {
-        self.drain(sink);
+        // Room comes only with cells handed back: no look otherwise (so
+        // bits a peer sets cost rings only as often as we drain).
+        if self.drain(sink) == 0 {
+            return;
+        }
         let bits = self.rx.room_wanted();
         if bits == 0 {
             return;
@@ -676,9 +680,10 @@ impl Transport {
         }
     }
 
-    /// Hands over what our ring holds (at most one ring's worth).
-    fn drain(&mut self, sink: &mut impl FnMut(Event<'_>)) {
-        for _ in 0..self.cfg.cells {
+    /// Hands over what our ring holds (at most one ring's worth); how
+    /// many cells went back to the senders.
+    fn drain(&mut self, sink: &mut impl FnMut(Event<'_>)) -> usize {
+        for n in 0..self.cfg.cells {
             let claimers = &self.claimers;
             let polled = self
                 .rx
@@ -693,11 +698,12 @@ impl Transport {
                     }),
                 });
             match polled {
-                Polled::Empty => return,
+                Polled::Empty => return n,
                 Polled::Got(()) | Polled::Abandoned => {}
                 Polled::Refused(why) => sink(Event::Refused { why }),
             }
         }
+        self.cfg.cells
     }
 
     /// Descriptors a wait for this transport watches, with the `poll`
