@@ -53,6 +53,12 @@ const RETRY_MAX: Duration = Duration::from_millis(50);
 /// `ring`'s note on waking a sender), so this only bounds the cost of a
 /// peer that does not.
 const ROOM_SAFETY: Duration = Duration::from_millis(100);
+/// How many incoming handshakes may be in flight at once, by default
+/// ([`Transport::set_max_incoming_handshakes`]). Connections beyond it
+/// wait in the kernel's listen backlog (128) unaccepted, and beyond
+/// that a connecting peer's `connect` fails and it retries: what a local
+/// process opening many connections costs us stays bounded.
+pub const MAX_INCOMING_HANDSHAKES: usize = 64;
 /// Bounds on work per progress call, so one call stays short.
 const ACCEPTS_PER_PROGRESS: usize = 64;
 
@@ -213,6 +219,8 @@ pub struct Transport {
     /// Who each claimer id in our ring was given to.
     claimers: HashMap<u32, EndpointId>,
     next_liveness: Instant,
+    /// The most incoming handshakes in flight at once.
+    max_incoming: usize,
 }
 
 impl Transport {
@@ -235,6 +243,7 @@ impl Transport {
             pending: Vec::new(),
             claimers: HashMap::new(),
             next_liveness: Instant::now(),
+            max_incoming: MAX_INCOMING_HANDSHAKES,
         })
     }
 
@@ -246,6 +255,23 @@ impl Transport {
     /// The most payload bytes a message to us may carry.
     pub fn payload_capacity(&self) -> usize {
         self.rx.payload_capacity()
+    }
+
+    /// Sets how many incoming handshakes may be in flight at once (at
+    /// least 1; [`MAX_INCOMING_HANDSHAKES`] by default). At the limit,
+    /// progress accepts no new connection (they wait in the kernel's
+    /// backlog; a full backlog makes the connector retry) and
+    /// [`Transport::wait_fds`] leaves the listener out, until a
+    /// handshake under way finishes, fails or times out
+    /// ([`Config::handshake_timeout`]).
+    pub fn set_max_incoming_handshakes(&mut self, n: usize) {
+        self.max_incoming = n.max(1);
+    }
+
+    /// Incoming handshakes in flight now: accepted connections whose
+    /// hello has not come yet.
+    pub fn incoming_handshakes(&self) -> usize {
+        self.pending.iter().filter(|p| p.target.is_none()).count()
     }
 
     /// The process id of the connected peer `to`, as the kernel reported
@@ -401,8 +427,11 @@ impl Transport {
 
     /// Takes new incoming connections (their hellos are read by
     /// `advance_handshakes`).
+    /// At most as many as keep the incoming ones in flight within the
+    /// limit.
     fn accept_new(&mut self, sink: &mut impl FnMut(Event<'_>), now: Instant) {
-        for _ in 0..ACCEPTS_PER_PROGRESS {
+        let room = self.max_incoming.saturating_sub(self.incoming_handshakes());
+        for _ in 0..ACCEPTS_PER_PROGRESS.min(room) {
             match self.listener.try_accept() {
                 Ok(Some(hs)) => self.pending.push(Pending {
                     hs,
@@ -707,16 +736,18 @@ impl Transport {
     }
 
     /// Descriptors a wait for this transport watches, with the `poll`
-    /// events of interest: the doorbell, the listener and pending
-    /// handshakes (readable), each connected peer's pidfd (readable on
-    /// exit) and connection (hang-up). Wait also no later than
+    /// events of interest: the doorbell, the listener (left out while
+    /// incoming handshakes are at their limit) and pending handshakes
+    /// (readable), each connected peer's pidfd (readable on exit) and
+    /// connection (hang-up). The list follows the transport's state:
+    /// take it anew after each progress call. Wait also no later than
     /// [`Transport::next_timer`], between [`Transport::prepare_wait`] and
     /// [`Transport::after_wait`] ([`Transport::wait`] does all of this).
     pub fn wait_fds(&self) -> Vec<(BorrowedFd<'_>, libc::c_short)> {
-        let mut fds = vec![
-            (self.rx.doorbell().fd(), libc::POLLIN),
-            (self.listener.fd(), libc::POLLIN),
-        ];
+        let mut fds = vec![(self.rx.doorbell().fd(), libc::POLLIN)];
+        if self.incoming_handshakes() < self.max_incoming {
+            fds.push((self.listener.fd(), libc::POLLIN));
+        }
         fds.extend(self.pending.iter().map(|p| (p.hs.fd(), libc::POLLIN)));
         for e in self.peers.values() {
             if let State::Up { links, .. } = &e.state {

@@ -710,3 +710,63 @@ fn a_peer_that_forbids_cross_memory_attach_still_connects_with_cma_ok_false() {
     assert!(t.send(to, m, &[&p], 0).is_ok());
     finish(kid, t, "go", "the child's checks");
 }
+
+#[test]
+fn incoming_handshakes_in_flight_are_bounded_and_an_honest_peer_gets_through() {
+    const LIMIT: usize = 4;
+    const SILENT: usize = 12;
+    let bound = Duration::from_millis(200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut t = Transport::new(cfg(bound)).unwrap();
+    t.set_max_incoming_handshakes(LIMIT);
+    // Connections that never say hello, then an honest peer behind them
+    // in the listen backlog.
+    let silent: Vec<_> = (0..SILENT)
+        .map(|_| attach::tests::connect_raw(&t.addr().0))
+        .collect();
+    let mut u = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (m, p) = msg(0);
+    assert_eq!(u.send(t.addr(), m, &[&p], 0), Ok(Sent::Queued));
+    let mut refused = 0;
+    let mut most = 0;
+    let mut waits = Vec::new();
+    let got = loop {
+        let mut got = None;
+        t.progress(&mut |e| match e {
+            Event::Refused { why } => {
+                assert_eq!(why, "incoming handshake failed");
+                refused += 1;
+            }
+            Event::Received { from, .. } => got = Some(from),
+            _ => panic!("unexpected event"),
+        });
+        most = most.max(t.incoming_handshakes());
+        assert!(t.incoming_handshakes() <= LIMIT, "beyond the limit");
+        if let Some(from) = got {
+            break from;
+        }
+        for e in pump(&mut u) {
+            assert!(matches!(e, Ev::Flushed { .. }), "{e:?}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the honest peer never got through"
+        );
+        // At the limit the listener is not watched: a wait lasts until a
+        // handshake's deadline, it does not spin on the backlog.
+        let start = Instant::now();
+        t.wait(start + Duration::from_millis(20)).unwrap();
+        if t.incoming_handshakes() == LIMIT {
+            waits.push(start.elapsed());
+        }
+    };
+    assert_eq!(got, u.addr());
+    assert_eq!(most, LIMIT, "the limit was reached");
+    assert_eq!(refused, SILENT, "every silent connection timed out");
+    let spins = waits
+        .iter()
+        .filter(|w| **w < Duration::from_millis(10))
+        .count();
+    assert!(spins * 2 < waits.len(), "waits at the limit: {waits:?}");
+    drop(silent);
+}
