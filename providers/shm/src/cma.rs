@@ -20,7 +20,7 @@
 //! stops at the first remote range it cannot access, or at its own
 //! limits) is resumed where it stopped until it is done or fails.
 //!
-//! The only `unsafe` is the system call in [`transfer`]: the remote
+//! The only `unsafe` is the system call in `transfer`: the remote
 //! addresses are the peer's, checked by the kernel and never dereferenced
 //! here; the local ones come from Rust slices borrowed for the call.
 //!
@@ -104,9 +104,9 @@ pub fn write(pid: libc::pid_t, local: &[u8], remote: &[RemoteIov]) -> Result<usi
     writev(pid, &[IoSlice::new(local)], remote)
 }
 
-/// [`write`] gathering from several local buffers, in order. `Inval`
+/// [`write()`] gathering from several local buffers, in order. `Inval`
 /// when they hold fewer bytes than the ranges; errors otherwise as
-/// [`write`]'s (bytes before a failure may have been copied).
+/// [`write()`]'s (bytes before a failure may have been copied).
 pub fn writev(pid: libc::pid_t, local: &[IoSlice<'_>], remote: &[RemoteIov]) -> Result<usize> {
     let iov: Vec<libc::iovec> = local
         .iter()
