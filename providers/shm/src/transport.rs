@@ -301,10 +301,11 @@ impl Transport {
 
     /// Copies the ranges `remote` of the connected peer `to`'s memory, in
     /// order, into `local` (filled in order); the bytes copied (the
-    /// ranges' total). Refused without a system call: `NotConn` while
-    /// `to` is not connected, `FI_ECONNRESET` once it is gone (or found
-    /// gone now: its liveness is checked first, so a recycled pid is not
-    /// read), `FI_EACCES` when [`Transport::cma_ok`] is false. Else as
+    /// ranges' total). Refused before any transfer: `NotConn` while `to`
+    /// is not connected, `FI_ECONNRESET` once it is gone (or found gone
+    /// now: its liveness descriptors are polled first, so a dead peer's
+    /// recycled pid is not touched), `FI_EACCES` when
+    /// [`Transport::cma_ok`] is false (no system call at all). Else as
     /// `cma::readv`: `Inval` when `local` is too small, `FI_EACCES` when
     /// the kernel refuses, `FI_EIO` for a range not mapped in the peer.
     pub fn cma_read(
@@ -426,9 +427,8 @@ impl Transport {
     }
 
     /// Takes new incoming connections (their hellos are read by
-    /// `advance_handshakes`).
-    /// At most as many as keep the incoming ones in flight within the
-    /// limit.
+    /// `advance_handshakes`), as many as keep the incoming handshakes in
+    /// flight within their limit.
     fn accept_new(&mut self, sink: &mut impl FnMut(Event<'_>), now: Instant) {
         let room = self.max_incoming.saturating_sub(self.incoming_handshakes());
         for _ in 0..ACCEPTS_PER_PROGRESS.min(room) {
