@@ -14,7 +14,8 @@
 //!
 //! 1. The connecting side connects and checks the listener's credentials.
 //! 2. It sends a hello (magic, version, the claimer id the peer is to use
-//!    in its ring, its endpoint id) with two descriptors attached
+//!    in its ring, its endpoint id, and the address and contents of a
+//!    probe word in its own memory) with two descriptors attached
 //!    (`SCM_RIGHTS`): its ring's region and its ring's doorbell.
 //! 3. The accepting side checks the connector's credentials, receives the
 //!    hello and descriptor, and answers with its own.
@@ -26,12 +27,19 @@
 //! are not a sealed memfd and a non-blocking eventfd is refused too;
 //! every descriptor of a refused hello is closed.
 //!
+//! The probe word is this process's ([`probe_word`]): once the handshake
+//! is done, each side may read it from the other with cross-memory
+//! attach ([`Peer::probe_cma`]) to learn whether the kernel lets it read
+//! that peer's memory. Its address is used only as an address in the
+//! other process, which the kernel checks; its value only to compare.
+//!
 //! Liveness: the kernel's pidfd for the peer (`SO_PEERPIDFD` on Linux 6.5
 //! and later, race-free; else `pidfd_open` on the credentials' pid) becomes
 //! readable when the peer exits; the connection itself, kept open, hangs
 //! up when the peer exits or closes it. [`Peer::liveness_fds`] gives both
 //! for a poll loop.
 
+use crate::cma;
 use crate::doorbell::Doorbell;
 use crate::region::{last_os, Region, MAX_LEN};
 use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET, FI_EIO};
@@ -41,10 +49,27 @@ use std::time::{Duration, Instant};
 
 const PREFIX: &str = "oxifabric-shm:";
 const HELLO_MAGIC: u64 = u64::from_le_bytes(*b"oxishmh1");
-/// Version 2 added the doorbell and the claimer id.
-const HELLO_VERSION: u32 = 2;
-const HELLO_LEN: usize = 32;
+/// Version 2 added the doorbell and the claimer id; version 3 the probe
+/// word's address and contents.
+const HELLO_VERSION: u32 = 3;
+/// magic u64 | version u32 | claimer u32 | endpoint id [u8; 16] |
+/// probe address u64 | probe contents u64.
+const HELLO_LEN: usize = 48;
 const BACKLOG: libc::c_int = 128;
+
+/// This process's probe word: a random value (not 0) that stays at one
+/// address for the life of the process, announced in every hello so that
+/// peers can check that cross-memory reads of us work (and read what we
+/// said, not some other process that got our pid).
+pub fn probe_word() -> &'static u64 {
+    static WORD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    WORD.get_or_init(|| {
+        let id = EndpointId::random().map(|id| id.0).unwrap_or_default();
+        let v = u64::from_ne_bytes(id[..8].try_into().unwrap_or_default());
+        // Not 0, even if the random source failed.
+        v | 1
+    })
+}
 
 /// An endpoint's random 128-bit id; its listener's abstract name is
 /// derived from it.
@@ -236,6 +261,9 @@ pub struct Peer {
     pid: libc::pid_t,
     sock: OwnedFd,
     pidfd: Option<OwnedFd>,
+    /// Where the peer said its probe word is (in its memory), and what
+    /// it holds.
+    probe: (usize, u64),
 }
 
 impl Peer {
@@ -248,6 +276,10 @@ impl Peer {
         let mut id = [0u8; 16];
         id.copy_from_slice(&hello[16..32]);
         let claimer = u32::from_ne_bytes([hello[12], hello[13], hello[14], hello[15]]);
+        let word = |at: usize| u64::from_ne_bytes(hello[at..at + 8].try_into().unwrap_or_default());
+        // Any values: the address is only ever the peer's, for the kernel
+        // to check; the contents are only compared.
+        let probe = (word(32) as usize, word(40));
         if claimer == 0 {
             return Err(Error::Inval);
         }
@@ -262,6 +294,7 @@ impl Peer {
             pid: cred.pid,
             sock,
             pidfd,
+            probe,
         };
         Ok((peer, grant))
     }
@@ -274,6 +307,16 @@ impl Peer {
     /// The peer's process id, as the kernel reported it at connect time.
     pub fn pid(&self) -> libc::pid_t {
         self.pid
+    }
+
+    /// Whether cross-memory attach to the peer works: reads the probe
+    /// word the peer announced from its memory (`cma::probe`) and
+    /// compares. `false` when the kernel refuses (ptrace rules, seccomp,
+    /// a non-dumpable peer), when the word is not what the peer said
+    /// (another process, or a lying peer), or when the peer is gone.
+    pub fn probe_cma(&self) -> bool {
+        let (addr, value) = self.probe;
+        cma::probe(self.pid, addr, &value.to_ne_bytes()).is_ok()
     }
 
     /// Whether a pidfd watches the process (else only the connection's
@@ -598,6 +641,9 @@ fn send_hello_raw(
     hello[8..12].copy_from_slice(&HELLO_VERSION.to_ne_bytes());
     hello[12..16].copy_from_slice(&claimer.to_ne_bytes());
     hello[16..32].copy_from_slice(&id.0);
+    let probe = probe_word();
+    hello[32..40].copy_from_slice(&(probe as *const u64 as u64).to_ne_bytes());
+    hello[40..48].copy_from_slice(&probe.to_ne_bytes());
     let mut iov = libc::iovec {
         iov_base: hello.as_mut_ptr().cast(),
         iov_len: hello.len(),
@@ -781,6 +827,8 @@ pub(crate) mod tests {
         let (hello, [fd, _bell]) = recv_hello(raw.as_fd(), 0).unwrap();
         assert_eq!(hello[16..32], l.id().0);
         assert_eq!(hello[12..16], 5u32.to_ne_bytes());
+        assert_eq!(hello[40..48], probe_word().to_ne_bytes());
+        assert!(peer.probe_cma(), "reading our own probe word works");
         assert!(Region::from_fd(fd, MAX_LEN).is_ok());
         assert!(!peer.wait_gone(Duration::ZERO).unwrap());
         drop(raw);

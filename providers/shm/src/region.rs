@@ -221,6 +221,16 @@ impl Region {
             .compare_exchange(current, new, success, failure))
     }
 
+    /// Atomically ORs `bits` into the u64 at `off`; the old value.
+    pub fn fetch_or_u64(&self, off: usize, bits: u64, order: Ordering) -> Result<u64> {
+        Ok(self.u64_at(off)?.fetch_or(bits, order))
+    }
+
+    /// Atomically replaces the u64 at `off` with `v`; the old value.
+    pub fn swap_u64(&self, off: usize, v: u64, order: Ordering) -> Result<u64> {
+        Ok(self.u64_at(off)?.swap(v, order))
+    }
+
     /// Copies `src` into the region at `off`.
     pub fn copy_in(&self, off: usize, src: &[u8]) -> Result<()> {
         let dst = self.at(off, src.len(), 1)?;
@@ -366,6 +376,11 @@ mod tests {
         assert_eq!(a.load_u32(4092, Ordering::Acquire).unwrap(), 7);
         let cas = a.compare_exchange_u64(8, 1, 2, Ordering::AcqRel, Ordering::Acquire);
         assert_eq!(cas.unwrap(), Err(0x1122_3344_5566_7788));
+        assert_eq!(b.fetch_or_u64(16, 0b101, Ordering::AcqRel), Ok(0));
+        assert_eq!(a.fetch_or_u64(16, 0b110, Ordering::AcqRel), Ok(0b101));
+        assert_eq!(a.swap_u64(16, 0, Ordering::AcqRel), Ok(0b111));
+        assert_eq!(b.load_u64(16, Ordering::Acquire), Ok(0));
+        assert_eq!(a.swap_u64(4, 0, Ordering::AcqRel), Err(Error::Inval));
         // Byte copies at every alignment and length round-trip.
         let src: Vec<u8> = (0..100u8).collect();
         for off in 100..109 {

@@ -9,6 +9,8 @@
 //! 0    magic u64 | version u32 | cells u32 | cell size u32 | owner pid u32
 //! 64   tail u64: the next position a sender claims    (own cache line)
 //! 128  sleeping u32: the receiver's "about to sleep" word (own line)
+//! 192  room u64: senders waiting for room, bit `claimer % 64` each
+//!      (own line)
 //! 256  cells[cells], each `cell size` bytes:
 //!        seq u64 | kind u32 | len u32 | sender u32 | flags u32 |
 //!        tag u64 | data u64 | token u64 | claim u64 | 8 bytes unused |
@@ -71,6 +73,31 @@
 //! A sender that finds `sleeping` clear, the polling case, pays the
 //! fence and one load of a line that stays shared: no system call.
 //!
+//! # Waking a sender when room appears
+//!
+//! The other direction of the same pattern. A sender that has messages
+//! waiting for a full ring and is about to sleep sets its bit (`claimer %
+//! 64`) in the `room` word ([`Sender::want_room`]), issues a `SeqCst`
+//! fence and looks at the cell at `tail` once more: free means room came
+//! meanwhile (do not sleep). The receiver, after handing cells back
+//! (release stores of their sequence), issues a `SeqCst` fence and loads
+//! `room`; only if it is not 0 does it swap it to 0
+//! ([`Receiver::room_wanted`]) and ring the doorbell of each sender whose
+//! bit is set: the sender's own receive doorbell, which the receiver
+//! holds anyway as a sender to that peer's ring, so no second eventfd is
+//! exchanged. Store, fence, load on both sides again: either the sender
+//! sees the handed-back cell or the receiver sees the bit. Senders whose
+//! ids share a bit are all woken (a spurious wake-up costs a look at the
+//! ring). A polling sender never sets its bit, and a receiver whose
+//! senders poll pays a fence and one load per drain, no system call.
+//!
+//! The word is read once (a swap) and only used as a mask over the
+//! receiver's own list of peers: a peer that sets every bit makes the
+//! receiver ring each of its peers once per drain (spurious wake-ups, as
+//! any sender can cause by ringing), one that clears bits makes a sender
+//! wait for its own safety timer. Neither reaches memory outside the
+//! region.
+//!
 //! # What is validated
 //!
 //! The receiver trusts nothing in the region but its own copy of the
@@ -98,7 +125,8 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::time::Instant;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"oxiring1");
-const VERSION: u32 = 1;
+/// Version 2 added the `room` word.
+const VERSION: u32 = 2;
 
 const H_MAGIC: usize = 0;
 const H_VERSION: usize = 8;
@@ -108,6 +136,8 @@ const H_OWNER: usize = 20;
 const TAIL: usize = 64;
 /// The receiver's "about to sleep" word (u32, 1: sleeping).
 const SLEEPING: usize = 128;
+/// Senders waiting for room: bit `claimer % 64` of each (u64).
+const ROOM: usize = 192;
 /// Where the cells start.
 const CELLS: usize = 256;
 
@@ -366,6 +396,22 @@ impl Receiver {
     /// The second half of [`Receiver::sleep`]: senders stop ringing.
     pub fn after_sleep(&mut self) -> Result<()> {
         self.region.store_u32(SLEEPING, 0, Relaxed)
+    }
+
+    /// Which senders wait for room, to be called after draining (after
+    /// [`Receiver::poll`] handed cells back): the `room` word's bits
+    /// (`claimer % 64` of each sender that set one, see the module's
+    /// note), now cleared; 0 when none (then without a write). The
+    /// caller rings the doorbell of each sender whose claimer id's bit
+    /// is set. What a peer wrote there is only a mask, used once.
+    pub fn room_wanted(&mut self) -> u64 {
+        // Orders the hand-backs before the load (pairs with the fence in
+        // `Sender::want_room`).
+        fence(SeqCst);
+        match self.region.load_u64(ROOM, Relaxed) {
+            Ok(0) | Err(_) => 0,
+            Ok(_) => self.region.swap_u64(ROOM, 0, Relaxed).unwrap_or(0),
+        }
     }
 
     /// A claimer id for a new sender on this ring (never 0); the sender
@@ -668,6 +714,40 @@ impl Sender {
             self.doorbell.ring();
         }
         Ok(())
+    }
+
+    /// Says this sender waits for room (sets its bit in the ring's `room`
+    /// word, see the module's note) and looks once more: `true` when the
+    /// next cell is free now (do not sleep: send again), `false` when the
+    /// ring is still full, and then the receiver rings this sender's
+    /// doorbell (the one it gave the receiver) once it hands cells back.
+    /// Call it only when about to sleep, after emptying that doorbell, so
+    /// the ring is not lost. A `tail` scribbled so that neither answer
+    /// comes within the claim bound counts as full.
+    pub fn want_room(&self) -> Result<bool> {
+        let r = &self.region;
+        r.fetch_or_u64(ROOM, 1 << (self.claimer % 64), Relaxed)?;
+        // Orders the bit before the look below (pairs with the fence in
+        // `Receiver::room_wanted`).
+        fence(SeqCst);
+        let mut pos = r.load_u64(TAIL, Relaxed)?;
+        for _ in 0..CLAIM_TRIES {
+            let seq = r.load_u64(self.geo.cell(pos) + C_SEQ, Acquire)?;
+            match (seq.wrapping_sub(pos) as i64).signum() {
+                0 => return Ok(true),
+                -1 => return Ok(false),
+                // Another sender claimed it: look at the new tail.
+                _ => pos = r.load_u64(TAIL, Relaxed)?,
+            }
+        }
+        Ok(false)
+    }
+
+    /// Rings the ring owner's doorbell whether or not it sleeps: for a
+    /// receiver telling this peer (as a sender waiting for room in the
+    /// receiver's own ring) that room came.
+    pub fn ring_doorbell(&self) {
+        self.doorbell.ring();
     }
 
     /// Whether the receiver said it is about to sleep (for tests and
@@ -1018,6 +1098,76 @@ pub(crate) mod tests {
             done.store(i + 1, Ordering::Release);
         }
         sender.join().unwrap();
+    }
+
+    #[test]
+    fn a_sender_waiting_for_room_is_named_once_cells_are_handed_back() {
+        let mut rx = Receiver::create(4, 128).unwrap();
+        let tx = sender_as(&rx, 70);
+        assert_eq!(rx.room_wanted(), 0, "nobody asked");
+        for i in 0..4 {
+            tx.try_send(&meta(0, i), &[]).unwrap();
+        }
+        assert!(!tx.want_room().unwrap(), "full");
+        assert!(matches!(rx.poll(|_, _| ()), Polled::Got(())));
+        assert_eq!(rx.room_wanted(), 1 << (70 % 64), "the waiting sender's bit");
+        assert_eq!(rx.room_wanted(), 0, "cleared");
+        assert!(tx.want_room().unwrap(), "room now");
+        // Garbage in the word is only a mask.
+        rx.region()
+            .store_u64(ROOM, u64::MAX, Ordering::Relaxed)
+            .unwrap();
+        assert_eq!(rx.room_wanted(), u64::MAX);
+    }
+
+    #[test]
+    fn no_room_wake_up_is_lost_over_many_full_ring_rounds() {
+        const MESSAGES: u64 = 5000;
+        let round = std::time::Duration::from_secs(10);
+        let mut rx = Receiver::create(2, 128).unwrap();
+        let tx = sender_as(&rx, 3);
+        // The sender's own receive doorbell, which the receiver rings.
+        let bell = Doorbell::new().unwrap();
+        let ring_it = bell.try_clone().unwrap();
+        let sender = std::thread::spawn(move || {
+            let (mut waits, mut i) = (0u64, 0);
+            while i < MESSAGES {
+                match tx.try_send(&meta(0, i), &[]) {
+                    Ok(()) => i += 1,
+                    Err(Error::Again) => {
+                        // About to sleep: empty the doorbell, then ask.
+                        bell.take().unwrap();
+                        if !tx.want_room().unwrap() {
+                            let woken = bell.wait(Instant::now() + round);
+                            assert!(woken, "message {i}: lost room wake-up");
+                            waits += 1;
+                        }
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            waits
+        });
+        let deadline = Instant::now() + round * 6;
+        let mut next = 0;
+        while next < MESSAGES {
+            match rx.poll(|m, _| m.meta.token) {
+                Polled::Got(t) => {
+                    assert_eq!(t, next);
+                    next += 1;
+                    if rx.room_wanted() & (1 << 3) != 0 {
+                        ring_it.ring();
+                    }
+                }
+                Polled::Empty => {
+                    assert!(Instant::now() < deadline, "stalled at {next}");
+                    std::thread::yield_now();
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let waits = sender.join().unwrap();
+        eprintln!("room: the sender slept {waits} times, woken each time");
     }
 
     #[test]

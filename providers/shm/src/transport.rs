@@ -19,13 +19,22 @@
 //! gave the sender at the handshake; the receiver maps it back to the
 //! sender's address. Like the rest of a cell, it is what the writer
 //! claims (see `docs/shm-transport.md` on trust).
+//!
+//! Sleeping costs nothing while nothing happens: a waiting transport is
+//! woken by its doorbell, which senders ring when they publish into our
+//! ring while we wait, and which peers ring when they hand back cells of
+//! their ring while our queue for them waits for room (we said so in
+//! [`Transport::prepare_wait`]); the timers left are connection retries,
+//! handshake deadlines and a 100 ms safety bound while a queue waits.
 
 use crate::attach::{self, EndpointId, Grant, Handshake, Listener, Peer};
+use crate::cma::{self, RemoteIov};
 use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
-use oxifabric::abi::FI_ECONNRESET;
+use oxifabric::abi::{FI_EACCES, FI_ECONNRESET};
 use oxifabric::error::{Error, Result};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
@@ -39,6 +48,17 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(1);
 /// listener does not exist yet.
 const RETRY_FIRST: Duration = Duration::from_millis(1);
 const RETRY_MAX: Duration = Duration::from_millis(50);
+/// The longest a wait lasts while a queue waits for room in a peer's
+/// ring: the peer rings our doorbell when it hands cells back (see
+/// `ring`'s note on waking a sender), so this only bounds the cost of a
+/// peer that does not.
+const ROOM_SAFETY: Duration = Duration::from_millis(100);
+/// How many incoming handshakes may be in flight at once, by default
+/// ([`Transport::set_max_incoming_handshakes`]). Connections beyond it
+/// wait in the kernel's listen backlog (128) unaccepted, and beyond
+/// that a connecting peer's `connect` fails and it retries: what a local
+/// process opening many connections costs us stays bounded.
+pub const MAX_INCOMING_HANDSHAKES: usize = 64;
 /// Bounds on work per progress call, so one call stays short.
 const ACCEPTS_PER_PROGRESS: usize = 64;
 
@@ -159,9 +179,14 @@ enum State {
         /// Whether a handshake of ours is under way (else retry).
         in_flight: bool,
     },
-    /// Connected: its ring, and every connection to it (one per
-    /// handshake, each a liveness handle).
-    Up { tx: Sender, links: Vec<Peer> },
+    /// Connected: its ring, every connection to it (one per handshake,
+    /// each a liveness handle; the first gives its pid), and whether
+    /// cross-memory attach to it worked when the first one finished.
+    Up {
+        tx: Sender,
+        links: Vec<Peer>,
+        cma_ok: bool,
+    },
     /// Dead or closed; kept so later sends fail at once.
     Gone,
 }
@@ -194,6 +219,8 @@ pub struct Transport {
     /// Who each claimer id in our ring was given to.
     claimers: HashMap<u32, EndpointId>,
     next_liveness: Instant,
+    /// The most incoming handshakes in flight at once.
+    max_incoming: usize,
 }
 
 impl Transport {
@@ -216,6 +243,7 @@ impl Transport {
             pending: Vec::new(),
             claimers: HashMap::new(),
             next_liveness: Instant::now(),
+            max_incoming: MAX_INCOMING_HANDSHAKES,
         })
     }
 
@@ -227,6 +255,102 @@ impl Transport {
     /// The most payload bytes a message to us may carry.
     pub fn payload_capacity(&self) -> usize {
         self.rx.payload_capacity()
+    }
+
+    /// Sets how many incoming handshakes may be in flight at once (at
+    /// least 1; [`MAX_INCOMING_HANDSHAKES`] by default). At the limit,
+    /// progress accepts no new connection (they wait in the kernel's
+    /// backlog; a full backlog makes the connector retry) and
+    /// [`Transport::wait_fds`] leaves the listener out, until a
+    /// handshake under way finishes, fails or times out
+    /// ([`Config::handshake_timeout`]).
+    pub fn set_max_incoming_handshakes(&mut self, n: usize) {
+        self.max_incoming = n.max(1);
+    }
+
+    /// Incoming handshakes in flight now: accepted connections whose
+    /// hello has not come yet.
+    pub fn incoming_handshakes(&self) -> usize {
+        self.pending.iter().filter(|p| p.target.is_none()).count()
+    }
+
+    /// The process id of the connected peer `to`, as the kernel reported
+    /// it when the first connection to it was made (`SO_PEERCRED`);
+    /// `None` while `to` is not connected (unknown, connecting, or gone).
+    pub fn peer_pid(&self, to: Addr) -> Option<libc::pid_t> {
+        match &self.peers.get(&to.0)?.state {
+            State::Up { links, .. } => links.first().map(Peer::pid),
+            _ => None,
+        }
+    }
+
+    /// Whether cross-memory attach to the connected peer `to` works: the
+    /// result of reading the probe word it announced in its hello, done
+    /// once when the first connection to it finished. `false` while `to`
+    /// is not connected, and when the kernel refused (the handshake
+    /// succeeds either way; use a copy through the rings instead).
+    pub fn cma_ok(&self, to: Addr) -> bool {
+        matches!(
+            self.peers.get(&to.0),
+            Some(PeerEntry {
+                state: State::Up { cma_ok: true, .. },
+                ..
+            })
+        )
+    }
+
+    /// Copies the ranges `remote` of the connected peer `to`'s memory, in
+    /// order, into `local` (filled in order); the bytes copied (the
+    /// ranges' total). Refused before any transfer: `NotConn` while `to`
+    /// is not connected, `FI_ECONNRESET` once it is gone (or found gone
+    /// now: its liveness descriptors are polled first, so a dead peer's
+    /// recycled pid is not touched), `FI_EACCES` when
+    /// [`Transport::cma_ok`] is false (no system call at all). Else as
+    /// `cma::readv`: `Inval` when `local` is too small, `FI_EACCES` when
+    /// the kernel refuses, `FI_EIO` for a range not mapped in the peer.
+    pub fn cma_read(
+        &self,
+        to: Addr,
+        local: &mut [IoSliceMut<'_>],
+        remote: &[RemoteIov],
+    ) -> Result<usize> {
+        let pid = self.cma_target(to)?;
+        cma::readv(pid, local, remote)
+    }
+
+    /// Copies `local` (gathered in order) into the ranges `remote` of the
+    /// connected peer `to`'s memory, in order; the bytes copied (the
+    /// ranges' total). Refused as [`Transport::cma_read`]; else as
+    /// `cma::writev` (`Inval` when `local` holds fewer bytes than the
+    /// ranges, `FI_EIO` for a range not mapped writable in the peer).
+    pub fn cma_write(
+        &self,
+        to: Addr,
+        local: &[IoSlice<'_>],
+        remote: &[RemoteIov],
+    ) -> Result<usize> {
+        let pid = self.cma_target(to)?;
+        cma::writev(pid, local, remote)
+    }
+
+    /// The pid to use for cross-memory attach to `to`, if allowed (see
+    /// [`Transport::cma_read`]).
+    fn cma_target(&self, to: Addr) -> Result<libc::pid_t> {
+        let Some(e) = self.peers.get(&to.0) else {
+            return Err(Error::NotConn);
+        };
+        match &e.state {
+            State::Gone => Err(Error::Other(FI_ECONNRESET)),
+            State::Connecting { .. } => Err(Error::NotConn),
+            State::Up { cma_ok: false, .. } => Err(Error::Other(FI_EACCES)),
+            State::Up { links, .. } => {
+                let first = links.first().ok_or(Error::NotConn)?;
+                if first.wait_gone(Duration::ZERO)? {
+                    return Err(Error::Other(FI_ECONNRESET));
+                }
+                Ok(first.pid())
+            }
+        }
     }
 
     /// Sends `payload` with `meta` (its `sender` is set here) to `to`
@@ -303,9 +427,11 @@ impl Transport {
     }
 
     /// Takes new incoming connections (their hellos are read by
-    /// `advance_handshakes`).
+    /// `advance_handshakes`), as many as keep the incoming handshakes in
+    /// flight within their limit.
     fn accept_new(&mut self, sink: &mut impl FnMut(Event<'_>), now: Instant) {
-        for _ in 0..ACCEPTS_PER_PROGRESS {
+        let room = self.max_incoming.saturating_sub(self.incoming_handshakes());
+        for _ in 0..ACCEPTS_PER_PROGRESS.min(room) {
             match self.listener.try_accept() {
                 Ok(Some(hs)) => self.pending.push(Pending {
                     hs,
@@ -385,9 +511,19 @@ impl Transport {
         match &mut entry.state {
             State::Up { links, .. } => links.push(peer),
             state => {
+                let tx = Sender::from_grant(grant)?;
+                if target.is_some() {
+                    // The peer could use our ring before its answer came
+                    // and may have asked for room while we could not ring
+                    // it: one (maybe spurious) wake-up covers that.
+                    tx.ring_doorbell();
+                }
+                // Once per peer: a failed probe only means "no CMA".
+                let cma_ok = peer.probe_cma();
                 *state = State::Up {
-                    tx: Sender::from_grant(grant)?,
+                    tx,
                     links: vec![peer],
+                    cma_ok,
                 };
             }
         }
@@ -551,9 +687,32 @@ impl Transport {
         }
     }
 
-    /// Hands over what our ring holds (at most one ring's worth per call).
+    /// Hands over what our ring holds (at most one ring's worth per
+    /// call), then wakes the senders that wait for room.
     fn receive(&mut self, sink: &mut impl FnMut(Event<'_>)) {
-        for _ in 0..self.cfg.cells {
+        // Room comes only with cells handed back: no look otherwise (so
+        // bits a peer sets cost rings only as often as we drain).
+        if self.drain(sink) == 0 {
+            return;
+        }
+        let bits = self.rx.room_wanted();
+        if bits == 0 {
+            return;
+        }
+        let wants = |c: &u32| bits & (1 << (c % 64)) != 0;
+        for e in self.peers.values() {
+            if let State::Up { tx, .. } = &e.state {
+                if e.claimers.iter().any(wants) {
+                    tx.ring_doorbell();
+                }
+            }
+        }
+    }
+
+    /// Hands over what our ring holds (at most one ring's worth); how
+    /// many cells went back to the senders.
+    fn drain(&mut self, sink: &mut impl FnMut(Event<'_>)) -> usize {
+        for n in 0..self.cfg.cells {
             let claimers = &self.claimers;
             let polled = self
                 .rx
@@ -568,24 +727,27 @@ impl Transport {
                     }),
                 });
             match polled {
-                Polled::Empty => return,
+                Polled::Empty => return n,
                 Polled::Got(()) | Polled::Abandoned => {}
                 Polled::Refused(why) => sink(Event::Refused { why }),
             }
         }
+        self.cfg.cells
     }
 
     /// Descriptors a wait for this transport watches, with the `poll`
-    /// events of interest: the doorbell, the listener and pending
-    /// handshakes (readable), each connected peer's pidfd (readable on
-    /// exit) and connection (hang-up). Wait also no later than
-    /// [`Transport::next_timer`], and arm the doorbell first
-    /// ([`Transport::wait`] does all of this).
+    /// events of interest: the doorbell, the listener (left out while
+    /// incoming handshakes are at their limit) and pending handshakes
+    /// (readable), each connected peer's pidfd (readable on exit) and
+    /// connection (hang-up). The list follows the transport's state:
+    /// take it anew after each progress call. Wait also no later than
+    /// [`Transport::next_timer`], between [`Transport::prepare_wait`] and
+    /// [`Transport::after_wait`] ([`Transport::wait`] does all of this).
     pub fn wait_fds(&self) -> Vec<(BorrowedFd<'_>, libc::c_short)> {
-        let mut fds = vec![
-            (self.rx.doorbell().fd(), libc::POLLIN),
-            (self.listener.fd(), libc::POLLIN),
-        ];
+        let mut fds = vec![(self.rx.doorbell().fd(), libc::POLLIN)];
+        if self.incoming_handshakes() < self.max_incoming {
+            fds.push((self.listener.fd(), libc::POLLIN));
+        }
         fds.extend(self.pending.iter().map(|p| (p.hs.fd(), libc::POLLIN)));
         for e in self.peers.values() {
             if let State::Up { links, .. } = &e.state {
@@ -600,8 +762,10 @@ impl Transport {
     }
 
     /// When progress must run again even if no descriptor is ready: the
-    /// next connection attempt or handshake deadline, or soon when a
-    /// queue waits for room in a peer's ring (nothing signals room).
+    /// next connection attempt or handshake deadline, or a safety bound
+    /// (100 ms from now) while a queue waits for room in a peer's ring
+    /// (the peer rings our doorbell when room comes, if we said we wait:
+    /// [`Transport::prepare_wait`]).
     pub fn next_timer(&self) -> Option<Instant> {
         let mut t: Option<Instant> = None;
         let mut at = |i: Instant| t = Some(t.map_or(i, |t| t.min(i)));
@@ -616,7 +780,7 @@ impl Transport {
                     in_flight,
                     ..
                 } => at(if *in_flight { *deadline } else { *retry_at }),
-                State::Up { .. } if !e.queue.is_empty() => at(Instant::now() + LIVENESS_EVERY),
+                State::Up { .. } if !e.queue.is_empty() => at(Instant::now() + ROOM_SAFETY),
                 _ => {}
             }
         }
@@ -649,8 +813,8 @@ impl Transport {
     /// `Receiver::prepare_sleep`). Whether something may be ready; the
     /// caller runs [`Transport::progress`] either way.
     pub fn wait(&mut self, deadline: Instant) -> Result<bool> {
-        if self.rx.prepare_sleep()? {
-            self.rx.after_sleep()?;
+        if self.prepare_wait()? {
+            self.after_wait()?;
             return Ok(true);
         }
         let until = self.next_timer().map_or(deadline, |t| t.min(deadline));
@@ -664,9 +828,39 @@ impl Transport {
             })
             .collect();
         let r = attach::poll_until(&mut fds, until);
-        self.rx.after_sleep()?;
+        self.after_wait()?;
         r?;
         Ok(fds.iter().any(|p| p.revents != 0))
+    }
+
+    /// The first half of [`Transport::wait`], for a caller that sleeps
+    /// in its own `poll` or `epoll` on [`Transport::wait_fds`] (bounded by
+    /// [`Transport::next_timer`]): empties our doorbell and tells senders
+    /// we are about to sleep (they ring it then), and tells each peer
+    /// whose ring is full while our queue for it waits that we want to
+    /// hear of room (it rings the same doorbell). `true` means something
+    /// is ready already (a message in our ring, or room in a peer's):
+    /// do not sleep, run [`Transport::progress`]. Either way call
+    /// [`Transport::after_wait`] after the sleep (or instead of it).
+    pub fn prepare_wait(&mut self) -> Result<bool> {
+        if self.rx.prepare_sleep()? {
+            return Ok(true);
+        }
+        for e in self.peers.values() {
+            if let State::Up { tx, .. } = &e.state {
+                if !e.queue.is_empty() && tx.want_room()? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The second half of [`Transport::wait`]: senders stop ringing our
+    /// doorbell for messages (peers asked for room may still ring it
+    /// once, a spurious wake-up at worst).
+    pub fn after_wait(&mut self) -> Result<()> {
+        self.rx.after_sleep()
     }
 }
 

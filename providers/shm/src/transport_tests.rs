@@ -1,14 +1,15 @@
 //! Tests of [`Transport`] across processes (the peer is this test binary
 //! run as a child, see `tests.rs`). Every wait is bounded.
 
-use crate::attach::EndpointId;
+use crate::attach::{self, EndpointId};
+use crate::cma::RemoteIov;
 use crate::ring::tests::{meta, payload};
 use crate::ring::Meta;
 use crate::tests::{assert_nothing_new_in_dev_shm, dev_shm, Kid};
 use crate::transport::{Addr, Config, Event, Sent, Transport};
-use oxifabric::abi::FI_ECONNRESET;
+use oxifabric::abi::{FI_EACCES, FI_ECONNRESET};
 use oxifabric::error::Error;
-use std::io::{BufRead, Write};
+use std::io::{BufRead, IoSlice, IoSliceMut, Write};
 use std::time::{Duration, Instant};
 
 const CELLS: usize = 64;
@@ -167,18 +168,7 @@ pub(crate) fn child(role: &str, args: &[&str]) -> bool {
         "t-lazy" => {
             let mut t = Transport::with_id(id(1), cfg(Duration::from_secs(20))).unwrap();
             let parent = Addr(id(2));
-            let hello = Meta {
-                token: HELLO,
-                ..meta(0, 0)
-            };
-            if t.send(parent, hello, &[], 0).unwrap() == Sent::Queued {
-                loop {
-                    let evs = next_events(&mut t, deadline, "the hello to go");
-                    if evs.iter().any(|e| matches!(e, Ev::Flushed { .. })) {
-                        break;
-                    }
-                }
-            }
+            say_hello(&mut t, parent, deadline);
             println!("ready");
             let mut line = String::new();
             std::io::stdin().lock().read_line(&mut line).unwrap();
@@ -207,9 +197,110 @@ pub(crate) fn child(role: &str, args: &[&str]) -> bool {
                 }
             }
         }
+        // Listens under args[1]; in mode args[3] "shy" first makes
+        // itself non-dumpable and forbids itself cross-memory attach
+        // (seccomp). Connects to the parent (args[2]) with one message,
+        // checks its own view of the parent (pid; CMA works unless shy,
+        // and is refused without a system call when not), prints where
+        // its buffers are, and on a line from stdin checks what the
+        // parent wrote into one of them (unless shy).
+        "t-cma" => {
+            let shy = args[3] == "shy";
+            if shy {
+                forbid_cross_memory_attach();
+            }
+            let mut t = Transport::with_id(id(1), cfg(Duration::from_secs(20))).unwrap();
+            let parent = Addr(id(2));
+            say_hello(&mut t, parent, deadline);
+            // SAFETY: getppid has no preconditions.
+            assert_eq!(t.peer_pid(parent), Some(unsafe { libc::getppid() }));
+            assert_eq!(t.cma_ok(parent), !shy, "the child's view of CMA");
+            let src: Vec<u8> = (0..4096u32).map(|i| (i * 31 % 251) as u8).collect();
+            let mut dst = vec![0u8; 4096];
+            let dst_at = dst.as_mut_ptr() as usize;
+            if shy {
+                let there = [RemoteIov {
+                    addr: attach::probe_word() as *const u64 as usize,
+                    len: 8,
+                }];
+                let mut b = [0u8; 8];
+                let r = t.cma_read(parent, &mut [IoSliceMut::new(&mut b)], &there);
+                assert_eq!(r, Err(Error::Other(FI_EACCES)), "read refused");
+                let r = t.cma_write(parent, &[IoSlice::new(&b)], &there);
+                assert_eq!(r, Err(Error::Other(FI_EACCES)), "write refused");
+            }
+            println!("cma {} {} {}", src.as_ptr() as usize, src.len(), dst_at);
+            let mut line = String::new();
+            std::io::stdin().lock().read_line(&mut line).unwrap();
+            if !shy {
+                let want: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 253) as u8).collect();
+                assert_eq!(dst, want, "what the parent wrote");
+            }
+            drop(src);
+        }
         _ => return false,
     }
     true
+}
+
+/// Makes this process non-dumpable (a reader without `CAP_SYS_PTRACE`
+/// may then not attach to it) and installs a seccomp filter under which
+/// `process_vm_readv` and `process_vm_writev` fail with `EPERM` (so our
+/// own reads of others are refused whatever our privileges, as under a
+/// container's default profile).
+fn forbid_cross_memory_attach() {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jeq = |k: i64, jt: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt,
+        jf: 0,
+        k: k as u32,
+    };
+    let mut prog = [
+        // The system call number (offset 0 of seccomp_data).
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        jeq(libc::SYS_process_vm_readv, 2),
+        jeq(libc::SYS_process_vm_writev, 1),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+        stmt(
+            libc::BPF_RET | libc::BPF_K,
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        ),
+    ];
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_mut_ptr(),
+    };
+    // SAFETY: prctl with integer arguments, then with a pointer to a
+    // filter program that lives across the call (the kernel copies it).
+    unsafe {
+        assert_eq!(libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0), 0);
+        assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+        let mode = libc::SECCOMP_MODE_FILTER as libc::c_ulong;
+        let rc = libc::prctl(
+            libc::PR_SET_SECCOMP,
+            mode,
+            &fprog as *const libc::sock_fprog,
+        );
+        assert_eq!(rc, 0, "seccomp filter");
+    }
+}
+
+/// Whether this process has `CAP_SYS_PTRACE` in its effective set (then
+/// the kernel lets it attach to a non-dumpable process of its user).
+fn can_ptrace_anyone() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let eff = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+        .unwrap_or(0);
+    eff & (1 << 19) != 0
 }
 
 #[test]
@@ -311,21 +402,52 @@ fn a_peer_that_never_appears_fails_the_queued_sends_within_the_bound() {
 
 /// A "t-lazy" child connected to `t` (its hello received); its address.
 fn lazy_child(t: &mut Transport) -> (Kid, Addr) {
+    let (mut kid, to) = connected_child(t, "t-lazy", "");
+    kid.line("ready");
+    (kid, to)
+}
+
+/// A child in `role` (its args: its id, ours, then `extra` if any) that
+/// connects to `t` with a [`HELLO`] message; the child and its address
+/// once the hello came.
+fn connected_child(t: &mut Transport, role: &str, extra: &str) -> (Kid, Addr) {
     let deadline = Instant::now() + Duration::from_secs(20);
     let child_id = EndpointId::random().unwrap();
-    let role = format!("t-lazy:{}:{}", child_id.hex(), t.addr().0.hex());
-    let mut kid = Kid::spawn(&role, None);
-    loop {
-        let evs = next_events(t, deadline, "the child's hello");
-        if evs
-            .iter()
-            .any(|e| matches!(e, Ev::Got { meta, from, .. } if meta.token == HELLO && from.0 == child_id))
-        {
-            break;
-        }
+    let mut role = format!("{role}:{}:{}", child_id.hex(), t.addr().0.hex());
+    if !extra.is_empty() {
+        role = format!("{role}:{extra}");
     }
-    kid.line("ready");
+    let kid = Kid::spawn(&role, None);
+    let hello_from_child = |e: &Ev| matches!(e, Ev::Got { meta, from, .. } if meta.token == HELLO && from.0 == child_id);
+    while !next_events(t, deadline, "the child's hello")
+        .iter()
+        .any(hello_from_child)
+    {}
     (kid, Addr(child_id))
+}
+
+/// The child side of [`connected_child`]: sends the [`HELLO`] message to
+/// `parent` and progresses until it is in the parent's ring.
+fn say_hello(t: &mut Transport, parent: Addr, deadline: Instant) {
+    let hello = Meta {
+        token: HELLO,
+        ..meta(0, 0)
+    };
+    if t.send(parent, hello, &[], 0).unwrap() == Sent::Queued {
+        while !next_events(t, deadline, "the hello to go")
+            .iter()
+            .any(|e| matches!(e, Ev::Flushed { .. }))
+        {}
+    }
+}
+
+/// Sends `line` to the child, closes `t` (the child sees us gone) and
+/// checks that the child's own checks (`what`) passed.
+fn finish(mut kid: Kid, t: Transport, line: &str, what: &str) {
+    let stdin = kid.0.stdin.as_mut().unwrap();
+    stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+    drop(t);
+    assert_eq!(kid.exit_code(Duration::from_secs(30)), 0, "{what}");
 }
 
 /// Sends messages 0, 1, … to a peer that consumes nothing until `send`
@@ -361,7 +483,21 @@ fn a_peer_that_does_not_consume_gets_again_without_loss_or_overwrite() {
         assert_eq!(t.send(to, m, &[&p], n), Err(Error::Again));
     }
     kid.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-    let mut flushed = Vec::new();
+    flush_rest_and_end(t, kid, to, n, Vec::new(), deadline);
+}
+
+/// After a "t-lazy" child was told to consume: collects the `Flushed`
+/// events of the queued messages (`flushed` holds those seen already),
+/// checks they came in order, sends the END message after the `n`
+/// messages, and checks that the child got them all.
+fn flush_rest_and_end(
+    mut t: Transport,
+    kid: Kid,
+    to: Addr,
+    n: u64,
+    mut flushed: Vec<u64>,
+    deadline: Instant,
+) {
     while flushed.len() < QUEUED {
         for e in next_events(&mut t, deadline, "the queue to flush") {
             let Ev::Flushed { to: a, ctx } = e else {
@@ -389,12 +525,57 @@ fn a_peer_that_does_not_consume_gets_again_without_loss_or_overwrite() {
         assert!(Instant::now() < deadline, "the end message stayed queued");
         std::thread::yield_now();
     }
-    drop(t);
-    assert_eq!(
-        kid.exit_code(Duration::from_secs(30)),
-        0,
-        "the child got every message, in order, intact"
+    finish(kid, t, "", "the child got every message, in order, intact");
+}
+
+#[test]
+fn a_sender_waiting_for_room_sleeps_until_the_receiver_drains() {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (mut kid, to) = lazy_child(&mut t);
+    let n = fill(&mut t, to);
+    // The child consumes after `idle`; meanwhile we sleep in wait().
+    let idle = Duration::from_millis(300);
+    let mut stdin = kid.0.stdin.take().unwrap();
+    let go = std::thread::spawn(move || {
+        std::thread::sleep(idle);
+        let at = Instant::now();
+        stdin.write_all(b"go\n").unwrap();
+        (at, stdin)
+    });
+    let (mut calls, mut last_wait) = (0u32, false);
+    let flushed = loop {
+        calls += 1;
+        let evs = pump(&mut t);
+        if !evs.is_empty() {
+            break evs;
+        }
+        assert!(Instant::now() < deadline, "no room came");
+        last_wait = t.wait(deadline).unwrap();
+    };
+    let woke = Instant::now();
+    let (go_at, stdin) = go.join().unwrap();
+    kid.0.stdin = Some(stdin);
+    let latency = woke.saturating_duration_since(go_at);
+    eprintln!(
+        "room wake-up: {latency:?} after the child was told to drain; \
+         {calls} progress calls over {idle:?} of waiting"
     );
+    assert!(last_wait, "woken by the doorbell, not by a timer");
+    assert!(
+        latency < Duration::from_millis(100),
+        "woken after {latency:?}"
+    );
+    // A safety timer of 100 ms, nothing more: not one call a millisecond.
+    assert!(calls <= 8, "{calls} progress calls while waiting");
+    let flushed = flushed
+        .into_iter()
+        .map(|e| match e {
+            Ev::Flushed { ctx, .. } => ctx,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    flush_rest_and_end(t, kid, to, n, flushed, deadline);
 }
 
 #[test]
@@ -434,4 +615,158 @@ fn a_peer_killed_with_sigkill_is_reported_gone_and_what_was_queued_fails() {
         std::thread::sleep(Duration::from_millis(2));
     }
     assert_eq!(gone, 1);
+}
+
+/// A "t-cma" child in `mode` connected to `t`; its address and where its
+/// buffers are (source address and length, destination address).
+fn cma_child(t: &mut Transport, mode: &str) -> (Kid, Addr, [usize; 3]) {
+    let (mut kid, to) = connected_child(t, "t-cma", mode);
+    let line = kid.line("cma ");
+    let mut w = line.split(' ').map(|w| w.parse::<usize>().unwrap());
+    let at = [w.next().unwrap(), w.next().unwrap(), w.next().unwrap()];
+    (kid, to, at)
+}
+
+#[test]
+fn cross_memory_attach_to_a_connected_peer_reads_and_writes_its_memory() {
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let nobody = Addr(EndpointId::random().unwrap());
+    let mut b = [0u8; 8];
+    let one = [RemoteIov { addr: 8, len: 8 }];
+    let r = t.cma_read(nobody, &mut [IoSliceMut::new(&mut b)], &one);
+    assert_eq!(r, Err(Error::NotConn), "an unknown peer");
+    assert_eq!((t.peer_pid(nobody), t.cma_ok(nobody)), (None, false));
+    let (kid, to, [src, len, dst]) = cma_child(&mut t, "plain");
+    assert_eq!(t.peer_pid(to), Some(kid.0.id() as libc::pid_t));
+    assert!(t.cma_ok(to), "the probe at connect time");
+    // Scattered reads of two gathered ranges (out of order).
+    let expected: Vec<u8> = (0..len as u32).map(|i| (i * 31 % 251) as u8).collect();
+    let (mut a, mut b) = (vec![0u8; 1000], vec![0u8; len - 1000]);
+    let remote = [
+        RemoteIov {
+            addr: src + 1000,
+            len: len - 1000,
+        },
+        RemoteIov {
+            addr: src,
+            len: 1000,
+        },
+    ];
+    let got = t.cma_read(
+        to,
+        &mut [IoSliceMut::new(&mut b), IoSliceMut::new(&mut a)],
+        &remote,
+    );
+    assert_eq!(got, Ok(len));
+    assert_eq!((&b[..], &a[..]), (&expected[1000..], &expected[..1000]));
+    // A gathered write, checked by the child.
+    let want: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 253) as u8).collect();
+    let (x, y) = want.split_at(123);
+    let there = [RemoteIov {
+        addr: dst,
+        len: 4096,
+    }];
+    assert_eq!(
+        t.cma_write(to, &[IoSlice::new(x), IoSlice::new(y)], &there),
+        Ok(4096)
+    );
+    // Unmapped in the child: an error, not a crash.
+    let bad = [RemoteIov { addr: 8, len: 8 }];
+    let r = t.cma_read(to, &mut [IoSliceMut::new(&mut [0u8; 8])], &bad);
+    assert!(
+        matches!(r, Err(Error::Os { .. } | Error::Other(_))),
+        "{r:?}"
+    );
+    finish(kid, t, "check", "the child's checks");
+}
+
+#[test]
+fn a_peer_that_forbids_cross_memory_attach_still_connects_with_cma_ok_false() {
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (kid, to, [src, ..]) = cma_child(&mut t, "shy");
+    // The child is non-dumpable: we may read it only with CAP_SYS_PTRACE
+    // (root in this sandbox has it); its seccomp filter refuses its own
+    // reads of us, which it checks (cma_ok false, reads and writes
+    // refused) before printing its buffers.
+    let expect = can_ptrace_anyone();
+    eprintln!(
+        "non-dumpable peer: cma_ok {} (CAP_SYS_PTRACE: {expect})",
+        t.cma_ok(to)
+    );
+    assert_eq!(t.cma_ok(to), expect);
+    let mut b = [0u8; 8];
+    let r = t.cma_read(
+        to,
+        &mut [IoSliceMut::new(&mut b)],
+        &[RemoteIov { addr: src, len: 8 }],
+    );
+    if expect {
+        assert_eq!(r, Ok(8));
+    } else {
+        assert_eq!(r, Err(Error::Other(FI_EACCES)), "refused without a call");
+    }
+    // Messages still flow (the child's hello came through its ring).
+    let (m, p) = msg(0);
+    assert!(t.send(to, m, &[&p], 0).is_ok());
+    finish(kid, t, "go", "the child's checks");
+}
+
+#[test]
+fn incoming_handshakes_in_flight_are_bounded_and_an_honest_peer_gets_through() {
+    const LIMIT: usize = 4;
+    const SILENT: usize = 12;
+    let bound = Duration::from_millis(200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut t = Transport::new(cfg(bound)).unwrap();
+    t.set_max_incoming_handshakes(LIMIT);
+    // Connections that never say hello, then an honest peer behind them
+    // in the listen backlog.
+    let silent: Vec<_> = (0..SILENT)
+        .map(|_| attach::tests::connect_raw(&t.addr().0))
+        .collect();
+    let mut u = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (m, p) = msg(0);
+    assert_eq!(u.send(t.addr(), m, &[&p], 0), Ok(Sent::Queued));
+    let mut refused = 0;
+    let mut most = 0;
+    let mut waits = Vec::new();
+    let got = loop {
+        let mut got = None;
+        t.progress(&mut |e| match e {
+            Event::Refused { why } => {
+                assert_eq!(why, "incoming handshake failed");
+                refused += 1;
+            }
+            Event::Received { from, .. } => got = Some(from),
+            _ => panic!("unexpected event"),
+        });
+        most = most.max(t.incoming_handshakes());
+        assert!(t.incoming_handshakes() <= LIMIT, "beyond the limit");
+        if let Some(from) = got {
+            break from;
+        }
+        for e in pump(&mut u) {
+            assert!(matches!(e, Ev::Flushed { .. }), "{e:?}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the honest peer never got through"
+        );
+        // At the limit the listener is not watched: a wait lasts until a
+        // handshake's deadline, it does not spin on the backlog.
+        let start = Instant::now();
+        t.wait(start + Duration::from_millis(20)).unwrap();
+        if t.incoming_handshakes() == LIMIT {
+            waits.push(start.elapsed());
+        }
+    };
+    assert_eq!(got, u.addr());
+    assert_eq!(most, LIMIT, "the limit was reached");
+    assert_eq!(refused, SILENT, "every silent connection timed out");
+    let spins = waits
+        .iter()
+        .filter(|w| **w < Duration::from_millis(10))
+        .count();
+    assert!(spins * 2 < waits.len(), "waits at the limit: {waits:?}");
+    drop(silent);
 }
