@@ -3,7 +3,7 @@
 //! signals, the progress hook, address formats, the memory-registration
 //! table (`mr`), triggered operations and deferred work (`trigger`), and
 //! the endpoint core (`ep_core`: bindings and completion routing; `rxq`:
-//! receive matching).
+//! receive matching; `reassembly`: messages that arrive in pieces).
 
 pub mod addr_format;
 pub mod atomic;
@@ -19,6 +19,7 @@ pub mod hmac;
 pub mod keyhash;
 pub mod mr;
 pub mod progress;
+pub mod reassembly;
 pub mod rxq;
 pub mod shm_av;
 pub mod signal;

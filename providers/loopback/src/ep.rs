@@ -17,11 +17,9 @@ use oxifabric::info::Info;
 use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
 use oxifabric::service::ep_core::{self, EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
-use oxifabric::service::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
-    Unexpected,
-};
-use std::collections::{HashMap, VecDeque};
+use oxifabric::service::reassembly::Reassembly;
+use oxifabric::service::rxq::{MsgInfo, RxQueues};
+use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
@@ -54,30 +52,6 @@ enum Conn {
 }
 const PROV: &str = crate::NAME;
 
-/// A message being received in fragments.
-struct Partial {
-    msg: MsgInfo,
-    len: usize,
-    got: usize,
-    dest: Dest,
-}
-
-#[allow(clippy::large_enum_variant)] // one per message in flight
-enum Dest {
-    /// Into a matched receive.
-    Posted {
-        recv: Posted,
-        region: Region,
-        keep: bool,
-    },
-    /// Held for a receive not posted yet: the receive queue lists the
-    /// message as deferred with this partial's key as its token, so
-    /// `FI_PEEK` sees it from its first fragment on.
-    Held(Vec<u8>),
-    /// Matched by `FI_DISCARD`: the rest is dropped.
-    Discard,
-}
-
 /// A message's key: the sender's port and its message number.
 type Key = (u16, u32);
 
@@ -93,7 +67,7 @@ struct State {
     rxq: RxQueues<Key>,
     sock: Option<UnixDatagram>,
     port: u16,
-    partial: HashMap<Key, Partial>,
+    partial: Reassembly<Key>,
     next_seq: u32,
     conn: Conn,
     /// MSG: the port the connection is known by on each side, as TCP
@@ -170,7 +144,7 @@ impl LoopEp {
                 rxq: RxQueues::default(),
                 sock: None,
                 port: info.src_addr.as_deref().and_then(port_in).unwrap_or(0),
-                partial: HashMap::new(),
+                partial: Reassembly::default(),
                 next_seq: 0,
                 conn: Conn::Idle,
                 listen_port: None,
@@ -318,88 +292,11 @@ impl LoopEp {
                 }
                 return;
             }
-            let dest = match st.rxq.place_last(msg.src, msg.tag, len) {
-                Placement::Posted { recv, region, keep } => Dest::Posted { recv, region, keep },
-                Placement::Unexpected => {
-                    st.rxq.push_unexpected(Unexpected {
-                        msg,
-                        payload: Vec::new(),
-                        claimed: None,
-                        deferred: Some(Deferred { token: key, len }),
-                    });
-                    Dest::Held(Vec::with_capacity(len))
-                }
-            };
-            st.partial.insert(
-                key,
-                Partial {
-                    msg,
-                    len,
-                    got: 0,
-                    dest,
-                },
-            );
+            st.partial.start(&mut st.rxq, key, msg, len);
         }
-        let Some(p) = st.partial.get_mut(&key) else {
-            return;
-        };
-        match &mut p.dest {
-            Dest::Posted { region, .. } => {
-                region.scatter(p.got, body);
-            }
-            Dest::Held(v) => v.extend_from_slice(body),
-            Dest::Discard => {}
-        }
-        p.got += body.len();
-        Self::finish(st, key);
-    }
-
-    /// Completes the message `key` if all of it is here and it has a
-    /// receive (or was discarded).
-    fn finish(st: &mut State, key: Key) {
-        let done = st
-            .partial
-            .get(&key)
-            .is_some_and(|p| p.got >= p.len && !matches!(p.dest, Dest::Held(_)));
-        if !done {
-            return;
-        }
-        if let Some(Partial {
-            dest: Dest::Posted { recv, region, keep },
-            msg,
-            len,
-            ..
-        }) = st.partial.remove(&key)
-        {
-            let n = len.min(region.total_len());
-            complete_into(&recv, &region, n, len - n, msg, &st.core.sinks, !keep);
-        }
-    }
-
-    /// A receive matched a message still arriving (or held): what came so
-    /// far moves into the receive, the rest follows it there.
-    fn matched(st: &mut State, m: DeferredMatch<Key>) {
-        let Some(p) = st.partial.get_mut(&m.from.token) else {
-            return;
-        };
-        let held = std::mem::replace(&mut p.dest, Dest::Discard);
-        if !m.discard {
-            if let Dest::Held(v) = held {
-                m.region.scatter(0, &v);
-            }
-            p.dest = Dest::Posted {
-                recv: m.recv,
-                region: m.region,
-                keep: m.keep,
-            };
-        }
-        if p.got >= p.len {
-            if m.discard {
-                st.partial.remove(&m.from.token);
-            } else {
-                Self::finish(st, m.from.token);
-            }
-        }
+        // A fragment of a message never started, or past its end, is
+        // dropped.
+        let _ = st.partial.append(key, body, &st.core.sinks);
     }
 }
 
@@ -618,7 +515,7 @@ impl EndpointOps for LoopEp {
             op
         };
         for m in st.rxq.post(op, &st.core.sinks) {
-            Self::matched(st, m);
+            st.partial.matched(m, &st.core.sinks);
         }
         Ok(())
     }

@@ -23,10 +23,8 @@ use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, Sen
 use oxifabric::service::ep_core::{self, EpCore, Failure, PeerName, TxCtx};
 use oxifabric::service::epoll::Epoll;
 use oxifabric::service::progress::Progress;
-use oxifabric::service::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
-    Unexpected,
-};
+use oxifabric::service::reassembly::{Reassembly, Refused};
+use oxifabric::service::rxq::{MsgInfo, RxQueues};
 use std::collections::{HashMap, VecDeque};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -78,28 +76,6 @@ struct Inflight {
     failed: bool,
 }
 
-/// A message being received in several cells.
-struct Partial {
-    msg: MsgInfo,
-    len: usize,
-    got: usize,
-    dest: Dest,
-}
-
-#[allow(clippy::large_enum_variant)] // one per message in flight
-enum Dest {
-    /// Into a matched receive.
-    Posted {
-        recv: Posted,
-        region: Region,
-        keep: bool,
-    },
-    /// Held for a receive not posted yet (listed as deferred).
-    Held(Vec<u8>),
-    /// Matched by `FI_DISCARD`, or its receive failed: the rest is dropped.
-    Discard,
-}
-
 /// Everything but the transport, so that progress can lend the transport
 /// out while handling its events here.
 struct Side {
@@ -110,7 +86,7 @@ struct Side {
     out_count: usize,
     inflight: HashMap<u64, Inflight>,
     next_id: u64,
-    partial: HashMap<Key, Partial>,
+    partial: Reassembly<Key>,
     /// `fi_addr_t` to peer and back, valid for one AV generation.
     to_peer: HashMap<fi_addr_t, Addr>,
     from_peer: HashMap<Addr, fi_addr_t>,
@@ -152,7 +128,7 @@ fn parse_addr(raw: &[u8]) -> Option<Addr> {
 /// The id an endpoint named `raw` listens under: ours parse as they are;
 /// any other name (a node name given to `fi_getinfo`) maps to an id of its
 /// own, the same in every process.
-fn addr_for_name(raw: &[u8]) -> Addr {
+pub(crate) fn addr_for_name(raw: &[u8]) -> Addr {
     if let Some(a) = parse_addr(raw) {
         return a;
     }
@@ -322,20 +298,8 @@ impl Side {
                 self.settle(o.id);
             }
         }
-        let keys: Vec<Key> = self
-            .partial
-            .keys()
-            .filter(|k| k.0 == addr)
-            .copied()
-            .collect();
-        for k in keys {
-            if let Some(p) = self.partial.remove(&k) {
-                if let Dest::Posted { recv, .. } = p.dest {
-                    self.core.sinks.rx_err(&recv, gone(addr), p.got, 0);
-                }
-            }
-        }
-        self.rxq.drop_deferred(|k| k.0 == addr);
+        self.partial
+            .drop_where(&mut self.rxq, |k| k.0 == addr, gone(addr), &self.core.sinks);
         self.from_peer.remove(&addr);
     }
 
@@ -353,9 +317,7 @@ impl Side {
                     tag,
                     data,
                 };
-                if !self.rxq.deliver_posted(msg, bytes, &self.core.sinks) {
-                    self.rxq.deliver(msg, bytes.to_vec(), &self.core.sinks);
-                }
+                self.rxq.deliver(msg, bytes, &self.core.sinks);
             }
             Some(Op::First) => {
                 let Some(len) = proto::first_len(bytes).and_then(|l| usize::try_from(l).ok())
@@ -367,7 +329,7 @@ impl Side {
                     return self.refuse(from, "a first cell longer than its message");
                 }
                 let key = (from, meta.token);
-                if self.partial.contains_key(&key) {
+                if self.partial.contains(&key) {
                     return self.refuse(from, "a message number in use");
                 }
                 let msg = MsgInfo {
@@ -375,41 +337,10 @@ impl Side {
                     tag,
                     data,
                 };
-                let dest = match self.rxq.place_last(msg.src, tag, len) {
-                    Placement::Posted { recv, region, keep } => Dest::Posted { recv, region, keep },
-                    Placement::Unexpected => {
-                        self.rxq.push_unexpected(Unexpected {
-                            msg,
-                            payload: Vec::new(),
-                            claimed: None,
-                            deferred: Some(Deferred { token: key, len }),
-                        });
-                        Dest::Held(Vec::new())
-                    }
-                };
-                self.partial.insert(
-                    key,
-                    Partial {
-                        msg,
-                        len,
-                        got: 0,
-                        dest,
-                    },
-                );
-                self.append(key, body);
+                self.partial.start(&mut self.rxq, key, msg, len);
+                self.append(from, key, body);
             }
-            Some(Op::More) => {
-                let key = (from, meta.token);
-                match self.partial.get(&key) {
-                    Some(p) if p.got + bytes.len() <= p.len => self.append(key, bytes),
-                    Some(_) => {
-                        // A sender that writes past what it announced:
-                        // the message is cut off where it said it ends.
-                        self.refuse(from, "a message longer than announced");
-                    }
-                    None => self.refuse(from, "a cell of a message never started"),
-                }
-            }
+            Some(Op::More) => self.append(from, (from, meta.token), bytes),
             None => self.refuse(from, "an operation this endpoint does not know"),
         }
     }
@@ -423,67 +354,13 @@ impl Side {
         );
     }
 
-    /// The next bytes of message `key`.
-    fn append(&mut self, key: Key, body: &[u8]) {
-        let Some(p) = self.partial.get_mut(&key) else {
-            return;
-        };
-        match &mut p.dest {
-            Dest::Posted { region, .. } => {
-                region.scatter(p.got, body);
-            }
-            Dest::Held(v) => v.extend_from_slice(body),
-            Dest::Discard => {}
-        }
-        p.got += body.len();
-        self.finish(key);
-    }
-
-    /// Completes message `key` once all of it is here and it has a
-    /// receive (or was discarded).
-    fn finish(&mut self, key: Key) {
-        let done = self
-            .partial
-            .get(&key)
-            .is_some_and(|p| p.got >= p.len && !matches!(p.dest, Dest::Held(_)));
-        if !done {
-            return;
-        }
-        if let Some(Partial {
-            dest: Dest::Posted { recv, region, keep },
-            msg,
-            len,
-            ..
-        }) = self.partial.remove(&key)
-        {
-            let n = len.min(region.total_len());
-            complete_into(&recv, &region, n, len - n, msg, &self.core.sinks, !keep);
-        }
-    }
-
-    /// A receive matched a message still arriving (or held): what came so
-    /// far moves into the receive, the rest follows it there.
-    fn matched(&mut self, m: DeferredMatch<Key>) {
-        let Some(p) = self.partial.get_mut(&m.from.token) else {
-            return;
-        };
-        let held = std::mem::replace(&mut p.dest, Dest::Discard);
-        if !m.discard {
-            if let Dest::Held(v) = held {
-                m.region.scatter(0, &v);
-            }
-            p.dest = Dest::Posted {
-                recv: m.recv,
-                region: m.region,
-                keep: m.keep,
-            };
-        }
-        if p.got >= p.len {
-            if m.discard {
-                self.partial.remove(&m.from.token);
-            } else {
-                self.finish(m.from.token);
-            }
+    /// The next bytes of message `key` from `from`.
+    fn append(&mut self, from: Addr, key: Key, body: &[u8]) {
+        match self.partial.append(key, body, &self.core.sinks) {
+            Ok(()) => {}
+            Err(Refused::Unknown) => self.refuse(from, "a cell of a message never started"),
+            // The message is cut off where its sender said it ends.
+            Err(Refused::TooLong) => self.refuse(from, "a message longer than announced"),
         }
     }
 
@@ -630,7 +507,7 @@ impl ShmEp {
                     out_count: 0,
                     inflight: HashMap::new(),
                     next_id: 0,
-                    partial: HashMap::new(),
+                    partial: Reassembly::default(),
                     to_peer: HashMap::new(),
                     from_peer: HashMap::new(),
                     av_gen: u64::MAX,
@@ -660,7 +537,7 @@ impl ShmEp {
         } = st;
         let Some(tp) = tp.as_mut() else { return };
         if *armed && !*pinned {
-            let _ = tp.after_sleep();
+            let _ = tp.after_wait();
             *armed = false;
         }
         side.pump(tp);
@@ -678,13 +555,13 @@ impl ShmEp {
     /// there (or a timer is due soon), the doorbell is made readable so
     /// the waiter comes straight back to progress.
     fn arm(tp: &mut Transport) {
-        let ready = tp.prepare_sleep().unwrap_or(true);
-        // Connection retries, handshake deadlines and queues waiting for
-        // room in a peer's ring have no descriptor: the engine's waits
-        // wake every 100 ms on their own, which these cannot wait for.
+        let ready = tp.prepare_wait().unwrap_or(true);
+        // Timers (connection retries, handshake deadlines) have no
+        // descriptor: one that is due makes the waiter come back now; a
+        // later one waits for the engine's own periodic wake-up (100 ms).
         let soon = tp
             .next_timer()
-            .is_some_and(|t| t <= Instant::now() + Duration::from_millis(100));
+            .is_some_and(|t| t <= Instant::now() + Duration::from_millis(1));
         if ready || soon {
             tp.wake();
         }
@@ -958,7 +835,7 @@ impl EndpointOps for ShmEp {
         };
         let side = &mut st.side;
         for m in side.rxq.post(op, &side.core.sinks) {
-            side.matched(m);
+            side.partial.matched(m, &side.core.sinks);
         }
         Ok(())
     }

@@ -115,19 +115,6 @@ pub(crate) fn str_addr(s: &str) -> Vec<u8> {
     v
 }
 
-/// Whether a node name (not one of our own addresses) names this host:
-/// a loopback or unspecified IP address, `localhost`, or the host's name.
-fn is_this_host(node: &str) -> bool {
-    if let Ok(ip) = node.parse::<std::net::IpAddr>() {
-        return ip.is_loopback() || ip.is_unspecified();
-    }
-    if node.eq_ignore_ascii_case("localhost") {
-        return true;
-    }
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .is_ok_and(|h| h.trim().eq_ignore_ascii_case(node))
-}
-
 impl Provider for Shm {
     fn name(&self) -> &'static str {
         NAME
@@ -146,17 +133,11 @@ impl Provider for Shm {
         }
         let mut e = entry();
         // A node and service name an endpoint: ours with FI_SOURCE, the
-        // peer's otherwise. Every peer is on this host, so with a service
-        // the node adds nothing ("127.0.0.1", "localhost" or no node at
+        // peer's otherwise (any name: as upstream's shm, nothing is
+        // resolved). Every peer is on this host, so with a service the
+        // node adds nothing ("127.0.0.1", "localhost" or no node at
         // all name the same endpoint, as `-B PORT` and `-P PORT 127.0.0.1`
         // expect); an address in our own form stands for itself.
-        if req
-            .node
-            .is_some_and(|n| !n.contains("://") && !is_this_host(n))
-        {
-            // Another host: nothing of ours reaches it.
-            return Err(Error::NoData);
-        }
         let named = match (req.node, req.service) {
             (Some(n), _) if n.contains("://") => Some(n.to_string()),
             (_, Some(s)) => Some(format!("shm-service:{s}")),
@@ -167,6 +148,10 @@ impl Provider for Shm {
             if n.len() + 1 > oxifabric::service::addr_format::MAX_STR_ADDR {
                 return Err(Error::NoData);
             }
+            // Given as the address that endpoint will have, so that what
+            // the application inserts in its AV is what `fi_getname` and
+            // FI_SOURCE give.
+            let n = crate::ep::addr_for_name(n.as_bytes()).to_string();
             if req.flags & FI_SOURCE != 0 {
                 e.src_addr = Some(str_addr(&n));
             } else {

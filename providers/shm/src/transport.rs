@@ -787,21 +787,6 @@ impl Transport {
         t
     }
 
-    /// For a caller that sleeps on [`Transport::wait_fds`] in a poll set
-    /// of its own: says "about to sleep" to senders, so that they ring the
-    /// doorbell (the first descriptor of `wait_fds`) from now on, and
-    /// empties it. `true` when a message is already waiting (do not
-    /// sleep, or [`Transport::wake`] first). Undo with
-    /// [`Transport::after_sleep`].
-    pub fn prepare_sleep(&mut self) -> Result<bool> {
-        self.rx.prepare_sleep()
-    }
-
-    /// Senders stop ringing the doorbell (the fast path again).
-    pub fn after_sleep(&mut self) -> Result<()> {
-        self.rx.after_sleep()
-    }
-
     /// Makes the doorbell readable now, so that whoever sleeps on it (or
     /// is about to) returns at once.
     pub fn wake(&self) {

@@ -1,0 +1,197 @@
+//! Messages that arrive in pieces: a transport learns a message's length
+//! from its first piece, then gets the rest in order (fragments of a
+//! datagram socket, continuation cells of a shared-memory ring). Each
+//! piece is copied straight into the receive the message matched; while
+//! none matches, the pieces are held and the receive queue lists the
+//! message as deferred (so `FI_PEEK` sees it from its first piece on), and
+//! a receive posted later takes what came so far and the rest follows.
+//!
+//! One copy of this for every provider: `K` is the provider's key for a
+//! message in flight (its sender and the sender's number for it), also
+//! the token of the deferred entry in [`RxQueues`].
+
+use super::ep_core::{Failure, Sinks};
+use super::rxq::{
+    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
+    Unexpected,
+};
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Why a piece was not taken: the peer sent what it never announced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// No message under that key has started.
+    Unknown,
+    /// The piece runs past the length the first piece announced (the
+    /// bytes that fit were taken).
+    TooLong,
+}
+
+/// Messages being received in pieces.
+pub struct Reassembly<K> {
+    parts: HashMap<K, Partial>,
+}
+
+impl<K> Default for Reassembly<K> {
+    fn default() -> Reassembly<K> {
+        Reassembly {
+            parts: HashMap::new(),
+        }
+    }
+}
+
+struct Partial {
+    msg: MsgInfo,
+    len: usize,
+    got: usize,
+    dest: Dest,
+}
+
+#[allow(clippy::large_enum_variant)] // one per message in flight
+enum Dest {
+    /// Into a matched receive.
+    Posted {
+        recv: Posted,
+        region: Region,
+        keep: bool,
+    },
+    /// Held for a receive not posted yet.
+    Held(Vec<u8>),
+    /// Matched by `FI_DISCARD`: the rest is dropped.
+    Discard,
+}
+
+impl<K: Copy + Eq + Hash> Reassembly<K> {
+    /// Whether a message is in flight under `key`.
+    pub fn contains(&self, key: &K) -> bool {
+        self.parts.contains_key(key)
+    }
+
+    /// Messages in flight.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// A message of `len` bytes starts under `key` (its pieces follow
+    /// through [`Reassembly::append`]): it goes to the receive it matches,
+    /// or is listed as deferred until one is posted.
+    pub fn start(&mut self, rxq: &mut RxQueues<K>, key: K, msg: MsgInfo, len: usize) {
+        let dest = match rxq.place_last(msg.src, msg.tag, len) {
+            Placement::Posted { recv, region, keep } => Dest::Posted { recv, region, keep },
+            Placement::Unexpected => {
+                rxq.push_unexpected(Unexpected {
+                    msg,
+                    payload: Vec::new(),
+                    claimed: None,
+                    deferred: Some(Deferred { token: key, len }),
+                });
+                Dest::Held(Vec::new())
+            }
+        };
+        self.parts.insert(
+            key,
+            Partial {
+                msg,
+                len,
+                got: 0,
+                dest,
+            },
+        );
+    }
+
+    /// The next bytes of message `key`; the message completes when all
+    /// of it is here and it has a receive. Bytes past the announced
+    /// length are dropped (`TooLong`).
+    pub fn append(&mut self, key: K, body: &[u8], sinks: &Sinks) -> Result<(), Refused> {
+        let p = self.parts.get_mut(&key).ok_or(Refused::Unknown)?;
+        let sent = body.len();
+        let fits = sent.min(p.len - p.got);
+        let body = &body[..fits];
+        match &mut p.dest {
+            Dest::Posted { region, .. } => {
+                region.scatter(p.got, body);
+            }
+            Dest::Held(v) => v.extend_from_slice(body),
+            Dest::Discard => {}
+        }
+        p.got += body.len();
+        self.finish(key, sinks);
+        if fits < sent {
+            return Err(Refused::TooLong);
+        }
+        Ok(())
+    }
+
+    /// Completes message `key` once all of it is here and it has a
+    /// receive (or was discarded).
+    fn finish(&mut self, key: K, sinks: &Sinks) {
+        let done = self
+            .parts
+            .get(&key)
+            .is_some_and(|p| p.got >= p.len && !matches!(p.dest, Dest::Held(_)));
+        if !done {
+            return;
+        }
+        if let Some(Partial {
+            dest: Dest::Posted { recv, region, keep },
+            msg,
+            len,
+            ..
+        }) = self.parts.remove(&key)
+        {
+            let n = len.min(region.total_len());
+            complete_into(&recv, &region, n, len - n, msg, sinks, !keep);
+        }
+    }
+
+    /// A receive matched a deferred message of ours (from
+    /// [`RxQueues::post`]): what came so far moves into it, the rest
+    /// follows there; with `discard`, the rest is dropped.
+    pub fn matched(&mut self, m: DeferredMatch<K>, sinks: &Sinks) {
+        let key = m.from.token;
+        let Some(p) = self.parts.get_mut(&key) else {
+            return;
+        };
+        let held = std::mem::replace(&mut p.dest, Dest::Discard);
+        if !m.discard {
+            if let Dest::Held(v) = held {
+                m.region.scatter(0, &v);
+            }
+            p.dest = Dest::Posted {
+                recv: m.recv,
+                region: m.region,
+                keep: m.keep,
+            };
+        }
+        if p.got >= p.len {
+            self.finish(key, sinks);
+        }
+    }
+
+    /// Drops every message whose key `gone` selects (its sender is
+    /// gone): receives they were going into fail with `f`, held ones
+    /// leave the receive queue.
+    pub fn drop_where(
+        &mut self,
+        rxq: &mut RxQueues<K>,
+        gone: impl Fn(&K) -> bool,
+        f: Failure,
+        sinks: &Sinks,
+    ) {
+        let keys: Vec<K> = self.parts.keys().filter(|k| gone(k)).copied().collect();
+        for k in keys {
+            if let Some(p) = self.parts.remove(&k) {
+                if let Dest::Posted { recv, .. } = p.dest {
+                    sinks.rx_err(&recv, f, p.got, 0);
+                }
+            }
+        }
+        rxq.drop_deferred(|k| gone(k));
+    }
+}
