@@ -11,10 +11,7 @@
 //! the token of the deferred entry in [`RxQueues`].
 
 use super::ep_core::{Failure, Sinks};
-use super::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
-    Unexpected,
-};
+use super::rxq::{complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues};
 use std::collections::HashMap;
 use std::hash::Hash;
 
@@ -85,24 +82,35 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         let dest = match rxq.place_last(msg.src, msg.tag, len) {
             Placement::Posted { recv, region, keep } => Dest::Posted { recv, region, keep },
             Placement::Unexpected => {
-                rxq.push_unexpected(Unexpected {
-                    msg,
-                    payload: Vec::new(),
-                    claimed: None,
-                    deferred: Some(Deferred { token: key, len }),
-                });
+                rxq.push_deferred(msg, key, len);
                 Dest::Held(Vec::new())
             }
         };
-        self.parts.insert(
-            key,
-            Partial {
-                msg,
-                len,
-                got: 0,
-                dest,
-            },
-        );
+        self.insert(key, msg, len, dest);
+    }
+
+    fn insert(&mut self, key: K, msg: MsgInfo, len: usize, dest: Dest) {
+        let p = Partial {
+            msg,
+            len,
+            got: 0,
+            dest,
+        };
+        self.parts.insert(key, p);
+    }
+
+    /// A message of `len` bytes starts under `key` for a receive already
+    /// matched (a rendezvous whose bytes come in pieces after all).
+    pub fn start_into(
+        &mut self,
+        key: K,
+        msg: MsgInfo,
+        len: usize,
+        recv: Posted,
+        region: Region,
+        keep: bool,
+    ) {
+        self.insert(key, msg, len, Dest::Posted { recv, region, keep });
     }
 
     /// The next bytes of message `key`; the message completes when all

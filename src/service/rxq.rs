@@ -290,6 +290,18 @@ impl<T: Copy> RxQueues<T> {
         self.unexpected.push_back(u);
     }
 
+    /// Queues a message whose data is not here yet (see [`Deferred`]):
+    /// `token` is what the transport fetches it by once a receive
+    /// matches.
+    pub fn push_deferred(&mut self, msg: MsgInfo, token: T, len: usize) {
+        self.push_unexpected(Unexpected {
+            msg,
+            payload: Vec::new(),
+            claimed: None,
+            deferred: Some(Deferred { token, len }),
+        });
+    }
+
     /// Delivers a message whose whole payload is here: into a matching
     /// receive (completing it), else queued as unexpected. The payload is
     /// copied (or, given as a `Vec`, kept) only in the unexpected case.

@@ -30,6 +30,7 @@
 
 use oxifabric::abi::{FI_EACCES, FI_EIO};
 use oxifabric::error::{Error, Result};
+use oxifabric::ops::IoBuf;
 use std::io::{IoSlice, IoSliceMut};
 
 /// A range of another process's address space.
@@ -83,15 +84,19 @@ pub fn readv(
     local: &mut [IoSliceMut<'_>],
     remote: &[RemoteIov],
 ) -> Result<usize> {
-    let iov: Vec<libc::iovec> = local
-        .iter_mut()
-        .map(|b| libc::iovec {
-            iov_base: b.as_mut_ptr().cast(),
-            iov_len: b.len(),
-        })
-        .collect();
+    let iov = iovecs(local.iter_mut().map(|b| (b.as_mut_ptr(), b.len())));
     // SAFETY: each iovec covers one of `local`'s buffers, exclusively
     // borrowed (so writable, and touched by nobody else) until we return.
+    unsafe { transfer(pid, Dir::Read, &iov, remote) }
+}
+
+/// [`readv`] into application memory named by the engine's `IoBuf`s
+/// (the posted receive of a rendezvous), which no Rust reference covers.
+pub fn read_into(pid: libc::pid_t, local: &[IoBuf], remote: &[RemoteIov]) -> Result<usize> {
+    let iov = iovecs(local.iter().map(|b| (b.addr() as *mut u8, b.len())));
+    // SAFETY: an `IoBuf` names application memory that libfabric's
+    // contract keeps valid for writes, and untouched by anyone else, until
+    // the operation it belongs to completes, which is after we return.
     unsafe { transfer(pid, Dir::Read, &iov, remote) }
 }
 
@@ -108,16 +113,21 @@ pub fn write(pid: libc::pid_t, local: &[u8], remote: &[RemoteIov]) -> Result<usi
 /// when they hold fewer bytes than the ranges; errors otherwise as
 /// [`write()`]'s (bytes before a failure may have been copied).
 pub fn writev(pid: libc::pid_t, local: &[IoSlice<'_>], remote: &[RemoteIov]) -> Result<usize> {
-    let iov: Vec<libc::iovec> = local
-        .iter()
-        .map(|b| libc::iovec {
-            iov_base: b.as_ptr() as *mut libc::c_void,
-            iov_len: b.len(),
-        })
-        .collect();
+    let iov = iovecs(local.iter().map(|b| (b.as_ptr().cast_mut(), b.len())));
     // SAFETY: each iovec covers one of `local`'s buffers, borrowed until
     // we return; process_vm_writev only reads local memory.
     unsafe { transfer(pid, Dir::Write, &iov, remote) }
+}
+
+/// The kernel's form of a list of local buffers (building it touches no
+/// memory).
+fn iovecs(pieces: impl Iterator<Item = (*mut u8, usize)>) -> Vec<libc::iovec> {
+    pieces
+        .map(|(p, len)| libc::iovec {
+            iov_base: p.cast(),
+            iov_len: len,
+        })
+        .collect()
 }
 
 /// Which way bytes go.

@@ -2,16 +2,23 @@
 //! queue (binds, completions, matching, unexpected messages, peek, claim,
 //! discard, multi-receive, cancel) over one [`Transport`].
 //!
-//! A message that fits a cell travels as one `EAGER` cell; a larger one as
-//! a `FIRST` cell and `MORE` cells (`proto.rs`), which the receiver copies
-//! straight into the matched receive, or holds while no receive matches
-//! (the receive queue lists such a message as deferred from its first
-//! cell on, so `FI_PEEK` sees it at once).
+//! A message that fits a cell travels as one `EAGER` cell. A larger one
+//! from the application's buffers is a rendezvous: one `RNDV` cell says
+//! where the bytes are, the receiver matches it like any message and pulls
+//! them by cross-memory attach straight into the receive (one copy), then
+//! answers `DONE`, which completes the send. Where the receiver may not
+//! read the sender's memory (the kernel's ptrace rules), or the bytes were
+//! copied at send time (`fi_inject`), they travel in cells: a `FIRST` cell
+//! and `MORE` cells (`proto.rs`), which the receiver copies into the
+//! matched receive or holds while none matches (the receive queue lists
+//! such a message as deferred from its first cell on, so `FI_PEEK` sees it
+//! at once; `service::reassembly`).
 //!
 //! Sends to one peer leave in the order they were posted: while anything
 //! waits for a peer (its handshake, room in its ring, the rest of a large
 //! message), later sends to it queue behind.
 
+use crate::cma::RemoteIov;
 use crate::proto::{self, Op};
 use crate::provider::ShmDomain;
 use crate::ring::{Kind, Meta};
@@ -24,7 +31,9 @@ use oxifabric::service::ep_core::{self, EpCore, Failure, PeerName, TxCtx};
 use oxifabric::service::epoll::Epoll;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::{Reassembly, Refused};
-use oxifabric::service::rxq::{MsgInfo, RxQueues};
+use oxifabric::service::rxq::{
+    complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
+};
 use std::collections::{HashMap, VecDeque};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -38,6 +47,8 @@ const CELL_SIZE: usize = crate::ring::CELL_HEADER + crate::provider::INJECT_SIZE
 /// How often a watched endpoint brings its poll set up to date with the
 /// transport's descriptors (peers come and go).
 const RESYNC_EVERY: Duration = Duration::from_millis(2);
+/// The transport's `ctx` of cells that belong to no send (answers).
+const NO_SEND: u64 = u64::MAX;
 /// Why a peer's operations fail when it goes away.
 const GONE: &str = "peer endpoint closed or its process exited";
 
@@ -74,6 +85,30 @@ struct Inflight {
     /// Every cell has been handed over.
     handed: bool,
     failed: bool,
+    /// A rendezvous waiting for the receiver's `DONE`: the buffers and
+    /// length, should it ask for the bytes in cells.
+    rndv: Option<(IoVec, usize)>,
+}
+
+/// A rendezvous from a peer, not matched yet.
+struct RndvIn {
+    msg: MsgInfo,
+    len: usize,
+    ranges: Vec<RemoteIov>,
+}
+
+/// A matched rendezvous whose bytes are to be pulled (after the
+/// transport's progress, which cannot be re-entered from its events).
+struct Pull {
+    from: Addr,
+    token: u64,
+    msg: MsgInfo,
+    len: usize,
+    ranges: Vec<RemoteIov>,
+    recv: Posted,
+    region: Region,
+    keep: bool,
+    discard: bool,
 }
 
 /// Everything but the transport, so that progress can lend the transport
@@ -92,6 +127,13 @@ struct Side {
     from_peer: HashMap<Addr, fi_addr_t>,
     av_gen: u64,
     scratch: Vec<u8>,
+    /// Rendezvous waiting for a receive, by key.
+    rndv_in: HashMap<Key, RndvIn>,
+    pulls: Vec<Pull>,
+    /// `DONE` answers waiting for room: peer, token, status.
+    answers: VecDeque<(Addr, u64, u64)>,
+    /// `FI_SHM_DISABLE_CMA`: every byte travels in cells.
+    no_cma: bool,
 }
 
 struct State {
@@ -259,7 +301,7 @@ impl Side {
         let Some(f) = self.inflight.get(&id) else {
             return;
         };
-        if f.queued > 0 || !(f.handed || f.failed) {
+        if f.queued > 0 || !(f.handed || f.failed) || (f.rndv.is_some() && !f.failed) {
             return;
         }
         if let Some(f) = self.inflight.remove(&id) {
@@ -298,6 +340,29 @@ impl Side {
                 self.settle(o.id);
             }
         }
+        let waiting: Vec<u64> = self
+            .inflight
+            .iter()
+            .filter(|(_, f)| f.to == addr && f.rndv.is_some() && !f.failed)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in waiting {
+            if let Some(f) = self.inflight.get_mut(&id) {
+                f.failed = true;
+                let tx = f.tx;
+                self.core.sinks.tx_err(&tx, gone(addr));
+            }
+            self.settle(id);
+        }
+        self.rndv_in.retain(|k, _| k.0 != addr);
+        for p in std::mem::take(&mut self.pulls) {
+            if p.from == addr {
+                self.core.sinks.rx_err(&p.recv, gone(addr), 0, p.len);
+            } else {
+                self.pulls.push(p);
+            }
+        }
+        self.answers.retain(|a| a.0 != addr);
         self.partial
             .drop_where(&mut self.rxq, |k| k.0 == addr, gone(addr), &self.core.sinks);
         self.from_peer.remove(&addr);
@@ -305,12 +370,50 @@ impl Side {
 
     /// One cell from `from`.
     fn on_cell(&mut self, from: Addr, meta: &Meta, bytes: &[u8]) {
-        if meta.kind != Kind::Inline {
-            return self.refuse(from, "a cell of a kind this endpoint does not send");
-        }
         let tag = (meta.flags & proto::HAS_TAG != 0).then_some(meta.tag);
         let data = (meta.flags & proto::HAS_DATA != 0).then_some(meta.data);
-        match Op::of(meta.flags) {
+        let op = Op::of(meta.flags);
+        let kind = match op {
+            Some(Op::Rndv) => Kind::Rendezvous,
+            Some(Op::Done) => Kind::Control,
+            _ => Kind::Inline,
+        };
+        if meta.kind != kind {
+            return self.refuse(from, "a cell whose kind does not fit its operation");
+        }
+        match op {
+            Some(Op::Rndv) => {
+                let Some((len, ranges)) = proto::decode_rndv(bytes) else {
+                    return self.refuse(from, "a rendezvous that does not add up");
+                };
+                let key = (from, meta.token);
+                if self.partial.contains(&key) || self.rndv_in.contains_key(&key) {
+                    return self.refuse(from, "a message number in use");
+                }
+                let msg = MsgInfo {
+                    src: self.source_of(from),
+                    tag,
+                    data,
+                };
+                match self.rxq.place_last(msg.src, tag, len) {
+                    Placement::Posted { recv, region, keep } => self.pulls.push(Pull {
+                        from,
+                        token: meta.token,
+                        msg,
+                        len,
+                        ranges,
+                        recv,
+                        region,
+                        keep,
+                        discard: false,
+                    }),
+                    Placement::Unexpected => {
+                        self.rxq.push_deferred(msg, key, len);
+                        self.rndv_in.insert(key, RndvIn { msg, len, ranges });
+                    }
+                }
+            }
+            Some(Op::Done) => self.rndv_done(from, meta.token, meta.data),
             Some(Op::Eager) => {
                 let msg = MsgInfo {
                     src: self.source_of(from),
@@ -345,6 +448,145 @@ impl Side {
         }
     }
 
+    /// The receiver's answer to our rendezvous `id`.
+    fn rndv_done(&mut self, from: Addr, id: u64, status: u64) {
+        let Some(f) = self.inflight.get_mut(&id) else {
+            return self.refuse(from, "an answer to no rendezvous of ours");
+        };
+        let Some((iov, len)) = f.rndv else {
+            return self.refuse(from, "an answer to no rendezvous of ours");
+        };
+        if f.to != from {
+            return self.refuse(from, "an answer to another peer's rendezvous");
+        }
+        f.rndv = None;
+        match status {
+            0 => {}
+            proto::FALLBACK => {
+                // The bytes go in cells after all, ahead of anything
+                // queued for that peer (their matching is done).
+                f.handed = false;
+                let tag = None;
+                self.out.entry(from).or_default().push_front(Outgoing {
+                    id,
+                    tag,
+                    data: None,
+                    body: Body::App(iov),
+                    len,
+                    off: 0,
+                    started: true,
+                });
+                self.out_count += 1;
+                return;
+            }
+            e => {
+                f.failed = true;
+                let tx = f.tx;
+                let err = c_int::try_from(e).unwrap_or(FI_EIO);
+                self.core.sinks.tx_err(
+                    &tx,
+                    Failure {
+                        peer_name: Some(PeerName::new(&from.to_string())),
+                        ..Failure::cause(err, "the receiver could not take the message")
+                    },
+                );
+            }
+        }
+        self.settle(id);
+    }
+
+    /// A receive matched a deferred message: a rendezvous is pulled, a
+    /// message in cells goes on into the receive.
+    fn matched(&mut self, m: DeferredMatch<Key>) {
+        let key = m.from.token;
+        let Some(r) = self.rndv_in.remove(&key) else {
+            return self.partial.matched(m, &self.core.sinks);
+        };
+        self.pulls.push(Pull {
+            from: key.0,
+            token: key.1,
+            msg: r.msg,
+            len: r.len,
+            ranges: r.ranges,
+            recv: m.recv,
+            region: m.region,
+            keep: m.keep,
+            discard: m.discard,
+        });
+    }
+
+    /// Pulls the bytes of every matched rendezvous into its receive and
+    /// answers the senders.
+    fn pull_all(&mut self, tp: &mut Transport) {
+        for p in std::mem::take(&mut self.pulls) {
+            let status = if p.discard {
+                0
+            } else if self.no_cma || !tp.cma_ok(p.from) {
+                // We may not read its memory: it sends the bytes in cells,
+                // straight into this receive.
+                self.partial
+                    .start_into((p.from, p.token), p.msg, p.len, p.recv, p.region, p.keep);
+                proto::FALLBACK
+            } else {
+                let n = p.len.min(p.region.total_len());
+                let mut left = n;
+                let mut ranges = Vec::with_capacity(p.ranges.len());
+                for r in &p.ranges {
+                    if left == 0 {
+                        break;
+                    }
+                    let l = r.len.min(left);
+                    ranges.push(RemoteIov {
+                        addr: r.addr,
+                        len: l,
+                    });
+                    left -= l;
+                }
+                let local = p.region.window(0, n);
+                match tp.cma_read_into(p.from, &local, &ranges) {
+                    Ok(_) => {
+                        complete_into(
+                            &p.recv,
+                            &p.region,
+                            n,
+                            p.len - n,
+                            p.msg,
+                            &self.core.sinks,
+                            !p.keep,
+                        );
+                        0
+                    }
+                    Err(e) => {
+                        let f = Failure {
+                            peer_name: Some(PeerName::new(&p.from.to_string())),
+                            ..Failure::cause(e.errno(), "could not read the sender's buffer")
+                        };
+                        self.core.sinks.rx_err(&p.recv, f, 0, p.len);
+                        u64::try_from(e.errno()).unwrap_or(u64::from(FI_EIO as u32))
+                    }
+                }
+            };
+            self.answers.push_back((p.from, p.token, status));
+        }
+        while let Some(&(to, token, status)) = self.answers.front() {
+            let meta = Meta {
+                kind: Kind::Control,
+                sender: 0,
+                flags: Op::Done.bits(),
+                tag: 0,
+                data: status,
+                token,
+            };
+            match tp.send(to, meta, &[], NO_SEND) {
+                Err(Error::Again) => break,
+                // Sent, queued, or the peer is gone: done with it.
+                _ => {
+                    self.answers.pop_front();
+                }
+            }
+        }
+    }
+
     fn refuse(&self, from: Addr, why: &str) {
         oxifabric::prov_log!(
             PROV,
@@ -374,8 +616,8 @@ impl Side {
         let peers: Vec<Addr> = self.out.keys().copied().collect();
         for to in peers {
             while let Some(o) = self.out.get_mut(&to).and_then(|q| q.front_mut()) {
-                match push_cell(tp, to, o, cap) {
-                    Ok(sent) => {
+                match push_cell(tp, to, o, cap, !self.no_cma) {
+                    Ok((sent, rndv)) => {
                         let id = o.id;
                         let whole = o.off >= o.len;
                         if let Some(f) = self.inflight.get_mut(&id) {
@@ -383,6 +625,9 @@ impl Side {
                                 f.queued += 1;
                             }
                             f.handed = whole;
+                            if let (true, Body::App(iov)) = (rndv, &o.body) {
+                                f.rndv = Some((*iov, o.len));
+                            }
                         }
                         if whole {
                             if let Some(q) = self.out.get_mut(&to) {
@@ -448,7 +693,33 @@ fn gather<'a>(body: &'a Body, off: usize, n: usize, parts: &mut [&'a [u8]; 9]) -
 }
 
 /// Hands the next cell of `o` to the transport.
-fn push_cell(tp: &mut Transport, to: Addr, o: &mut Outgoing, cap: usize) -> Result<Sent> {
+/// `RNDV` when it is a rendezvous (the bytes stay in the application's
+/// buffers until the receiver answers).
+fn push_cell(
+    tp: &mut Transport,
+    to: Addr,
+    o: &mut Outgoing,
+    cap: usize,
+    rndv: bool,
+) -> Result<(Sent, bool)> {
+    if let (true, false, true, Body::App(iov)) = (rndv, o.started, o.len > cap, &o.body) {
+        let ranges: Vec<(usize, usize)> = iov.iter().map(|b| (b.addr(), b.len())).collect();
+        let mut buf = [0u8; proto::RNDV_MAX];
+        if let Some(n) = proto::encode_rndv(&ranges, &mut buf) {
+            let meta = Meta {
+                kind: Kind::Rendezvous,
+                sender: 0,
+                flags: proto::flags(Op::Rndv, o.tag, o.data),
+                tag: o.tag.unwrap_or(0),
+                data: o.data.unwrap_or(0),
+                token: o.id,
+            };
+            let sent = tp.send(to, meta, &[&buf[..n]], o.id)?;
+            o.started = true;
+            o.off = o.len;
+            return Ok((sent, true));
+        }
+    }
     let mut parts: [&[u8]; 9] = [&[]; 9];
     let (op, n, prefix) = if !o.started && o.len <= cap {
         (Op::Eager, o.len, None)
@@ -485,7 +756,7 @@ fn push_cell(tp: &mut Transport, to: Addr, o: &mut Outgoing, cap: usize) -> Resu
     };
     o.started = true;
     o.off += n;
-    Ok(sent)
+    Ok((sent, false))
 }
 
 impl ShmEp {
@@ -512,6 +783,10 @@ impl ShmEp {
                     from_peer: HashMap::new(),
                     av_gen: u64::MAX,
                     scratch: Vec::new(),
+                    rndv_in: HashMap::new(),
+                    pulls: Vec::new(),
+                    answers: VecDeque::new(),
+                    no_cma: crate::provider::cma_disabled(),
                 },
                 addr,
                 armed: false,
@@ -542,6 +817,9 @@ impl ShmEp {
         }
         side.pump(tp);
         tp.progress(&mut |ev| side.on_event(ev));
+        if !side.pulls.is_empty() || !side.answers.is_empty() {
+            side.pull_all(tp);
+        }
         side.pump(tp);
         if *pinned {
             Self::arm(tp);
@@ -663,6 +941,7 @@ impl Side {
                             queued: 1,
                             handed: true,
                             failed: false,
+                            rndv: None,
                         },
                     );
                 }
@@ -691,6 +970,7 @@ impl Side {
                 queued: 0,
                 handed: false,
                 failed: false,
+                rndv: None,
             },
         );
         self.out.entry(to).or_default().push_back(Outgoing {
@@ -835,7 +1115,12 @@ impl EndpointOps for ShmEp {
         };
         let side = &mut st.side;
         for m in side.rxq.post(op, &side.core.sinks) {
-            side.partial.matched(m, &side.core.sinks);
+            side.matched(m);
+        }
+        if !side.pulls.is_empty() {
+            if let Some(tp) = st.tp.as_mut() {
+                side.pull_all(tp);
+            }
         }
         Ok(())
     }

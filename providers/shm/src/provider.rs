@@ -34,6 +34,23 @@ pub(crate) const INJECT_SIZE: usize = 4096;
 /// Buffers per operation.
 const IOV_LIMIT: usize = 4;
 
+/// The provider's parameters (`fi_info -e`), named as upstream's.
+const PARAMS: &[(&str, fi_param_type, &str)] = &[(
+    "disable_cma",
+    FI_PARAM_BOOL,
+    "Never copy between processes with cross-memory attach (process_vm_readv/writev): \
+     large messages and RMA data travel through the shared ring instead (default: false; \
+     it is also off towards a peer the kernel does not let us read)",
+)];
+
+/// Whether `FI_SHM_DISABLE_CMA` turns cross-memory attach off.
+pub(crate) fn cma_disabled() -> bool {
+    matches!(
+        oxifabric::param::get(NAME, "disable_cma"),
+        Ok(oxifabric::param::Value::Bool(true))
+    )
+}
+
 /// The provider's registration.
 pub struct Shm;
 
@@ -166,6 +183,10 @@ impl Provider for Shm {
         }
         oxifabric::getinfo::tailor(&mut e, req.hints);
         Ok(vec![e])
+    }
+
+    fn params(&self) -> &'static [(&'static str, fi_param_type, &'static str)] {
+        PARAMS
     }
 
     fn fabric(&self, _attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
