@@ -60,6 +60,9 @@ const ROOM_SAFETY: Duration = Duration::from_millis(100);
 /// that a connecting peer's `connect` fails and it retries: what a local
 /// process opening many connections costs us stays bounded.
 pub const MAX_INCOMING_HANDSHAKES: usize = 64;
+/// How often progress looks for incoming connections while no handshake
+/// is under way (a new peer waits at most this long to be taken).
+const ACCEPT_EVERY: Duration = Duration::from_micros(200);
 /// Bounds on work per progress call, so one call stays short.
 const ACCEPTS_PER_PROGRESS: usize = 64;
 
@@ -220,6 +223,14 @@ pub struct Transport {
     /// Who each claimer id in our ring was given to.
     claimers: HashMap<u32, EndpointId>,
     next_liveness: Instant,
+    /// When progress next looks for incoming connections while none is
+    /// under way (an `accept` costs a system call; progress runs on every
+    /// poll of the application).
+    next_accept: Instant,
+    /// Some peer may be connecting, or some queue may hold messages:
+    /// progress looks at every peer only then.
+    maybe_connecting: bool,
+    maybe_queued: bool,
     /// The most incoming handshakes in flight at once.
     max_incoming: usize,
 }
@@ -244,6 +255,9 @@ impl Transport {
             pending: Vec::new(),
             claimers: HashMap::new(),
             next_liveness: Instant::now(),
+            next_accept: Instant::now(),
+            maybe_connecting: false,
+            maybe_queued: false,
             max_incoming: MAX_INCOMING_HANDSHAKES,
         })
     }
@@ -376,6 +390,7 @@ impl Transport {
             Some(e) => e,
             None => {
                 let now = Instant::now();
+                self.maybe_connecting = true;
                 self.peers.entry(to.0).or_insert(PeerEntry {
                     state: State::Connecting {
                         deadline: now + self.cfg.handshake_timeout,
@@ -404,6 +419,7 @@ impl Transport {
         if entry.queue.len() >= max_queued {
             return Err(Error::Again);
         }
+        self.maybe_queued = true;
         entry.queue.push_back(Queued {
             meta,
             payload: payload.concat(),
@@ -421,14 +437,28 @@ impl Transport {
             sink(e)
         };
         let now = Instant::now();
-        self.accept_new(&mut count, now);
-        self.advance_handshakes(&mut count, now);
-        self.connect_or_expire(&mut count, now);
+        if !self.pending.is_empty() || now >= self.next_accept {
+            self.next_accept = now + ACCEPT_EVERY;
+            self.accept_new(&mut count, now);
+        }
+        if !self.pending.is_empty() {
+            self.advance_handshakes(&mut count, now);
+        }
+        if self.maybe_connecting {
+            self.connect_or_expire(&mut count, now);
+            self.maybe_connecting = self
+                .peers
+                .values()
+                .any(|e| matches!(e.state, State::Connecting { .. }));
+        }
         if now >= self.next_liveness {
             self.next_liveness = now + LIVENESS_EVERY;
             self.watch_liveness(&mut count);
         }
-        self.flush(&mut count);
+        if self.maybe_queued {
+            self.flush(&mut count);
+            self.maybe_queued = self.peers.values().any(|e| !e.queue.is_empty());
+        }
         self.receive(&mut count);
         n
     }
