@@ -44,9 +44,6 @@ const PROV: &str = crate::provider::NAME;
 /// each, so that every `fi_inject` fits one cell.
 const CELLS: usize = 256;
 const CELL_SIZE: usize = crate::ring::CELL_HEADER + crate::provider::INJECT_SIZE;
-/// How often a watched endpoint brings its poll set up to date with the
-/// transport's descriptors (peers come and go).
-const RESYNC_EVERY: Duration = Duration::from_millis(2);
 /// The transport's `ctx` of cells that belong to no send (answers).
 const NO_SEND: u64 = u64::MAX;
 /// Why a peer's operations fail when it goes away.
@@ -148,9 +145,10 @@ struct State {
     /// Someone sleeps on our descriptor for good (the auto-progress
     /// thread, a wait set): stay armed after every progress.
     pinned: bool,
-    poll: Option<Epoll>,
+    /// What waiters sleep on: the transport's descriptors (none before
+    /// `fi_enable`), so it exists, unchanged, for the endpoint's life.
+    poll: Epoll,
     watched: Vec<RawFd>,
-    next_resync: Instant,
 }
 
 /// A `shm` endpoint.
@@ -761,10 +759,13 @@ fn push_cell(
 
 impl ShmEp {
     pub(crate) fn new(info: &Info, domain: Arc<ShmDomain>) -> Result<Arc<ShmEp>> {
-        let addr = match info.src_addr.as_deref().filter(|a| !a.is_empty()) {
-            Some(raw) => addr_for_name(raw),
+        // An address of ours (a service name resolved by fi_getinfo) is
+        // taken as it is; any other source ("this host") gets a fresh one.
+        let addr = match info.src_addr.as_deref().and_then(parse_addr) {
+            Some(a) => a,
             None => Addr(crate::attach::EndpointId::random()?),
         };
+        let poll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
         Ok(Arc::new_cyclic(|me| ShmEp {
             me: me.clone(),
             info: info.clone(),
@@ -791,9 +792,8 @@ impl ShmEp {
                 addr,
                 armed: false,
                 pinned: false,
-                poll: None,
+                poll,
                 watched: Vec::new(),
-                next_resync: Instant::now(),
             }),
         }))
     }
@@ -824,7 +824,10 @@ impl ShmEp {
         if *pinned {
             Self::arm(tp);
         }
-        if (*armed || *pinned) && Instant::now() >= st.next_resync {
+        // A waiter sleeps on our poll set: it must hold every descriptor
+        // of the transport (a handshake that started in this call, say),
+        // or the wake-up it waits for never comes.
+        if *armed || *pinned {
             Self::resync(st);
         }
     }
@@ -847,11 +850,14 @@ impl ShmEp {
 
     /// Makes our poll set watch exactly the transport's descriptors.
     fn resync(st: &mut State) {
-        st.next_resync = Instant::now() + RESYNC_EVERY;
-        let (Some(tp), Some(poll)) = (&st.tp, &st.poll) else {
+        let Some(tp) = &st.tp else {
             return;
         };
+        let poll = &st.poll;
         let now: Vec<RawFd> = tp.wait_fds().iter().map(|(f, _)| f.as_raw_fd()).collect();
+        if now == st.watched {
+            return;
+        }
         for fd in &st.watched {
             if !now.contains(fd) {
                 poll.remove(*fd);
@@ -1002,16 +1008,12 @@ impl Progress for ShmEp {
     fn wait_fd(&self) -> Option<RawFd> {
         let mut g = self.lock();
         let st = &mut *g;
-        st.tp.as_ref()?;
-        if st.poll.is_none() {
-            st.poll = Some(Epoll::new().ok()?);
-        }
         Self::resync(st);
         if let Some(tp) = st.tp.as_mut() {
             Self::arm(tp);
         }
         st.armed = true;
-        st.poll.as_ref().map(|p| p.raw())
+        Some(st.poll.raw())
     }
 
     fn pin_watch(&self) {
@@ -1037,6 +1039,13 @@ impl EndpointOps for ShmEp {
         let tp = Transport::with_id(st.addr.0, cfg)?;
         st.tp = Some(tp);
         st.side.core.finish_enable(ep_core::BOTH);
+        if st.armed || st.pinned {
+            // Someone already sleeps on our poll set.
+            Self::resync(&mut st);
+            if let Some(tp) = st.tp.as_mut() {
+                Self::arm(tp);
+            }
+        }
         Ok(())
     }
 
@@ -1045,7 +1054,6 @@ impl EndpointOps for ShmEp {
         // Our listener and rings go with the transport; peers see the
         // connections hang up.
         st.tp = None;
-        st.poll = None;
         st.watched.clear();
         st.side.core.unbind_all(self.me.clone());
     }

@@ -27,6 +27,12 @@ const CAPS: u64 = FI_MSG
     | FI_DIRECTED_RECV
     | FI_TRIGGER
     | FI_LOCAL_COMM;
+/// Operation flags sends may carry (as defaults too): a send completes
+/// once its bytes are in the peer's memory (its ring, or its receive
+/// after a rendezvous).
+const TX_OP_FLAGS: u64 = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE;
+/// Operation flags receives may carry.
+const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
 /// Operations a transmit or receive context may have queued.
 pub(crate) const QUEUE_SIZE: usize = 1024;
 /// Largest `fi_inject`: copied at once, so the buffer is free on return.
@@ -64,6 +70,7 @@ fn entry() -> Info {
         addr_format: FI_ADDR_STR as u32,
         tx: TxAttr {
             caps: CAPS & !(FI_RECV | FI_MULTI_RECV | FI_SOURCE | FI_DIRECTED_RECV),
+            op_flags: TX_OP_FLAGS,
             msg_order: FI_ORDER_SAS,
             comp_order: FI_ORDER_NONE,
             inject_size: INJECT_SIZE,
@@ -74,6 +81,7 @@ fn entry() -> Info {
         },
         rx: RxAttr {
             caps: CAPS & !FI_SEND,
+            op_flags: RX_OP_FLAGS,
             msg_order: FI_ORDER_SAS,
             comp_order: FI_ORDER_NONE,
             size: QUEUE_SIZE,
@@ -156,23 +164,32 @@ impl Provider for Shm {
         // all name the same endpoint, as `-B PORT` and `-P PORT 127.0.0.1`
         // expect); an address in our own form stands for itself.
         let named = match (req.node, req.service) {
-            (Some(n), _) if n.contains("://") => Some(n.to_string()),
-            (_, Some(s)) => Some(format!("shm-service:{s}")),
-            (Some(n), None) => Some(n.to_string()),
+            (Some(n), _) if n.contains("://") => Some((n.to_string(), true)),
+            (_, Some(s)) => Some((format!("shm-service:{s}"), true)),
+            (Some(n), None) => Some((n.to_string(), false)),
             (None, None) => None,
         };
-        if let Some(n) = named {
+        if let Some((n, well_known)) = named {
             if n.len() + 1 > oxifabric::service::addr_format::MAX_STR_ADDR {
                 return Err(Error::NoData);
             }
-            // Given as the address that endpoint will have, so that what
+            // A service (or an address of ours) names one endpoint: it is
+            // given as the address that endpoint will have, so that what
             // the application inserts in its AV is what `fi_getname` and
-            // FI_SOURCE give.
-            let n = crate::ep::addr_for_name(n.as_bytes()).to_string();
+            // FI_SOURCE give. A node alone names no endpoint in
+            // particular: as a source it only says "this host" (each
+            // endpoint then makes up its own address, so two processes
+            // given the same node do not collide), as a destination it is
+            // the name some endpoint took with `fi_setname`.
+            let canonical = crate::ep::addr_for_name(n.as_bytes()).to_string();
             if req.flags & FI_SOURCE != 0 {
-                e.src_addr = Some(str_addr(&n));
+                e.src_addr = Some(if well_known {
+                    str_addr(&canonical)
+                } else {
+                    str_addr(&format!("fi_shm://{n}"))
+                });
             } else {
-                e.dest_addr = Some(str_addr(&n));
+                e.dest_addr = Some(str_addr(&canonical));
             }
         }
         if e.src_addr.is_none() {
