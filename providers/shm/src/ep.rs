@@ -71,6 +71,8 @@ struct Outgoing {
     /// Bytes handed over so far (the first cell counts from 0).
     off: usize,
     started: bool,
+    /// `FI_DELIVERY_COMPLETE`: its first cell asks for an answer.
+    ack: bool,
 }
 
 /// A send the transport holds cells of.
@@ -82,9 +84,19 @@ struct Inflight {
     /// Every cell has been handed over.
     handed: bool,
     failed: bool,
-    /// A rendezvous waiting for the receiver's `DONE`: the buffers and
-    /// length, should it ask for the bytes in cells.
-    rndv: Option<(IoVec, usize)>,
+    /// What the send waits for from the receiver before it completes.
+    wait: Option<Wait>,
+}
+
+/// A `DONE` a send waits for.
+#[derive(Clone, Copy)]
+enum Wait {
+    /// After a rendezvous: the buffers and length, should the receiver
+    /// ask for the bytes in cells.
+    Rndv(IoVec, usize),
+    /// After a message sent with `FI_DELIVERY_COMPLETE`: the receiver has
+    /// taken it.
+    Ack,
 }
 
 /// A rendezvous from a peer, not matched yet.
@@ -299,7 +311,7 @@ impl Side {
         let Some(f) = self.inflight.get(&id) else {
             return;
         };
-        if f.queued > 0 || !(f.handed || f.failed) || (f.rndv.is_some() && !f.failed) {
+        if f.queued > 0 || !(f.handed || f.failed) || (f.wait.is_some() && !f.failed) {
             return;
         }
         if let Some(f) = self.inflight.remove(&id) {
@@ -341,7 +353,7 @@ impl Side {
         let waiting: Vec<u64> = self
             .inflight
             .iter()
-            .filter(|(_, f)| f.to == addr && f.rndv.is_some() && !f.failed)
+            .filter(|(_, f)| f.to == addr && f.wait.is_some() && !f.failed)
             .map(|(id, _)| *id)
             .collect();
         for id in waiting {
@@ -419,6 +431,7 @@ impl Side {
                     data,
                 };
                 self.rxq.deliver(msg, bytes, &self.core.sinks);
+                self.ack(from, meta);
             }
             Some(Op::First) => {
                 let Some(len) = proto::first_len(bytes).and_then(|l| usize::try_from(l).ok())
@@ -440,9 +453,18 @@ impl Side {
                 };
                 self.partial.start(&mut self.rxq, key, msg, len);
                 self.append(from, key, body);
+                self.ack(from, meta);
             }
             Some(Op::More) => self.append(from, (from, meta.token), bytes),
             None => self.refuse(from, "an operation this endpoint does not know"),
+        }
+    }
+
+    /// Answers a cell that asked for it (`FI_DELIVERY_COMPLETE`): the
+    /// message is taken.
+    fn ack(&mut self, from: Addr, meta: &Meta) {
+        if meta.flags & proto::ACK != 0 {
+            self.answers.push_back((from, meta.token, 0));
         }
     }
 
@@ -451,16 +473,16 @@ impl Side {
         let Some(f) = self.inflight.get_mut(&id) else {
             return self.refuse(from, "an answer to no rendezvous of ours");
         };
-        let Some((iov, len)) = f.rndv else {
+        let Some(wait) = f.wait else {
             return self.refuse(from, "an answer to no rendezvous of ours");
         };
         if f.to != from {
             return self.refuse(from, "an answer to another peer's rendezvous");
         }
-        f.rndv = None;
-        match status {
-            0 => {}
-            proto::FALLBACK => {
+        f.wait = None;
+        match (status, wait) {
+            (0, _) => {}
+            (proto::FALLBACK, Wait::Rndv(iov, len)) => {
                 // The bytes go in cells after all, ahead of anything
                 // queued for that peer (their matching is done).
                 f.handed = false;
@@ -473,11 +495,12 @@ impl Side {
                     len,
                     off: 0,
                     started: true,
+                    ack: false,
                 });
                 self.out_count += 1;
                 return;
             }
-            e => {
+            (e, _) => {
                 f.failed = true;
                 let tx = f.tx;
                 let err = c_int::try_from(e).unwrap_or(FI_EIO);
@@ -615,7 +638,7 @@ impl Side {
         for to in peers {
             while let Some(o) = self.out.get_mut(&to).and_then(|q| q.front_mut()) {
                 match push_cell(tp, to, o, cap, !self.no_cma) {
-                    Ok((sent, rndv)) => {
+                    Ok((sent, rndv, ack)) => {
                         let id = o.id;
                         let whole = o.off >= o.len;
                         if let Some(f) = self.inflight.get_mut(&id) {
@@ -624,7 +647,9 @@ impl Side {
                             }
                             f.handed = whole;
                             if let (true, Body::App(iov)) = (rndv, &o.body) {
-                                f.rndv = Some((*iov, o.len));
+                                f.wait = Some(Wait::Rndv(*iov, o.len));
+                            } else if ack {
+                                f.wait = Some(Wait::Ack);
                             }
                         }
                         if whole {
@@ -699,7 +724,7 @@ fn push_cell(
     o: &mut Outgoing,
     cap: usize,
     rndv: bool,
-) -> Result<(Sent, bool)> {
+) -> Result<(Sent, bool, bool)> {
     if let (true, false, true, Body::App(iov)) = (rndv, o.started, o.len > cap, &o.body) {
         let ranges: Vec<(usize, usize)> = iov.iter().map(|b| (b.addr(), b.len())).collect();
         let mut buf = [0u8; proto::RNDV_MAX];
@@ -715,7 +740,7 @@ fn push_cell(
             let sent = tp.send(to, meta, &[&buf[..n]], o.id)?;
             o.started = true;
             o.off = o.len;
-            return Ok((sent, true));
+            return Ok((sent, true, false));
         }
     }
     let mut parts: [&[u8]; 9] = [&[]; 9];
@@ -727,10 +752,11 @@ fn push_cell(
     } else {
         (Op::More, cap.min(o.len - o.off), None)
     };
+    let ack = o.ack && op != Op::More;
     let meta = Meta {
         kind: Kind::Inline,
         sender: 0,
-        flags: proto::flags(op, o.tag, o.data),
+        flags: proto::flags(op, o.tag, o.data) | if ack { proto::ACK } else { 0 },
         tag: o.tag.unwrap_or(0),
         data: o.data.unwrap_or(0),
         token: o.id,
@@ -754,7 +780,7 @@ fn push_cell(
     };
     o.started = true;
     o.off += n;
-    Ok((sent, false))
+    Ok((sent, false, ack))
 }
 
 impl ShmEp {
@@ -924,10 +950,11 @@ impl Side {
             for (p, b) in parts.iter_mut().zip(op.iov) {
                 *p = b.as_slice();
             }
+            let ack = op.flags & FI_DELIVERY_COMPLETE != 0;
             let meta = Meta {
                 kind: Kind::Inline,
                 sender: 0,
-                flags: proto::flags(Op::Eager, op.tag, op.data),
+                flags: proto::flags(Op::Eager, op.tag, op.data) | if ack { proto::ACK } else { 0 },
                 tag: op.tag.unwrap_or(0),
                 data: op.data.unwrap_or(0),
                 token: id,
@@ -936,18 +963,19 @@ impl Side {
             if !matches!(sent, Err(Error::Again)) {
                 self.next_id = id.wrapping_add(1);
             }
+            let wait = ack.then_some(Wait::Ack);
             match sent {
-                Ok(Sent::Delivered) => self.core.sinks.tx_done(&tx),
-                Ok(Sent::Queued) => {
+                Ok(Sent::Delivered) if !ack => self.core.sinks.tx_done(&tx),
+                Ok(sent) => {
                     self.inflight.insert(
                         id,
                         Inflight {
                             tx,
                             to,
-                            queued: 1,
+                            queued: usize::from(sent == Sent::Queued),
                             handed: true,
                             failed: false,
-                            rndv: None,
+                            wait,
                         },
                     );
                 }
@@ -976,7 +1004,7 @@ impl Side {
                 queued: 0,
                 handed: false,
                 failed: false,
-                rndv: None,
+                wait: None,
             },
         );
         self.out.entry(to).or_default().push_back(Outgoing {
@@ -987,6 +1015,7 @@ impl Side {
             len,
             off: 0,
             started: false,
+            ack: op.flags & FI_DELIVERY_COMPLETE != 0,
         });
         self.out_count += 1;
         self.pump(tp);

@@ -30,6 +30,9 @@
 pub const HAS_TAG: u32 = 1;
 /// `data` carries remote CQ data.
 pub const HAS_DATA: u32 = 2;
+/// The sender asked for `FI_DELIVERY_COMPLETE`: answer `DONE` (status 0)
+/// once the message is taken (on an `EAGER` or `FIRST` cell).
+pub const ACK: u32 = 4;
 /// Where the operation sits in `flags`.
 const OP_SHIFT: u32 = 8;
 const OP_MASK: u32 = 0xff << OP_SHIFT;

@@ -29,8 +29,10 @@ const CAPS: u64 = FI_MSG
     | FI_LOCAL_COMM;
 /// Operation flags sends may carry (as defaults too): a send completes
 /// once its bytes are in the peer's memory (its ring, or its receive
-/// after a rendezvous).
-const TX_OP_FLAGS: u64 = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE;
+/// after a rendezvous); with `FI_DELIVERY_COMPLETE`, once the peer has
+/// taken it (an answer comes back).
+const TX_OP_FLAGS: u64 =
+    FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
 /// Operation flags receives may carry.
 const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
 /// Operations a transmit or receive context may have queued.
@@ -69,7 +71,7 @@ fn entry() -> Info {
         caps: CAPS,
         addr_format: FI_ADDR_STR as u32,
         tx: TxAttr {
-            caps: CAPS & !(FI_RECV | FI_MULTI_RECV | FI_SOURCE | FI_DIRECTED_RECV),
+            caps: CAPS & !(FI_RECV | FI_MULTI_RECV | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM),
             op_flags: TX_OP_FLAGS,
             msg_order: FI_ORDER_SAS,
             comp_order: FI_ORDER_NONE,
@@ -80,7 +82,7 @@ fn entry() -> Info {
             ..Default::default()
         },
         rx: RxAttr {
-            caps: CAPS & !FI_SEND,
+            caps: CAPS & !(FI_SEND | FI_LOCAL_COMM),
             op_flags: RX_OP_FLAGS,
             msg_order: FI_ORDER_SAS,
             comp_order: FI_ORDER_NONE,
@@ -193,10 +195,13 @@ impl Provider for Shm {
             }
         }
         if e.src_addr.is_none() {
+            // As upstream's: a source is always given; this one says only
+            // "a process of this host" (the endpoint makes up its own).
             e.src_addr = req
                 .hints
                 .and_then(|h| h.src_addr.clone())
-                .filter(|a| !a.is_empty());
+                .filter(|a| !a.is_empty())
+                .or_else(|| Some(str_addr(&format!("fi_shm://{}", std::process::id()))));
         }
         oxifabric::getinfo::tailor(&mut e, req.hints);
         Ok(vec![e])
