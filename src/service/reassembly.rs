@@ -11,6 +11,7 @@
 //! the token of the deferred entry in [`RxQueues`].
 
 use super::ep_core::{Failure, Sinks};
+use super::keyhash::KeyedU64;
 use super::rxq::{complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues};
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -27,13 +28,13 @@ pub enum Refused {
 
 /// Messages being received in pieces.
 pub struct Reassembly<K> {
-    parts: HashMap<K, Partial>,
+    parts: HashMap<K, Partial, KeyedU64>,
 }
 
 impl<K> Default for Reassembly<K> {
     fn default() -> Reassembly<K> {
         Reassembly {
-            parts: HashMap::new(),
+            parts: HashMap::default(),
         }
     }
 }

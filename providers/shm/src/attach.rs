@@ -73,8 +73,18 @@ pub fn probe_word() -> &'static u64 {
 
 /// An endpoint's random 128-bit id; its listener's abstract name is
 /// derived from it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EndpointId(pub [u8; 16]);
+
+/// Hashed as two words (the derived form hashes a length and 16 single
+/// bytes; ids are looked up on every send and every received cell).
+impl std::hash::Hash for EndpointId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let (a, b) = self.0.split_at(8);
+        state.write_u64(u64::from_le_bytes(a.try_into().unwrap_or_default()));
+        state.write_u64(u64::from_le_bytes(b.try_into().unwrap_or_default()));
+    }
+}
 
 impl EndpointId {
     /// A new id from the kernel's random source (so two endpoints, of

@@ -29,6 +29,7 @@ use oxifabric::info::Info;
 use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
 use oxifabric::service::ep_core::{self, EpCore, Failure, PeerName, TxCtx};
 use oxifabric::service::epoll::Epoll;
+use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::{Reassembly, Refused};
 use oxifabric::service::rxq::{
@@ -126,18 +127,18 @@ struct Side {
     core: EpCore,
     rxq: RxQueues<Key>,
     /// Sends waiting for each peer, in order.
-    out: HashMap<Addr, VecDeque<Outgoing>>,
+    out: HashMap<Addr, VecDeque<Outgoing>, KeyedU64>,
     out_count: usize,
-    inflight: HashMap<u64, Inflight>,
+    inflight: HashMap<u64, Inflight, KeyedU64>,
     next_id: u64,
     partial: Reassembly<Key>,
     /// `fi_addr_t` to peer and back, valid for one AV generation.
-    to_peer: HashMap<fi_addr_t, Addr>,
-    from_peer: HashMap<Addr, fi_addr_t>,
+    to_peer: HashMap<fi_addr_t, Addr, KeyedU64>,
+    from_peer: HashMap<Addr, fi_addr_t, KeyedU64>,
     av_gen: u64,
     scratch: Vec<u8>,
     /// Rendezvous waiting for a receive, by key.
-    rndv_in: HashMap<Key, RndvIn>,
+    rndv_in: HashMap<Key, RndvIn, KeyedU64>,
     pulls: Vec<Pull>,
     /// `DONE` answers waiting for room: peer, token, status.
     answers: VecDeque<(Addr, u64, u64)>,
@@ -801,16 +802,16 @@ impl ShmEp {
                 side: Side {
                     core: EpCore::new(info, PROV),
                     rxq: RxQueues::default(),
-                    out: HashMap::new(),
+                    out: HashMap::default(),
                     out_count: 0,
-                    inflight: HashMap::new(),
+                    inflight: HashMap::default(),
                     next_id: 0,
                     partial: Reassembly::default(),
-                    to_peer: HashMap::new(),
-                    from_peer: HashMap::new(),
+                    to_peer: HashMap::default(),
+                    from_peer: HashMap::default(),
                     av_gen: u64::MAX,
                     scratch: Vec::new(),
-                    rndv_in: HashMap::new(),
+                    rndv_in: HashMap::default(),
                     pulls: Vec::new(),
                     answers: VecDeque::new(),
                     no_cma: crate::provider::cma_disabled(),

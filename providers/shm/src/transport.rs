@@ -33,6 +33,7 @@ use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL
 use oxifabric::abi::{FI_EACCES, FI_ECONNRESET};
 use oxifabric::error::{Error, Result};
 use oxifabric::ops::IoBuf;
+use oxifabric::service::keyhash::KeyedU64;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
@@ -218,10 +219,10 @@ pub struct Transport {
     cfg: Config,
     rx: Receiver,
     listener: Listener,
-    peers: HashMap<EndpointId, PeerEntry>,
+    peers: HashMap<EndpointId, PeerEntry, KeyedU64>,
     pending: Vec<Pending>,
     /// Who each claimer id in our ring was given to.
-    claimers: HashMap<u32, EndpointId>,
+    claimers: HashMap<u32, EndpointId, KeyedU64>,
     next_liveness: Instant,
     /// When progress next looks for incoming connections while none is
     /// under way (an `accept` costs a system call; progress runs on every
@@ -251,9 +252,9 @@ impl Transport {
             cfg,
             rx,
             listener,
-            peers: HashMap::new(),
+            peers: HashMap::default(),
             pending: Vec::new(),
-            claimers: HashMap::new(),
+            claimers: HashMap::default(),
             next_liveness: Instant::now(),
             next_accept: Instant::now(),
             maybe_connecting: false,
