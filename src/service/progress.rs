@@ -29,6 +29,15 @@ pub trait Progress: Send + Sync {
     /// A nested set now holds the source's descriptor and will not ask
     /// for it again: it must report all of the source's I/O for good.
     fn pin_watch(&self) {}
+    /// Whether the source is cheap to look at and its descriptor reports
+    /// input only while it is armed (a shared-memory ring, whose senders
+    /// signal only a receiver that said it is about to sleep): a queue
+    /// then drives it on every read instead of nesting its descriptor,
+    /// and asks [`Progress::wait_fd`] (which arms it) before each
+    /// blocking wait, as with few sources.
+    fn poll_always(&self) -> bool {
+        false
+    }
     /// Whether the application drove this source itself a moment ago: the
     /// auto-progress thread then leaves it alone.
     fn app_polling(&self) -> bool {
@@ -266,6 +275,9 @@ impl Sources {
         let fds: Vec<Option<RawFd>> = pending
             .iter()
             .map(|(_, s)| {
+                if s.poll_always() {
+                    return None;
+                }
                 s.pin_watch();
                 s.wait_fd()
             })

@@ -155,9 +155,6 @@ struct State {
     /// A waiter asked for our descriptor: senders ring our doorbell until
     /// the next progress (`after_sleep`).
     armed: bool,
-    /// Someone sleeps on our descriptor for good (the auto-progress
-    /// thread, a wait set): stay armed after every progress.
-    pinned: bool,
     /// What waiters sleep on: the transport's descriptors (none before
     /// `fi_enable`), so it exists, unchanged, for the endpoint's life.
     poll: Epoll,
@@ -818,7 +815,6 @@ impl ShmEp {
                 },
                 addr,
                 armed: false,
-                pinned: false,
                 poll,
                 watched: Vec::new(),
             }),
@@ -831,14 +827,12 @@ impl ShmEp {
 
     fn progress_locked(st: &mut State) {
         let State {
-            tp,
-            side,
-            armed,
-            pinned,
-            ..
+            tp, side, armed, ..
         } = st;
         let Some(tp) = tp.as_mut() else { return };
-        if *armed && !*pinned {
+        if *armed {
+            // Whoever slept is awake (or polls): senders stop ringing
+            // until the next wait arms us again.
             let _ = tp.after_wait();
             *armed = false;
         }
@@ -848,15 +842,6 @@ impl ShmEp {
             side.pull_all(tp);
         }
         side.pump(tp);
-        if *pinned {
-            Self::arm(tp);
-        }
-        // A waiter sleeps on our poll set: it must hold every descriptor
-        // of the transport (a handshake that started in this call, say),
-        // or the wake-up it waits for never comes.
-        if *armed || *pinned {
-            Self::resync(st);
-        }
     }
 
     /// Senders ring our doorbell from now on; if something is already
@@ -1032,7 +1017,16 @@ impl Progress for ShmEp {
     }
 
     fn progress_settled(&self) {
-        Self::progress_locked(&mut self.lock());
+        // `fi_trywait`: the caller sleeps on our descriptor next if
+        // nothing is left, so senders must ring from now on.
+        let mut g = self.lock();
+        let st = &mut *g;
+        Self::progress_locked(st);
+        Self::resync(st);
+        if let Some(tp) = st.tp.as_mut() {
+            Self::arm(tp);
+            st.armed = true;
+        }
     }
 
     fn wait_fd(&self) -> Option<RawFd> {
@@ -1046,8 +1040,11 @@ impl Progress for ShmEp {
         Some(st.poll.raw())
     }
 
-    fn pin_watch(&self) {
-        self.lock().pinned = true;
+    fn poll_always(&self) -> bool {
+        // Looking at the ring costs a few loads; arming it for sleepers
+        // costs every sender a system call per message. A queue drives
+        // us on every read and arms us (wait_fd) only before it sleeps.
+        true
     }
 }
 
@@ -1069,7 +1066,7 @@ impl EndpointOps for ShmEp {
         let tp = Transport::with_id(st.addr.0, cfg)?;
         st.tp = Some(tp);
         st.side.core.finish_enable(ep_core::BOTH);
-        if st.armed || st.pinned {
+        if st.armed {
             // Someone already sleeps on our poll set.
             Self::resync(&mut st);
             if let Some(tp) = st.tp.as_mut() {

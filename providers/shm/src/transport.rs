@@ -44,8 +44,11 @@ use std::time::{Duration, Instant};
 /// `FI_ADDR_STR` addresses, then the listener's abstract name.
 const ADDR_PREFIX: &str = "fi_shm://oxifabric-shm:";
 /// How often progress looks at the peers' liveness descriptors (one
-/// `poll` for all of them).
-const LIVENESS_EVERY: Duration = Duration::from_millis(1);
+/// `poll` for all of them): every millisecond after a peer connects,
+/// then less often up to the longest pause (a process with hundreds of
+/// endpoints makes one `poll` per endpoint per pause).
+const LIVENESS_FIRST: Duration = Duration::from_millis(1);
+const LIVENESS_MAX: Duration = Duration::from_millis(16);
 /// The first and the longest pause between attempts to reach a peer whose
 /// listener does not exist yet.
 const RETRY_FIRST: Duration = Duration::from_millis(1);
@@ -62,8 +65,14 @@ const ROOM_SAFETY: Duration = Duration::from_millis(100);
 /// process opening many connections costs us stays bounded.
 pub const MAX_INCOMING_HANDSHAKES: usize = 64;
 /// How often progress looks for incoming connections while no handshake
-/// is under way (a new peer waits at most this long to be taken).
-const ACCEPT_EVERY: Duration = Duration::from_micros(200);
+/// is under way: soon after the last one came, then less often up to the
+/// longest pause (a new peer of a polling endpoint waits at most this
+/// long to be taken; a sleeping one is woken by its listener).
+const ACCEPT_FIRST: Duration = Duration::from_micros(200);
+/// Progress calls between two looks at the clock while nothing is under
+/// way (see `Transport::progress`).
+const CLOCK_EVERY: u32 = 32;
+const ACCEPT_MAX: Duration = Duration::from_millis(8);
 /// Bounds on work per progress call, so one call stays short.
 const ACCEPTS_PER_PROGRESS: usize = 64;
 
@@ -228,6 +237,12 @@ pub struct Transport {
     /// under way (an `accept` costs a system call; progress runs on every
     /// poll of the application).
     next_accept: Instant,
+    /// Progress calls so far, and whether the next one looks at the
+    /// timers whatever the count.
+    calls: u32,
+    look_now: bool,
+    accept_pause: Duration,
+    liveness_pause: Duration,
     /// Some peer may be connecting, or some queue may hold messages:
     /// progress looks at every peer only then.
     maybe_connecting: bool,
@@ -257,6 +272,10 @@ impl Transport {
             claimers: HashMap::default(),
             next_liveness: Instant::now(),
             next_accept: Instant::now(),
+            calls: 0,
+            look_now: true,
+            accept_pause: ACCEPT_FIRST,
+            liveness_pause: LIVENESS_FIRST,
             maybe_connecting: false,
             maybe_queued: false,
             max_incoming: MAX_INCOMING_HANDSHAKES,
@@ -437,10 +456,38 @@ impl Transport {
             n += 1;
             sink(e)
         };
+        // The clock is read (and timers looked at) on one call in
+        // CLOCK_EVERY while nothing is under way: in a process polling
+        // hundreds of endpoints, reading it on every call was a fifth of
+        // the time. A wait asks for a look on the next call.
+        self.calls = self.calls.wrapping_add(1);
+        let busy = !self.pending.is_empty() || self.maybe_connecting;
+        if busy || self.look_now || self.calls % CLOCK_EVERY == 0 {
+            self.look_now = false;
+            self.timers(&mut count);
+        }
+        if self.maybe_queued {
+            self.flush(&mut count);
+            self.maybe_queued = self.peers.values().any(|e| !e.queue.is_empty());
+        }
+        self.receive(&mut count);
+        n
+    }
+
+    /// Accepts, handshakes, connection attempts and liveness: what runs
+    /// on time rather than on input.
+    fn timers(&mut self, count: &mut impl FnMut(Event<'_>)) {
+        let mut count = count;
         let now = Instant::now();
         if !self.pending.is_empty() || now >= self.next_accept {
-            self.next_accept = now + ACCEPT_EVERY;
+            let before = self.pending.len();
             self.accept_new(&mut count, now);
+            self.accept_pause = if self.pending.len() > before {
+                ACCEPT_FIRST
+            } else {
+                (self.accept_pause * 2).min(ACCEPT_MAX)
+            };
+            self.next_accept = now + self.accept_pause;
         }
         if !self.pending.is_empty() {
             self.advance_handshakes(&mut count, now);
@@ -453,15 +500,10 @@ impl Transport {
                 .any(|e| matches!(e.state, State::Connecting { .. }));
         }
         if now >= self.next_liveness {
-            self.next_liveness = now + LIVENESS_EVERY;
+            self.next_liveness = now + self.liveness_pause;
+            self.liveness_pause = (self.liveness_pause * 2).min(LIVENESS_MAX);
             self.watch_liveness(&mut count);
         }
-        if self.maybe_queued {
-            self.flush(&mut count);
-            self.maybe_queued = self.peers.values().any(|e| !e.queue.is_empty());
-        }
-        self.receive(&mut count);
-        n
     }
 
     /// Takes new incoming connections (their hellos are read by
@@ -546,6 +588,8 @@ impl Transport {
             claimers: Vec::new(),
         });
         entry.claimers.push(claimer);
+        // A new connection is watched closely at first.
+        self.liveness_pause = LIVENESS_FIRST;
         match &mut entry.state {
             State::Up { links, .. } => links.push(peer),
             state => {
@@ -866,6 +910,12 @@ impl Transport {
     /// do not sleep, run [`Transport::progress`]. Either way call
     /// [`Transport::after_wait`] after the sleep (or instead of it).
     pub fn prepare_wait(&mut self) -> Result<bool> {
+        // A wait ends on a listener, handshake, pidfd or hang-up as much
+        // as on the doorbell: the progress after it looks at once.
+        let now = Instant::now();
+        self.next_accept = now;
+        self.next_liveness = now;
+        self.look_now = true;
         if self.rx.prepare_sleep()? {
             return Ok(true);
         }
