@@ -462,7 +462,7 @@ impl Transport {
         // the time. A wait asks for a look on the next call.
         self.calls = self.calls.wrapping_add(1);
         let busy = !self.pending.is_empty() || self.maybe_connecting;
-        if busy || self.look_now || self.calls % CLOCK_EVERY == 0 {
+        if busy || self.look_now || self.calls.is_multiple_of(CLOCK_EVERY) {
             self.look_now = false;
             self.timers(&mut count);
         }
