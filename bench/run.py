@@ -12,13 +12,17 @@ LD_LIBRARY_PATH (ours: build/lib; upstream: Debian's libfabric.so.1):
   fi_rdm_many_peers          one hub endpoint and 1..512 peer endpoints:
                              setup time, memory per peer, aggregate rate
   MPI ping-pong / bandwidth  fabtests-compat/mpi/mpi_bench.c through Open MPI's
-                             ofi MTL (pml cm)
+                             ofi MTL (pml cm); for shm also Open MPI's own
+                             shared memory (pml ob1, btl vader)
   plain TCP ping-pong/stream bench/tcp_pingpong.c: busy-polling TCP_NODELAY
                              loopback, the best a TCP-based provider can do
 
-Ours always uses our sockets provider; upstream uses its best providers for
-the job on this machine (tcp for MSG; tcp;ofi_rxm, sockets, udp;ofi_rxd and
-shm for RDM; a provider that fails here is skipped with a note). Each
+Ours uses our sockets provider, and for the RDM, MPI and many-peer jobs
+also our shm provider (issue 25), compared with upstream's shm (and, for
+MPI, with Open MPI's vader); upstream uses its best providers for the job
+on this machine (tcp for MSG; tcp;ofi_rxm, sockets, udp;ofi_rxd and shm
+for RDM; a provider that fails here, ours shm included, is skipped with a
+note). Each
 configuration runs several times, interleaved (A B A B ...); medians,
 ratios ours/upstream, the peak RSS of every process (server and client, or
 each MPI rank) and the report targets (met or missed) are written to
@@ -91,7 +95,7 @@ class Cfg:
 
     def __init__(self, lib, prov, slow=False, oob=False):
         self.lib, self.prov, self.slow, self.oob = lib, prov, slow, oob
-        self.label = 'plain TCP' if lib == 'tcp' else {
+        self.label = 'plain TCP' if lib == 'tcp' else 'Open MPI vader' if lib == 'vader' else {
             'ours': 'oxifabric ', 'before': 'oxifabric before '}.get(lib, 'upstream ') + prov
 
     def iters(self):
@@ -105,10 +109,22 @@ def ours_cfgs():
     return [Cfg('ours', 'sockets')] + ([Cfg('before', 'sockets')] if BEFORE else [])
 
 
+# Shared memory (issue 25): ours against upstream's shm. Names are made
+# up when an endpoint opens, so the programs swap them over TCP (-E).
+SHM_CFGS = [Cfg('ours', 'shm', oob=True), Cfg('upstream', 'shm', oob=True)]
+
+
 def rdm_cfgs(with_shm=True):
     c = ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True),
          Cfg('upstream', 'udp;ofi_rxd', slow=True)]
-    return c + ([Cfg('upstream', 'shm', oob=True)] if with_shm else [])
+    return c + (SHM_CFGS if with_shm else [])
+
+
+def comparable(ours, other):
+    """Whether a ratio of these two labels means something: our shm against
+    shared-memory transports, our sockets against the network ones."""
+    local = lambda l: 'shm' in l or 'vader' in l
+    return local(ours) == local(other)
 
 
 MSG_CFGS = ours_cfgs() + [Cfg('upstream', 'tcp')]
@@ -129,7 +145,10 @@ JOBS = [
     # flight.
     ('fi_rma_pingpong', 'ft', LAT, 'fi_rma_pingpong', RMA_CFGS),
     ('fi_rma_bw atomic', 'ft', BW, 'fi_rma_bw -o atomic', RMA_CFGS),
-    ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')]),
+    # MPI over shm: ours and upstream's through the ofi MTL, and Open MPI's
+    # own shared memory (pml ob1, btl vader), the mark to meet.
+    ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')] + SHM_CFGS +
+     [Cfg('vader', 'vader')]),
     # MPI one-sided: Open MPI's osc rdma over btl ofi (put and get). Open
     # MPI 4.1 does not run it on upstream here (btl ofi finds the ranks
     # unreachable over tcp;ofi_rxm; sockets crashes): the full run tries
@@ -137,7 +156,7 @@ JOBS = [
     ('MPI one-sided', 'mpi1', None, None, [Cfg('ours', 'sockets')] + ([] if SMOKE else [
         Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)])),
     ('many peers', 'peers', None, None,
-     ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]),
+     ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)] + SHM_CFGS),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
 ]
 if os.environ.get('OXI_BENCH_JOBS'):
@@ -288,8 +307,10 @@ def run_cfg(job, kind, arg, cfg, size=None):
         env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
         btl = ['--mca', 'btl', 'self'] if kind == 'mpi' else [
             '--mca', 'btl', 'ofi,self', '--mca', 'osc', 'rdma', '--mca', 'btl_ofi_provider_include', cfg.prov]
-        cmd = ['mpirun', '--oversubscribe', '-np', '2', '--host', 'localhost:2', '--mca', 'pml', 'cm',
-               '--mca', 'mtl', 'ofi', '--mca', 'mtl_ofi_provider_include', cfg.prov] + btl + [
+        pml = ['--mca', 'pml', 'cm', '--mca', 'mtl', 'ofi', '--mca', 'mtl_ofi_provider_include', cfg.prov] + btl
+        if cfg.lib == 'vader':  # Open MPI's own shared memory, no libfabric
+            pml = ['--mca', 'pml', 'ob1', '--mca', 'btl', 'vader,self']
+        cmd = ['mpirun', '--oversubscribe', '-np', '2', '--host', 'localhost:2'] + pml + [
                '--mca', 'oob_tcp_if_include', 'lo']
         cmd += ['-x', 'FI_TCP_IFACE', '-x', 'FI_SOCKETS_IFACE', '-x', 'FI_UDP_IFACE']
         if cfg.lib in ('ours', 'before'):
@@ -333,8 +354,10 @@ def run_peers(job, cfg, env):
         if (cfg.label, n) in PEERS_FAILED:
             continue  # failed in an earlier repeat: noted once, not retried
         port = free_port()
-        hub = [prog, '-p', cfg.prov, '-s', '127.0.0.1', '-B', str(port), '-n', str(n), '-I', msgs, '-T', '30']
-        peers = [prog, '-p', cfg.prov, '-P', str(port), '-n', str(n), '-T', '30', '127.0.0.1']
+        hub = [prog, '-p', cfg.prov, '-B', str(port), '-n', str(n), '-I', msgs, '-T', '30']
+        hub += ['-E'] if cfg.oob else ['-s', '127.0.0.1']
+        peers = [prog, '-p', cfg.prov, '-P', str(port), '-n', str(n), '-T', '30'] + (['-E'] if cfg.oob else []) + [
+            '127.0.0.1']
         out, ok, _rss, srv = run_pair(hub, peers, env, port)
         line = [l for l in srv.splitlines() if l.startswith('many_peers ')]
         if not ok or not line:
@@ -461,8 +484,9 @@ def main():
     open(os.path.join(OUT, 'latest.md'), 'w').write(md)
     svg(med, os.path.join(OUT, 'latest.svg'))
     print(md)
-    # Upstream providers and an earlier build of ours that fail are only
-    # noted; this build must run.
+    # Upstream providers, an earlier build of ours and our shm provider
+    # (until issue 25 lands) that fail are only noted; this build's sockets
+    # provider must run.
     ours_failed = sorted('%s (%s)' % k for k in skipped if k[1].startswith('oxifabric sockets'))
     if ours_failed:
         # Upstream providers that fail here are only noted; ours must run.
@@ -510,22 +534,22 @@ def report(med, rss, elapsed, counts=None):
         col = 0 if metric == LAT else 1
         # The earlier build of ours (OXI_BENCH_BEFORE) is a baseline too.
         ours = [l for l in labels if l.startswith('oxifabric') and 'before' not in l]
-        ups = [l for l in labels if l.startswith('upstream') or 'before' in l]
+        ups = [l for l in labels if l.startswith(('upstream', 'Open MPI')) or 'before' in l]
+        pairs = [(o, u) for o in ours for u in ups if comparable(o, u)]
         sizes = sorted({k[2] for k in med if k[0] == name})
         L += ['## %s: %s (%s)' % (name, metric, 'usec' if metric == LAT else 'MB/s'), '']
         head = labels + ['%s / %s' % (o.replace('oxifabric ', 'ours '),
                                       u.replace('upstream ', 'up ').replace('oxifabric ', ''))
-                         for o in ours for u in ups]
+                         for o, u in pairs]
         L += ['| size | ' + ' | '.join(head) + ' |', '|---' * (len(head) + 1) + '|']
         for s in sizes:
             row = [size_name(s)]
             for l in labels:
                 v = med.get((name, l, s))
                 row.append(fmt(v[col]) if v else 'n/a')
-            for o in ours:
-                for u in ups:
-                    a, b = med.get((name, o, s)), med.get((name, u, s))
-                    row.append('%.2fx' % (a[col] / b[col]) if a and b and b[col] > 0 else 'n/a')
+            for o, u in pairs:
+                a, b = med.get((name, o, s)), med.get((name, u, s))
+                row.append('%.2fx' % (a[col] / b[col]) if a and b and b[col] > 0 else 'n/a')
             L.append('| ' + ' | '.join(row) + ' |')
         L.append('')
     L += rate_section(med)
@@ -548,20 +572,23 @@ def report(med, rss, elapsed, counts=None):
     return '\n'.join(L) + '\n'
 
 
-def rate_table(med, job, title, sizes):
-    """Operations per second of a windowed job (1e6 / usec per transfer), ours against tcp;ofi_rxm."""
-    labels = [l for l in labels_of(job) if l != 'upstream shm']
+def rate_table(med, job, title, sizes, ours='oxifabric sockets', base='upstream tcp;ofi_rxm'):
+    """Operations per second of a windowed job (1e6 / usec per transfer), ours against base; shared
+    memory and network transports each in their own table."""
+    labels = [l for l in labels_of(job) if comparable(ours, l)]
     if not labels:
         return []
     L = ['## %s' % title, '',
-         '| size | ' + ' | '.join(labels) + ' | ours / up tcp;ofi_rxm |', '|---' * (len(labels) + 2) + '|']
+         '| size | ' + ' | '.join(labels) + ' | %s / %s |' % (ours.replace('oxifabric ', 'ours '),
+                                                             base.replace('upstream ', 'up ')),
+         '|---' * (len(labels) + 2) + '|']
     for s in sizes:
         row = [size_name(s)]
         for l in labels:
             v = med.get((job, l, s))
             row.append('%.0f' % (1e6 / v[0]) if v and v[0] > 0 else 'n/a')
-        a = med.get((job, 'oxifabric sockets', s))
-        b = med.get((job, 'upstream tcp;ofi_rxm', s))
+        a = med.get((job, ours, s))
+        b = med.get((job, base, s))
         row.append('%.2fx' % (b[0] / a[0]) if a and b and a[0] > 0 else 'n/a')
         L.append('| ' + ' | '.join(row) + ' |')
     return L + ['']
@@ -570,7 +597,9 @@ def rate_table(med, job, title, sizes):
 def rate_section(med):
     """Message rate from fi_rdm_tagged_bw (a window of 64 sends in flight): messages/s."""
     return rate_table(med, 'fi_rdm_tagged_bw', 'Message rate (fi_rdm_tagged_bw, 64 in flight): messages/s',
-                      RATE_SIZES)
+                      RATE_SIZES) + rate_table(
+        med, 'fi_rdm_tagged_bw', 'Shared-memory message rate (fi_rdm_tagged_bw, 64 in flight): messages/s',
+        RATE_SIZES, 'oxifabric shm', 'upstream shm')
 
 
 def atomic_section(med):
@@ -681,6 +710,41 @@ def targets(med, tcp_lat, tcp_bw):
     b = med.get(('MPI ping-pong', 'upstream tcp;ofi_rxm', ls))
     line('%d B MPI ping-pong latency (mtl ofi), ours / upstream tcp;ofi_rxm' % ls,
          o[0] / b[0] if o and b else None, 0.8, True)
+    out.extend(shm_targets(med, ls))
+    return out
+
+
+def shm_targets(med, ls):
+    """Issue 25's targets: our shm against upstream's shm, Open MPI's vader and itself."""
+    out = []
+
+    def ratio(job, a, b, col, inverse=False):
+        x, y = med.get((job, a[0], a[1])), med.get((job, b[0], b[1]))
+        if not x or not y or not x[col] or not y[col]:
+            return None
+        return y[col] / x[col] if inverse else x[col] / y[col]
+
+    def line(text, r, goal, le):
+        if r is None:
+            out.append('- shm: %s: not measured' % text)
+        else:
+            out.append('- shm: %s: %.2fx (target %s %.1fx) %s' % (text, r, '<=' if le else '>=', goal,
+                                                                   'MET' if (r <= goal if le else r >= goal)
+                                                                   else 'MISSED'))
+    ours, up = 'oxifabric shm', 'upstream shm'
+    line('%d B tagged latency (fi_rdm_tagged_pingpong), ours / upstream shm' % ls,
+         ratio('fi_rdm_tagged_pingpong', (ours, ls), (up, ls), 0), 0.8, True)
+    line('%d B message rate (fi_rdm_tagged_bw, 64 in flight), ours / upstream shm' % ls,
+         ratio('fi_rdm_tagged_bw', (ours, ls), (up, ls), 0, inverse=True), 1.5, False)
+    for s in [s for s in SIZES if s == MI]:
+        line('1 MiB bandwidth (fi_rdm_tagged_bw), ours / upstream shm',
+             ratio('fi_rdm_tagged_bw', (ours, s), (up, s), 1), 1.2, False)
+    line('%d B MPI ping-pong latency, ours (mtl ofi) / Open MPI vader (pml ob1)' % ls,
+         ratio('MPI ping-pong', (ours, ls), ('Open MPI vader', ls), 0), 1.5, True)
+    most, one = max(PEER_COUNTS), min(PEER_COUNTS)
+    a, b = med.get(('many peers', ours, most)), med.get(('many peers', ours, one))
+    line('aggregate message rate with %d peers / with %d' % (most, one),
+         a[1] / b[1] if a and b and b[1] > 0 else None, 0.8, False)
     return out
 
 

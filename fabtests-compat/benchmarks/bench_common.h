@@ -227,41 +227,48 @@ static inline long iters_for(const struct bench *b, size_t size)
 
 /* ---- out-of-band name exchange (-E) ---- */
 
-static inline int oob_socket(struct bench *b)
+/* A TCP connection for -E: the client connects to addr:port (retried
+ * while nothing listens, up to timeout_s), the server accepts one on
+ * 127.0.0.1:port; receives time out after timeout_s. */
+static inline int oob_open(int is_client, const char *addr, const char *port, int timeout_s)
 {
 	int one = 1, s;
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	if (b->is_client) {
-		a.sin_port = htons((uint16_t) atoi(b->o.dst_port));
-		if (inet_pton(AF_INET, b->o.addr, &a.sin_addr) != 1)
-			die("-E needs an IPv4 server address, got '%s'", b->o.addr);
+	a.sin_port = htons((uint16_t) atoi(port));
+	if (is_client) {
+		if (!addr || inet_pton(AF_INET, addr, &a.sin_addr) != 1)
+			die("-E needs an IPv4 server address, got '%s'", addr ? addr : "(none)");
 		double t0 = now_s();
 		for (;;) {
 			s = socket(AF_INET, SOCK_STREAM, 0);
 			if (!connect(s, (struct sockaddr *) &a, sizeof(a)))
 				break;
 			close(s);
-			if (now_s() - t0 > b->o.timeout_s)
-				die("out-of-band connect to %s:%s timed out", b->o.addr, b->o.dst_port);
+			if (now_s() - t0 > timeout_s)
+				die("out-of-band connect to %s:%s timed out", addr, port);
 			usleep(10000);
 		}
 	} else {
 		int l = socket(AF_INET, SOCK_STREAM, 0);
-		a.sin_port = htons((uint16_t) atoi(b->o.src_port));
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (bind(l, (struct sockaddr *) &a, sizeof(a)) || listen(l, 1))
-			die("out-of-band listen on port %s: %s", b->o.src_port, strerror(errno));
-		struct timeval tv = { .tv_sec = b->o.timeout_s };
+			die("out-of-band listen on port %s: %s", port, strerror(errno));
+		struct timeval tv = { .tv_sec = timeout_s };
 		setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		s = accept(l, NULL, NULL);
 		if (s < 0)
 			die("out-of-band accept: %s", strerror(errno));
 		close(l);
 	}
-	struct timeval tv = { .tv_sec = b->o.timeout_s };
+	struct timeval tv = { .tv_sec = timeout_s };
 	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return s;
+}
+
+static inline int oob_socket(struct bench *b)
+{
+	return oob_open(b->is_client, b->o.addr, b->is_client ? b->o.dst_port : b->o.src_port, b->o.timeout_s);
 }
 
 /* Sends our name (length-prefixed) and returns the peer's in out. */

@@ -9,6 +9,9 @@
  * Peers: fi_rdm_many_peers -p PROV -P PORT -n PEERS -c COUNT -o FIRST [-S SIZE] [-v] HUB_ADDR
  *        (one process runs COUNT peer endpoints numbered FIRST.., sharing
  *        one domain, AV and CQ; several such processes add up to PEERS).
+ * -E (both sides, for providers whose addresses no port names, shm): the
+ *        hub's name travels over a TCP connection to 127.0.0.1:PORT
+ *        instead (one peer process; bench_common.h's oob_open).
  *
  * Protocol, all tagged: each peer sends TAG_CTRL "hello" (its index and
  * name); the hub inserts the name, answers "go", the peer answers "ready".
@@ -55,7 +58,7 @@ struct opts {
 	const char *prov, *src_addr, *src_port, *dst_port, *addr;
 	long npeers, count, first, msgs;
 	size_t size;
-	int window, timeout_s, verify;
+	int window, timeout_s, verify, oob;
 };
 
 static struct opts o = {
@@ -79,7 +82,7 @@ static long rss_kib(void)
 static void parse(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:s:B:P:n:c:o:I:S:W:T:vh")) != -1) {
+	while ((c = getopt(argc, argv, "p:s:B:P:n:c:o:I:S:W:T:vEh")) != -1) {
 		switch (c) {
 		case 'p': o.prov = optarg; break;
 		case 's': o.src_addr = optarg; break;
@@ -93,10 +96,11 @@ static void parse(int argc, char **argv)
 		case 'W': o.window = atoi(optarg); break;
 		case 'T': o.timeout_s = atoi(optarg); break;
 		case 'v': o.verify = 1; break;
+		case 'E': o.oob = 1; break;
 		default:
 			fprintf(stderr,
-				"usage: %s -p PROV [-s ADDR] -B PORT -n PEERS [-I MSGS] [-S SIZE] [-W WINDOW] [-T S] [-v]\n"
-				"       %s -p PROV -P PORT -n PEERS -c COUNT -o FIRST [-S SIZE] [-v] HUB_ADDR\n",
+				"usage: %s -p PROV [-s ADDR] -B PORT -n PEERS [-I MSGS] [-S SIZE] [-W WINDOW] [-T S] [-v] [-E]\n"
+				"       %s -p PROV -P PORT -n PEERS -c COUNT -o FIRST [-S SIZE] [-v] [-E] HUB_ADDR\n",
 				argv[0], argv[0]);
 			exit(c == 'h' ? 0 : 1);
 		}
@@ -333,7 +337,10 @@ static int run_hub(void)
 	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE };
 	struct fi_av_attr aa = { .type = FI_AV_UNSPEC };
 	size_t n = (size_t) o.npeers, w = (size_t) o.window;
-	CHECK(fi_getinfo(FI_VERSION(1, 17), o.src_addr, o.src_port, FI_SOURCE, hi, &info));
+	if (o.oob)
+		CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hi, &info));
+	else
+		CHECK(fi_getinfo(FI_VERSION(1, 17), o.src_addr, o.src_port, FI_SOURCE, hi, &info));
 	CHECK(fi_fabric(info->fabric_attr, &h->fabric, NULL));
 	CHECK(fi_domain(h->fabric, info, &h->domain, NULL));
 	fprintf(stderr, "fi_rdm_many_peers: provider %s, hub for %zu peers\n", info->fabric_attr->prov_name, n);
@@ -345,6 +352,14 @@ static int run_hub(void)
 	CHECK(fi_ep_bind(h->ep, &h->av->fid, 0));
 	CHECK(fi_ep_bind(h->ep, &h->cq->fid, FI_TRANSMIT | FI_RECV));
 	CHECK(fi_enable(h->ep));
+	if (o.oob) {
+		char name[NAME_MAX_LEN], none[1];
+		size_t len = sizeof(name);
+		CHECK(fi_getname(&h->ep->fid, name, &len));
+		int s = oob_open(0, NULL, o.src_port, o.timeout_s);
+		(void) oob_swap(s, name, len, none, sizeof(none));
+		close(s);
+	}
 
 	h->ncrx = n < 64 ? n : 64;
 	h->peer = calloc(n, sizeof(*h->peer));
@@ -527,7 +542,19 @@ static int run_peers(void)
 	size_t cnt = (size_t) o.count;
 	p->first = o.first;
 	p->count = (long) cnt;
-	CHECK(fi_getinfo(FI_VERSION(1, 17), o.addr, o.dst_port, 0, hi, &info));
+	if (o.oob) {
+		int s = oob_open(1, o.addr, o.dst_port, o.timeout_s);
+		size_t len;
+		CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hi, &info));
+		free(info->dest_addr);
+		if (!(info->dest_addr = malloc(NAME_MAX_LEN)))
+			die("out of memory");
+		len = oob_swap(s, "", 0, info->dest_addr, NAME_MAX_LEN);
+		info->dest_addrlen = len;
+		close(s);
+	} else {
+		CHECK(fi_getinfo(FI_VERSION(1, 17), o.addr, o.dst_port, 0, hi, &info));
+	}
 	if (!info->dest_addr)
 		die("fi_getinfo returned no destination address for %s:%s", o.addr, o.dst_port);
 	CHECK(fi_fabric(info->fabric_attr, &p->fabric, NULL));

@@ -12,7 +12,8 @@
  *             algorithmically, but never to another peer's fi_addr); once
  *             inserted, the same endpoint resolves to its fi_addr
  *  remove     the server removes the client and inserts another address
- *             (127.0.0.1:9, never used): a message from the removed client
+ *             (127.0.0.1:9, never used; with FI_ADDR_STR addresses, its
+ *             own name): a message from the removed client
  *             reports FI_ADDR_NOTAVAIL ("source addresses which cannot be
  *             mapped to a usable fi_addr_t", fi_cq(3)), and above all not
  *             the other address's fi_addr; it inserts the client again and
@@ -343,7 +344,16 @@ static void server(void)
 	 * be attributed to. */
 	old = ft_peer;
 	FT_RC(fi_av_remove(ft_av, &old, 1, 0), 0);
-	{
+	if (ft_info->addr_format == FI_ADDR_STR) {
+		/* String addresses (shm): this endpoint's own name is an
+		 * address the client's messages cannot come from. */
+		char own[256];
+		size_t olen = sizeof(own);
+		FT_RC(fi_getname(&ft_ep->fid, own, &olen), 0);
+		FT_RC(fi_av_insert(ft_av, own, 1, &other_addr, 0, NULL), 1);
+		ft_log("server: client removed (fi_addr %#llx); own name %s inserted as %#llx", (unsigned long long) old,
+		       own, (unsigned long long) other_addr);
+	} else {
 		struct sockaddr_in other = { .sin_family = AF_INET, .sin_port = htons(9) };
 		other.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		FT_RC(fi_av_insert(ft_av, &other, 1, &other_addr, 0, NULL), 1);

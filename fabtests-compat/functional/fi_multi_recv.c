@@ -58,6 +58,7 @@ static void open_ep(void)
 	}
 	if ((rc = fi_enable(ft_ep)))
 		ft_die("fi_enable: %s", fi_strerror(-rc));
+	ft_oob_exchange(ft_ep);
 	if (!ft_is_client()) {
 		got = 0, len = sizeof(got);
 		FT_RC(fi_getopt(&ft_ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &got, &len), 0);

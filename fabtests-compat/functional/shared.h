@@ -6,7 +6,9 @@
  * Convention (as upstream fabtests):
  *   server:  fi_NAME -p PROV [-e msg|rdm|dgram] [-B PORT] [-s SRCADDR]
  *   client:  fi_NAME -p PROV [-e msg|rdm|dgram] [-P PORT] SERVERADDR
- * Other options: -I iterations, -S size, -v (print each step).
+ * Other options: -I iterations, -S size, -v (print each step), -E (the
+ * server's endpoint name travels out of band, as upstream fabtests' -E:
+ * see ft_oob_serve).
  * Programs with options of their own pass them in `extra` to ft_args and
  * get them through the `ft_extra_opt` callback.
  *
@@ -21,6 +23,12 @@
 #include "../unit/common.h"
 #include <stdarg.h>
 #include <stdint.h>
+#include <errno.h>
+#include <pthread.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <rdma/fi_cm.h>
 
 #define FT_TIMEOUT 20.0
@@ -33,6 +41,7 @@ struct ft_opts {
 	int iters; /* -I */
 	size_t size; /* -S */
 	int verbose; /* -v */
+	int oob; /* -E */
 };
 
 static struct ft_opts ft_opts = { .src_port = "9228", .dst_port = "9228", .iters = 10, .size = 64 };
@@ -83,7 +92,7 @@ typedef void (*ft_extra_fn)(int opt, const char *arg);
 
 static inline void ft_args(int argc, char **argv, const char *extra, ft_extra_fn fn)
 {
-	char spec[64] = "p:e:B:P:s:I:S:v";
+	char spec[64] = "p:e:B:P:s:I:S:vE";
 	int c;
 	if (extra)
 		strncat(spec, extra, sizeof(spec) - strlen(spec) - 1);
@@ -100,12 +109,13 @@ static inline void ft_args(int argc, char **argv, const char *extra, ft_extra_fn
 		case 'I': ft_opts.iters = atoi(optarg); break;
 		case 'S': ft_opts.size = strtoul(optarg, NULL, 0); break;
 		case 'v': ft_opts.verbose = 1; break;
+		case 'E': ft_opts.oob = 1; break;
 		default:
 			if (fn && c != '?') {
 				fn(c, optarg);
 				break;
 			}
-			fprintf(stderr, "usage: %s -p PROV [-e msg|rdm|dgram] [-B PORT|-P PORT ADDR] [-I N] [-S SIZE] [-v]\n",
+			fprintf(stderr, "usage: %s -p PROV [-e msg|rdm|dgram] [-B PORT|-P PORT ADDR] [-I N] [-S SIZE] [-v] [-E]\n",
 				argv[0]);
 			exit(2);
 		}
@@ -160,12 +170,16 @@ static inline void ft_require(struct fi_info *hints, const char *what)
 }
 
 /* fi_getinfo for the server (bound to -s/-B) or the client (toward the
- * positional address and -P), then fabric, domain and EQ. Frees hints. */
+ * positional address and -P), then fabric, domain and EQ; with -E neither
+ * side names a node or service (the client learns the server's address
+ * in ft_open_ep). Frees hints. */
 static inline void ft_setup(struct fi_info *hints)
 {
 	struct fi_eq_attr eqa = { .wait_obj = FI_WAIT_UNSPEC };
 	int rc;
-	if (ft_is_client())
+	if (ft_opts.oob)
+		rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &ft_info);
+	else if (ft_is_client())
 		rc = fi_getinfo(FI_VERSION(1, 17), ft_opts.dst_addr, ft_opts.dst_port, 0, hints, &ft_info);
 	else
 		rc = fi_getinfo(FI_VERSION(1, 17), ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1",
@@ -194,6 +208,110 @@ static inline void ft_open_cqs(enum fi_cq_format format)
 		ft_die("fi_av_open: %s", fi_strerror(-rc));
 }
 
+/*
+ * -E, out-of-band address exchange: for providers whose addresses no
+ * node and service name (FI_ADDR_STR: shm's names are made up when the
+ * endpoint opens). Once the server's first endpoint is enabled, a thread
+ * serves its name (4-byte length, then the name) to every TCP connection
+ * on the -B port of 127.0.0.1 (or -s) for as long as the process lives:
+ * clients that fork several endpoints (fi_killed_peer,
+ * fi_rdm_atomic_contention) each fetch it. A client's first enabled
+ * endpoint fetches it from the -P port of the server's address (retrying
+ * while nothing listens, bounded) and it replaces ft_info->dest_addr, so
+ * the programs use dest_addr as with any provider. Everything else still
+ * goes through the provider.
+ */
+static char ft_oob_name[256];
+static size_t ft_oob_namelen;
+
+static void *ft_oob_serve(void *arg)
+{
+	int l = (int) (intptr_t) arg;
+	for (;;) {
+		uint32_t n = (uint32_t) ft_oob_namelen;
+		int s = accept(l, NULL, NULL);
+		if (s < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return NULL;
+		}
+		if (send(s, &n, 4, MSG_NOSIGNAL) != 4 || send(s, ft_oob_name, n, MSG_NOSIGNAL) != (ssize_t) n)
+			fprintf(stderr, "-E: sending the name to a client failed\n");
+		close(s);
+	}
+}
+
+static inline struct sockaddr_in ft_oob_sockaddr(const char *addr, const char *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t) atoi(port)) };
+	if (inet_pton(AF_INET, addr, &a.sin_addr) != 1)
+		ft_die("-E needs an IPv4 address, got '%s'", addr);
+	return a;
+}
+
+/* A TCP connection to `a`, retried (bounded) while nothing listens there;
+ * receives on it time out after FT_TIMEOUT. */
+static inline int ft_oob_connect(struct sockaddr_in a)
+{
+	struct timeval tv = { .tv_sec = (time_t) FT_TIMEOUT };
+	double end = ft_now() + FT_TIMEOUT;
+	char where[INET_ADDRSTRLEN] = "?";
+	int s;
+	for (;;) {
+		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s >= 0 && !connect(s, (struct sockaddr *) &a, sizeof(a)))
+			break;
+		if (s >= 0)
+			close(s);
+		if (ft_now() > end) {
+			inet_ntop(AF_INET, &a.sin_addr, where, sizeof(where));
+			ft_die("-E: nothing listened on %s:%u within %.0f s", where, ntohs(a.sin_port), FT_TIMEOUT);
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return s;
+}
+
+/* Server: publishes `ep`'s name; client: sets ft_info->dest_addr to the
+ * server's. Once per process (the first endpoint). */
+static inline void ft_oob_exchange(struct fid_ep *ep)
+{
+	static int done;
+	uint32_t n = 0;
+	int one = 1, rc, s = -1;
+	if (!ft_opts.oob || done)
+		return;
+	done = 1;
+	if (!ft_is_client()) {
+		struct sockaddr_in a = ft_oob_sockaddr(ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1", ft_opts.src_port);
+		pthread_t t;
+		ft_oob_namelen = sizeof(ft_oob_name);
+		if ((rc = fi_getname(&ep->fid, ft_oob_name, &ft_oob_namelen)))
+			ft_die("fi_getname: %s", fi_strerror(-rc));
+		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (s < 0 || bind(s, (struct sockaddr *) &a, sizeof(a)) || listen(s, 64))
+			ft_die("-E: listen on port %s: %s", ft_opts.src_port, strerror(errno));
+		if (pthread_create(&t, NULL, ft_oob_serve, (void *) (intptr_t) s) || pthread_detach(t))
+			ft_die("-E: pthread_create failed");
+		ft_log("-E: serving the name %.*s on port %s", (int) ft_oob_namelen, ft_oob_name, ft_opts.src_port);
+		return;
+	}
+	s = ft_oob_connect(ft_oob_sockaddr(ft_opts.dst_addr, ft_opts.dst_port));
+	if (recv(s, &n, 4, MSG_WAITALL) != 4 || n == 0 || n > sizeof(ft_oob_name) ||
+	    recv(s, ft_oob_name, n, MSG_WAITALL) != (ssize_t) n)
+		ft_die("-E: receiving the server's name failed");
+	close(s);
+	free(ft_info->dest_addr);
+	if (!(ft_info->dest_addr = malloc(n)))
+		ft_die("malloc");
+	memcpy(ft_info->dest_addr, ft_oob_name, n);
+	ft_info->dest_addrlen = n;
+	ft_oob_namelen = n;
+	ft_log("-E: the server's name is %.*s", (int) n, ft_oob_name);
+}
+
 /* Called by ft_open_ep after its bindings and before fi_enable, when set:
  * a program binds more (counters, ...) to the endpoint there. */
 static void (*ft_before_enable)(struct fid_ep *ep);
@@ -214,6 +332,7 @@ static inline void ft_open_ep(struct fi_info *info)
 		ft_before_enable(ft_ep);
 	if ((rc = fi_enable(ft_ep)))
 		ft_die("fi_enable: %s", fi_strerror(-rc));
+	ft_oob_exchange(ft_ep);
 }
 
 /* Reads one EQ event, bounded. Returns the event, fills `entry` (and `err`
