@@ -269,12 +269,13 @@ impl Side {
                 from,
                 meta,
                 payload,
+                cma_pid,
             } => {
                 self.scratch.resize(payload.len(), 0);
                 let n = payload.copy_to(&mut self.scratch);
                 let mut bytes = std::mem::take(&mut self.scratch);
                 bytes.truncate(n);
-                self.on_cell(from, &meta, &bytes);
+                self.on_cell(from, cma_pid, &meta, &bytes);
                 self.scratch = bytes;
             }
             Event::Flushed { ctx, .. } => self.cell_left(ctx, None),
@@ -377,7 +378,7 @@ impl Side {
     }
 
     /// One cell from `from`.
-    fn on_cell(&mut self, from: Addr, meta: &Meta, bytes: &[u8]) {
+    fn on_cell(&mut self, from: Addr, cma_pid: Option<libc::pid_t>, meta: &Meta, bytes: &[u8]) {
         let tag = (meta.flags & proto::HAS_TAG != 0).then_some(meta.tag);
         let data = (meta.flags & proto::HAS_DATA != 0).then_some(meta.data);
         let op = Op::of(meta.flags);
@@ -404,17 +405,22 @@ impl Side {
                     data,
                 };
                 match self.rxq.place_last(msg.src, tag, len) {
-                    Placement::Posted { recv, region, keep } => self.pulls.push(Pull {
-                        from,
-                        token: meta.token,
-                        msg,
-                        len,
-                        ranges,
-                        recv,
-                        region,
-                        keep,
-                        discard: false,
-                    }),
+                    // Pulled now, so its completion comes in order with
+                    // the messages around it.
+                    Placement::Posted { recv, region, keep } => {
+                        let p = Pull {
+                            from,
+                            token: meta.token,
+                            msg,
+                            len,
+                            ranges,
+                            recv,
+                            region,
+                            keep,
+                            discard: false,
+                        };
+                        self.pull(p, cma_pid);
+                    }
                     Placement::Unexpected => {
                         self.rxq.push_deferred(msg, key, len);
                         self.rndv_in.insert(key, RndvIn { msg, len, ranges });
@@ -534,19 +540,19 @@ impl Side {
         });
     }
 
-    /// Pulls the bytes of every matched rendezvous into its receive and
-    /// answers the senders.
-    fn pull_all(&mut self, tp: &mut Transport) {
-        for p in std::mem::take(&mut self.pulls) {
-            let status = if p.discard {
-                0
-            } else if self.no_cma || !tp.cma_ok(p.from) {
+    /// Pulls the bytes of a matched rendezvous into its receive (from
+    /// the process `cma_pid`, if we may read it) and queues the answer.
+    fn pull(&mut self, p: Pull, cma_pid: Option<libc::pid_t>) {
+        let status = match (p.discard, cma_pid.filter(|_| !self.no_cma)) {
+            (true, _) => 0,
+            (false, None) => {
                 // We may not read its memory: it sends the bytes in cells,
                 // straight into this receive.
                 self.partial
                     .start_into((p.from, p.token), p.msg, p.len, p.recv, p.region, p.keep);
                 proto::FALLBACK
-            } else {
+            }
+            (false, Some(pid)) => {
                 let n = p.len.min(p.region.total_len());
                 let mut left = n;
                 let mut ranges = Vec::with_capacity(p.ranges.len());
@@ -562,7 +568,7 @@ impl Side {
                     left -= l;
                 }
                 let local = p.region.window(0, n);
-                match tp.cma_read_into(p.from, &local, &ranges) {
+                match crate::cma::read_into(pid, &local, &ranges) {
                     Ok(_) => {
                         complete_into(
                             &p.recv,
@@ -584,8 +590,21 @@ impl Side {
                         u64::try_from(e.errno()).unwrap_or(u64::from(FI_EIO as u32))
                     }
                 }
+            }
+        };
+        self.answers.push_back((p.from, p.token, status));
+    }
+
+    /// Pulls the bytes of every matched rendezvous into its receive and
+    /// answers the senders.
+    fn pull_all(&mut self, tp: &mut Transport) {
+        for p in std::mem::take(&mut self.pulls) {
+            let pid = if tp.cma_ok(p.from) {
+                tp.peer_pid(p.from)
+            } else {
+                None
             };
-            self.answers.push_back((p.from, p.token, status));
+            self.pull(p, pid);
         }
         while let Some(&(to, token, status)) = self.answers.front() {
             let meta = Meta {

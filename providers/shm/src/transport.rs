@@ -32,7 +32,6 @@ use crate::cma::{self, RemoteIov};
 use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
 use oxifabric::abi::{FI_EACCES, FI_ECONNRESET};
 use oxifabric::error::{Error, Result};
-use oxifabric::ops::IoBuf;
 use oxifabric::service::keyhash::KeyedU64;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -139,6 +138,11 @@ pub enum Event<'a> {
     /// A message from `from`; copy `payload` where it goes before the
     /// callback returns (the cell goes back to the senders then).
     Received {
+        /// The sender's process, when we may read its memory by
+        /// cross-memory attach (`cma::read_into`): what `cma_ok` says,
+        /// handed over so a rendezvous can be pulled while the payload is
+        /// being handled, in order with the messages around it.
+        cma_pid: Option<libc::pid_t>,
         /// The sender.
         from: Addr,
         /// The header (its `sender` is our claimer id for `from`).
@@ -222,6 +226,14 @@ struct Pending {
     deadline: Instant,
 }
 
+/// Whom a claimer id of our ring was given to.
+#[derive(Clone, Copy)]
+struct Claim {
+    id: EndpointId,
+    /// Set once connected, when cross-memory attach to it works.
+    cma_pid: Option<libc::pid_t>,
+}
+
 /// One endpoint's shared-memory transport.
 pub struct Transport {
     id: EndpointId,
@@ -231,7 +243,7 @@ pub struct Transport {
     peers: HashMap<EndpointId, PeerEntry, KeyedU64>,
     pending: Vec<Pending>,
     /// Who each claimer id in our ring was given to.
-    claimers: HashMap<u32, EndpointId, KeyedU64>,
+    claimers: HashMap<u32, Claim, KeyedU64>,
     next_liveness: Instant,
     /// When progress next looks for incoming connections while none is
     /// under way (an `accept` costs a system call; progress runs on every
@@ -351,12 +363,6 @@ impl Transport {
     ) -> Result<usize> {
         let pid = self.cma_target(to)?;
         cma::readv(pid, local, remote)
-    }
-
-    /// [`Transport::cma_read`] into application memory (`cma::read_into`).
-    pub fn cma_read_into(&self, to: Addr, local: &[IoBuf], remote: &[RemoteIov]) -> Result<usize> {
-        let pid = self.cma_target(to)?;
-        cma::read_into(pid, local, remote)
     }
 
     /// Copies `local` (gathered in order) into the ranges `remote` of the
@@ -572,7 +578,7 @@ impl Transport {
         let claimer = if target.is_none() {
             let c = self.rx.new_claimer();
             // Known before the peer can use it.
-            self.claimers.insert(c, id);
+            self.claimers.insert(c, Claim { id, cma_pid: None });
             if let Err(e) = peer.answer(&self.id, &self.rx.offer(c)) {
                 self.claimers.remove(&c);
                 self.rx.sender_gone(c);
@@ -607,6 +613,21 @@ impl Transport {
                     links: vec![peer],
                     cma_ok,
                 };
+            }
+        }
+        // Every id this peer holds in our ring now says whether (and as
+        // which process) we may read its memory.
+        if let State::Up {
+            links,
+            cma_ok: true,
+            ..
+        } = &entry.state
+        {
+            let pid = links.first().map(Peer::pid);
+            for c in &entry.claimers {
+                if let Some(k) = self.claimers.get_mut(c) {
+                    k.cma_pid = pid;
+                }
             }
         }
         Ok(())
@@ -661,7 +682,13 @@ impl Transport {
                 continue;
             }
             let c = self.rx.new_claimer();
-            self.claimers.insert(c, *id);
+            self.claimers.insert(
+                c,
+                Claim {
+                    id: *id,
+                    cma_pid: None,
+                },
+            );
             match attach::try_connect(id, &self.id, &self.rx.offer(c)) {
                 Ok(Some(hs)) => {
                     *in_flight = true;
@@ -799,8 +826,9 @@ impl Transport {
             let polled = self
                 .rx
                 .poll(|r, payload| match claimers.get(&r.meta.sender) {
-                    Some(id) => sink(Event::Received {
-                        from: Addr(*id),
+                    Some(k) => sink(Event::Received {
+                        from: Addr(k.id),
+                        cma_pid: k.cma_pid,
                         meta: r.meta,
                         payload,
                     }),

@@ -61,6 +61,7 @@ fn pump(t: &mut Transport) -> Vec<Ev> {
                 from,
                 meta,
                 payload,
+                ..
             } => Ev::Got {
                 from,
                 meta,
