@@ -109,7 +109,7 @@ check: deps lint test-rust all fuzz-quick upstream-sets
 # The verbs binding on a real (soft-RoCE) device: one boot of a Debian kernel
 # under QEMU with rdma_rxe (tests/verbs/; the kernel and initramfs are built
 # once into $(OXI_CACHE)/rxe-vm); about 10 s once prepared.
-check-verbs:
+check-verbs: $(LIB)
 	CARGO=$(CARGO) tests/verbs/check.sh
 
 # Benchmarks never run inside make check (shared, noisy machines); check only

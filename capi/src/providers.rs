@@ -44,6 +44,7 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &TCP_RXM,
     &UDP,
     &UDP_RXD,
+    &oxifabric_verbs::PROVIDER,
     &oxifabric_loopback::PROVIDER,
 ];
 

@@ -2,7 +2,7 @@
 # The verbs checks, run INSIDE the soft-RoCE guest (by init.sh, chrooted
 # into the host's read-only root; only $OXI_WORK is writable). check.sh
 # writes $OXI_WORK/guest.env (PROBE, PINGPONG: paths of verbs-probe and
-# verbs-rc-pingpong).
+# verbs-rc-pingpong; OXILIB: a folder with our libfabric.so.1).
 #
 # Results: one line per check in $OXI_WORK/results.txt ("ok NAME" or
 # "FAIL NAME: why"), details in $OXI_WORK/guest.log. Exit status: the number
@@ -20,6 +20,9 @@ fail() { echo "FAIL $1: $2" >>"$W/results.txt"; echo "== FAIL $1: $2"; failed=$(
 
 # --- soft-RoCE on a dummy netdev (the guest has no NIC; nothing leaves it).
 # rxe on lo or on a veth pair does not bring QPs to RTR; dummy does.
+# lo must be up all the same: TCP to the guest's own address (fi_pingpong's
+# control connection) goes through it.
+ip link set lo up
 ip link add dummy0 type dummy 2>/dev/null # dummy.ko may have made it already
 ip addr add 10.77.0.1/24 dev dummy0
 ip link set dummy0 up
@@ -157,6 +160,74 @@ echo "-- pingpong client, nobody listening (rc=$rc)"; echo "$refused"
 if [ $rc = 1 ] && [[ $refused == *"client: FAIL: expected CM event"* ]]; then ok rc_refused_fails; else
 	fail rc_refused_fails "rc=$rc: $refused"
 fi
+
+# --- The provider, through Debian's unmodified fi_info and fi_pingpong
+# run against our library ($OXILIB, copied by check.sh).
+export FI_VERBS_IFACE=dummy0
+list=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -l 2>&1)
+# (oxi_loopback is ours: proof that $OXILIB, not Debian's library, answered.)
+[[ $'\n'$list == *$'\nverbs:\n'* && $list == *oxi_loopback* ]] && ok fi_info_lists_verbs ||
+	fail fi_info_lists_verbs "$list"
+entries=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs 2>&1)
+rc=$?
+echo "-- fi_info -p verbs (rc=$rc)"; echo "$entries"
+# Upstream names the fabric after GID 0's subnet prefix: on RoCE GID 0 is
+# the link-local fe80::/64 address.
+[[ $devgids == " gid[0]=fe80::"* ]] && want_fabric=IB-0xfe80000000000000 || want_fabric="(GID 0 is not fe80::/64: $devgids)"
+if [ $rc = 0 ] && [[ $entries == *"provider: verbs"* && $entries == *"domain: rxe0"* &&
+	$entries == *"type: FI_EP_MSG"* && $entries == *"protocol: FI_PROTO_RDMA_CM_IB_RC"* &&
+	$entries != *"FI_EP_RDM"* && $entries == *"fabric: $want_fabric"* ]]; then
+	ok fi_info_verbs_entries
+else
+	fail fi_info_verbs_entries "rc=$rc, want provider verbs, domain rxe0, fabric $want_fabric, MSG only: $entries"
+fi
+info_v=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -v 2>&1)
+[[ $info_v == *"max_msg_size: ${dev[max_msg_sz]:-?}"* || $info_v == *"max_msg_size: $((${dev[max_msg_sz]:-0}))"* ]] &&
+	ok fi_info_max_msg_size_from_port || fail fi_info_max_msg_size_from_port "port max_msg_sz ${dev[max_msg_sz]:-?}"
+echo "$info_v" >"$W/fi_info-verbs-v.txt"
+
+# fi_pingpong server and client over MSG endpoints on rxe0. The client
+# does not retry its control connection, so it starts once the server's
+# control port listens (bounded poll).
+pingpong() { # NAME LIBPATH PORT ARGS...
+	local name=$1 libpath=$2 port=$3
+	shift 3
+	LD_LIBRARY_PATH=$libpath timeout 120 fi_pingpong -p verbs -e msg -B "$port" "$@" >"$W/$name-server.log" 2>&1 &
+	local server=$! i
+	for ((i = 0; i < 150; i++)); do
+		[[ $(ss -Hltn "sport = :$port" 2>/dev/null) == *LISTEN* ]] && break
+		kill -0 $server 2>/dev/null || break
+		sleep 0.2
+	done
+	LD_LIBRARY_PATH=$libpath timeout 120 fi_pingpong -p verbs -e msg -P "$port" "$@" 10.77.0.1 >"$W/$name-client.log" 2>&1
+	local crc=$?
+	wait $server
+	local src=$?
+	echo "-- $name: server rc=$src, client rc=$crc"
+	cat "$W/$name-server.log" "$W/$name-client.log"
+	if [ $src = 0 ] && [ $crc = 0 ] && grep -q '^[0-9]' "$W/$name-client.log"; then
+		ok "$name"
+	else
+		fail "$name" "server rc=$src client rc=$crc: $(tail -2 "$W/$name-client.log" | tr '\n' ' ')"
+	fi
+}
+pingpong fi_pingpong_msg "$OXILIB" 47601 -c
+pingpong fi_pingpong_msg_4k "$OXILIB" 47602 -c -S 4096
+pingpong fi_pingpong_msg_1m "$OXILIB" 47603 -c -S 1048576
+# The same run on Debian's own libfabric shows what the check sees
+# (reported, not counted: upstream's verbs provider is not under test).
+LD_LIBRARY_PATH= timeout 120 fi_pingpong -p verbs -e msg -B 47604 -c >"$W/upstream-server.log" 2>&1 &
+userver=$!
+for ((i = 0; i < 150; i++)); do
+	[[ $(ss -Hltn "sport = :47604" 2>/dev/null) == *LISTEN* ]] && break
+	kill -0 $userver 2>/dev/null || break
+	sleep 0.2
+done
+timeout 120 fi_pingpong -p verbs -e msg -P 47604 -c 10.77.0.1 >"$W/upstream-client.log" 2>&1
+ucrc=$?
+wait $userver
+echo "info upstream_fi_pingpong_msg: server rc=$? client rc=$ucrc" >>"$W/results.txt"
+echo "-- upstream"; cat "$W/upstream-server.log" "$W/upstream-client.log"
 
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

@@ -1,0 +1,350 @@
+//! `fi_getinfo` for verbs: one `FI_EP_MSG` entry per RDMA device and IP
+//! address of the network interface that device serves, its attributes
+//! taken from the device's own limits.
+//!
+//! Names follow upstream's verbs provider: the domain is the device's name
+//! (`rxe0`, `mlx5_0`); the fabric is `IB-0x` and the subnet prefix (hex)
+//! of the port's GID at index `FI_VERBS_GID_IDX` (0 by default), so two
+//! ports on one subnet share a fabric. Addresses are `FI_SOCKADDR_IN`:
+//! rdma-cm connects by IP address and port. Which device serves an IP
+//! address is rdma-cm's answer: an id bound to the address reports it.
+//!
+//! On a host without rdma-core, or without devices, or with devices but
+//! no active port or no IPv4 address on their interfaces, there are no
+//! entries (and nothing is printed beyond an info log line).
+
+use crate::device::{self, Device, PortState};
+use crate::ibv::owned::{Channel, Id};
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::{DomainAttr, EpAttr, FabricAttr, Info, RxAttr, TxAttr};
+use oxifabric::ops::IoVec;
+use oxifabric::param::{self, Value};
+use oxifabric::provider::Request;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+
+/// The name applications select the provider by.
+pub const NAME: &str = "verbs";
+
+/// Largest private data of `fi_connect`/`fi_accept`/`fi_reject`: the 56
+/// bytes rdma-cm carries in a connection request on a TCP port space,
+/// less the one byte of ours that says how many are the application's.
+pub const CM_DATA_SIZE: usize = 55;
+
+/// Defaults of the parameters (upstream's values).
+const DEF_TX_SIZE: usize = 384;
+const DEF_RX_SIZE: usize = 384;
+const DEF_INLINE: usize = 256;
+
+/// The provider's parameters, as `fi_info -e` lists them
+/// (`FI_VERBS_<NAME>`).
+pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
+    (
+        "iface",
+        FI_PARAM_STRING,
+        "The prefix or the full name of the network interface whose addresses MSG endpoints use",
+    ),
+    (
+        "device_name",
+        FI_PARAM_STRING,
+        "The prefix or the full name of the verbs device to use",
+    ),
+    (
+        "inline_size",
+        FI_PARAM_INT,
+        "Largest message sent inline (fi_inject, inject_size); default 256",
+    ),
+    (
+        "tx_size",
+        FI_PARAM_INT,
+        "Transmit queue size when the application asks for none; default 384",
+    ),
+    (
+        "rx_size",
+        FI_PARAM_INT,
+        "Receive queue size when the application asks for none; default 384",
+    ),
+    (
+        "gid_idx",
+        FI_PARAM_INT,
+        "Index of the GID whose subnet prefix names the fabric (0 - 255); default 0",
+    ),
+];
+
+/// A parameter's text (`Str`), or None when unset or empty.
+fn param_str(name: &str) -> Option<String> {
+    match param::get(NAME, name) {
+        Ok(Value::Str(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+/// A non-negative integer parameter, or `def` (with a warning when the
+/// value is out of range).
+pub fn param_int(name: &str, def: usize, max: usize) -> usize {
+    match param::get(NAME, name) {
+        Ok(Value::Int(v)) if v >= 0 && (v as usize) <= max => v as usize,
+        Ok(Value::Int(v)) => {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_CORE,
+                "FI_VERBS_{}={v} is out of range (0 - {max}); using {def}",
+                name.to_uppercase()
+            );
+            def
+        }
+        _ => def,
+    }
+}
+
+/// The inline (inject) size endpoints ask their queue pairs for.
+pub fn inline_size() -> usize {
+    param_int("inline_size", DEF_INLINE, 1 << 16)
+}
+
+/// Where entries can be made: a device, one of its interface's IPv4
+/// addresses and the interface's name.
+#[derive(Clone)]
+struct Place {
+    dev: Device,
+    ip: IpAddr,
+}
+
+/// The device rdma-cm picks for a local address, if any.
+fn device_of(ip: IpAddr) -> Option<String> {
+    let ch = Channel::new().ok()?;
+    let id = Id::new(&ch).ok()?;
+    id.bind(&SocketAddr::new(ip, 0)).ok()?;
+    id.device_name()
+}
+
+/// Every (device, address) pair, after `FI_VERBS_DEVICE_NAME` and
+/// `FI_VERBS_IFACE`; devices without an active port are left out.
+fn places() -> Vec<Place> {
+    let devs = match device::devices() {
+        Ok(d) => d,
+        Err(e) => {
+            oxifabric::prov_log!(NAME, FI_LOG_INFO, FI_LOG_FABRIC, "no verbs devices: {e}");
+            return Vec::new();
+        }
+    };
+    let want_dev = param_str("device_name");
+    let devs: Vec<Device> = devs
+        .into_iter()
+        .filter(|d| want_dev.as_deref().is_none_or(|w| d.name.starts_with(w)))
+        .filter(|d| d.ports.iter().any(|p| p.state == PortState::Active))
+        .collect();
+    if devs.is_empty() {
+        return Vec::new();
+    }
+    let want_if = param_str("iface");
+    let mut out = Vec::new();
+    for i in oxifabric::iface::list() {
+        if !i.ip.is_ipv4() || want_if.as_deref().is_some_and(|w| !i.name.starts_with(w)) {
+            continue;
+        }
+        let Some(name) = device_of(i.ip) else {
+            continue;
+        };
+        if let Some(d) = devs.iter().find(|d| d.name == name) {
+            out.push(Place {
+                dev: d.clone(),
+                ip: i.ip,
+            });
+        }
+    }
+    out
+}
+
+/// The fabric name: `IB-0x` and the subnet prefix of the GID at
+/// `FI_VERBS_GID_IDX` on the first active port.
+fn fabric_name(d: &Device) -> String {
+    let idx = param_int("gid_idx", 0, 255) as u32;
+    let port = d.ports.iter().find(|p| p.state == PortState::Active);
+    let prefix = port
+        .and_then(|p| p.gids.iter().find(|g| g.index == idx).or(p.gids.first()))
+        .map_or(0, |g| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&g.raw[..8]);
+            u64::from_be_bytes(b)
+        });
+    format!("IB-0x{prefix:x}")
+}
+
+/// Capabilities of an MSG endpoint.
+pub const CAPS: u64 = FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+
+/// The entry for one place.
+fn entry(
+    p: &Place,
+    src: Option<SocketAddr>,
+    dest: Option<SocketAddr>,
+    hints: Option<&Info>,
+) -> Info {
+    let a = &p.dev.attr;
+    let port = p.dev.ports.iter().find(|p| p.state == PortState::Active);
+    let max_wr = a.max_qp_wr.max(1) as usize;
+    let hinted = |f: fn(&Info) -> usize| hints.map_or(0, f) > 0;
+    let tx_size = if hinted(|h| h.tx.size) {
+        max_wr
+    } else {
+        param_int("tx_size", DEF_TX_SIZE, usize::MAX).clamp(1, max_wr)
+    };
+    let rx_size = if hinted(|h| h.rx.size) {
+        max_wr
+    } else {
+        param_int("rx_size", DEF_RX_SIZE, usize::MAX).clamp(1, max_wr)
+    };
+    let iov = (a.max_sge.max(1) as usize).min(IoVec::CAP);
+    let max_msg = port.map_or(1 << 31, |p| p.max_msg_sz as usize);
+    Info {
+        caps: CAPS,
+        addr_format: FI_SOCKADDR_IN as u32,
+        src_addr: src.map(|a| addr::to_sockaddr(&a)),
+        dest_addr: dest.map(|a| addr::to_sockaddr(&a)),
+        tx: TxAttr {
+            caps: FI_MSG | FI_SEND,
+            op_flags: FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_COMPLETION,
+            msg_order: FI_ORDER_SAS,
+            comp_order: FI_ORDER_STRICT as u64,
+            inject_size: inline_size(),
+            size: tx_size,
+            iov_limit: iov,
+            ..Default::default()
+        },
+        rx: RxAttr {
+            caps: FI_MSG | FI_RECV,
+            op_flags: FI_COMPLETION,
+            msg_order: FI_ORDER_SAS,
+            comp_order: FI_ORDER_STRICT as u64 | FI_ORDER_DATA,
+            size: rx_size,
+            iov_limit: iov,
+            ..Default::default()
+        },
+        ep: EpAttr {
+            ep_type: FI_EP_MSG,
+            protocol: FI_PROTO_RDMA_CM_IB_RC as u32,
+            protocol_version: 1,
+            max_msg_size: max_msg,
+            tx_ctx_cnt: 1,
+            rx_ctx_cnt: 1,
+            ..Default::default()
+        },
+        domain: DomainAttr {
+            name: Some(p.dev.name.clone()),
+            threading: FI_THREAD_SAFE,
+            control_progress: FI_PROGRESS_MANUAL,
+            data_progress: FI_PROGRESS_MANUAL,
+            resource_mgmt: FI_RM_ENABLED,
+            av_type: FI_AV_UNSPEC,
+            mr_mode: FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY,
+            mr_key_size: 4,
+            cq_data_size: 4,
+            cq_cnt: a.max_cq.max(0) as usize,
+            ep_cnt: a.max_qp.max(0) as usize,
+            tx_ctx_cnt: (a.max_qp.max(0) as usize).min(1024),
+            rx_ctx_cnt: (a.max_qp.max(0) as usize).min(1024),
+            max_ep_tx_ctx: 1,
+            max_ep_rx_ctx: 1,
+            mr_iov_limit: 1,
+            mr_cnt: a.max_mr.max(0) as usize,
+            caps: FI_LOCAL_COMM | FI_REMOTE_COMM,
+            max_err_data: 255,
+            ..Default::default()
+        },
+        fabric: FabricAttr {
+            name: Some(fabric_name(&p.dev)),
+            prov_version: crate::VERSION,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// The local address the kernel routes to `dest` from.
+fn route_source(dest: &SocketAddr) -> Option<IpAddr> {
+    let s = UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect(dest).ok()?;
+    Some(s.local_addr().ok()?.ip())
+}
+
+fn port_of(service: Option<&str>) -> Result<u16> {
+    match service {
+        None => Ok(0),
+        Some(s) => s.parse::<u16>().map_err(|_| Error::NoData),
+    }
+}
+
+/// The candidate entries for a request.
+pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
+    let hints = req.hints;
+    if hints.is_some_and(|h| h.ep.ep_type != FI_EP_UNSPEC && h.ep.ep_type != FI_EP_MSG) {
+        return Ok(Vec::new());
+    }
+    if hints.is_some_and(|h| {
+        h.addr_format != FI_FORMAT_UNSPEC as u32 && h.addr_format != FI_SOCKADDR_IN as u32
+    }) {
+        return Ok(Vec::new());
+    }
+    let all = places();
+    if all.is_empty() {
+        return Ok(Vec::new());
+    }
+    let v4 = |a: &SocketAddr| a.is_ipv4();
+    let hint_src = hints
+        .and_then(|h| h.src_addr.as_deref())
+        .and_then(oxifabric::service::addr_format::decode)
+        .filter(v4);
+    let hint_dest = hints
+        .and_then(|h| h.dest_addr.as_deref())
+        .and_then(oxifabric::service::addr_format::decode)
+        .filter(v4);
+    let numeric = req.flags & FI_NUMERICHOST != 0;
+    let mut out = Vec::new();
+    let mut add = |p: &Place, src: SocketAddr, dest: Option<SocketAddr>| {
+        let mut e = entry(p, Some(src), dest, hints);
+        oxifabric::getinfo::tailor(&mut e, hints);
+        out.push(e);
+    };
+    if req.node.is_some() && req.flags & FI_SOURCE == 0 || req.node.is_none() && hint_dest.is_some()
+    {
+        // Active side: the device that routes to the destination.
+        let dests = match req.node {
+            Some(_) => addr::resolve(req.node, req.service.or(Some("0")), numeric, false)?,
+            None => hint_dest.into_iter().collect(),
+        };
+        for d in dests.into_iter().filter(v4) {
+            let Some(ip) = route_source(&d) else { continue };
+            for p in all.iter().filter(|p| p.ip == ip) {
+                let src = hint_src
+                    .filter(|s| s.ip() == ip)
+                    .unwrap_or(SocketAddr::new(ip, 0));
+                add(p, src, Some(d));
+            }
+        }
+    } else {
+        // Passive side (or no address at all): the local address named by
+        // node (with FI_SOURCE) or the hints, the port by the service.
+        let port = port_of(req.service)?;
+        let want_ip = match req.node {
+            Some(_) => {
+                let a = addr::resolve(req.node, None, numeric, true)?;
+                Some(a.into_iter().find(v4).ok_or(Error::NoData)?.ip())
+            }
+            None => hint_src.map(|s| s.ip()).filter(|ip| !ip.is_unspecified()),
+        };
+        let port = if req.service.is_none() {
+            hint_src.map_or(0, |s| s.port())
+        } else {
+            port
+        };
+        for p in &all {
+            if want_ip.is_none_or(|ip| ip == p.ip) {
+                add(p, SocketAddr::new(p.ip, port), hint_dest);
+            }
+        }
+    }
+    Ok(out)
+}
