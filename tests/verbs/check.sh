@@ -42,7 +42,17 @@ mkdir -p "$work"
 cp "$bins/verbs-probe" "$bins/verbs-rc-pingpong" "$here/guest.sh" "$work/" || exit 1
 mkdir -p "$work/lib"
 cp -L "$root/build/lib/libfabric.so.1" "$work/lib/libfabric.so.1" || exit 1
-printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" "$work/lib" >"$work/guest.env"
+# The fabtests-compat programs the guest runs, built as fabtests-compat/run
+# builds them.
+mkdir -p "$work/ft"
+for t in benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw; do
+	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/${t#*/}" \
+		"$root/fabtests-compat/$t.c" -L"$root/build/lib" -lfabric -lm || exit 1
+done
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/msg_check" \
+	"$here/msg_check.c" -L"$root/build/lib" -lfabric || exit 1
+printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" \
+	"$work/lib" "$work/ft" >"$work/guest.env"
 "$here/run.sh" "$work" "$work/guest.sh"
 rc=$?
 passed=$(grep -c '^ok ' "$work/results.txt" 2>/dev/null)

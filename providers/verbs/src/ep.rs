@@ -33,7 +33,9 @@ use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
-use oxifabric::ops::{iov_len, Binding, EndpointOps, OptValue, RecvOp, SendOp};
+use oxifabric::ops::{
+    internal, iov_len, Binding, EndpointOps, IoBuf, OptValue, RecvOp, RmaOp, SendOp,
+};
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
 use oxifabric::service::epoll::Epoll;
@@ -281,6 +283,7 @@ impl VerbsEp {
             prov_errno: status as c_int,
             peer: st.peer,
             cause: wc_status_text(status),
+            prov_errno_kind: "verbs status",
         };
         if status != IBV_WC_WR_FLUSH_ERR {
             oxifabric::prov_log!(
@@ -308,9 +311,16 @@ impl VerbsEp {
             if wc.status == IBV_WC_SUCCESS {
                 let data = (wc.wc_flags & IBV_WC_WITH_IMM != 0)
                     .then(|| u64::from(u32::from_be(wc.imm_data)));
+                // A peer's fi_writedata consumed this receive (FI_RX_CQ_DATA):
+                // it reports the write, its length and data, not a message.
+                let flags = if wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM {
+                    FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA
+                } else {
+                    rx_flags(false, data)
+                };
                 let comp = Completion {
                     op_context: p.ctx,
-                    flags: rx_flags(false, data),
+                    flags,
                     len: wc.byte_len as usize,
                     buf: p.iov.first().map_or(0, |b| b.addr()),
                     data: data.unwrap_or(0),
@@ -348,6 +358,7 @@ impl VerbsEp {
                 let f = Failure {
                     peer,
                     prov_errno: ev.status,
+                    prov_errno_kind: "reject reason",
                     ..Failure::cause(FI_ECONNREFUSED, "connection rejected")
                 };
                 st.core.cm_error(f, cm_data_in(&ev.data));
@@ -360,9 +371,10 @@ impl VerbsEp {
                 Conn::Connecting | Conn::Accepting,
             ) => {
                 st.conn = Conn::Down;
+                // rdma-cm gives these a negative errno.
                 let f = Failure {
                     peer,
-                    prov_errno: ev.status,
+                    prov_errno: ev.status.saturating_abs(),
                     ..Failure::cause(FI_ECONNREFUSED, "peer unreachable")
                 };
                 st.core.cm_error(f, Vec::new());
@@ -421,6 +433,75 @@ impl VerbsEp {
             k[i] = u32::try_from(*d).ok()?;
         }
         Some(k)
+    }
+
+    /// Posts one send-queue work request for the application: sizes and
+    /// descriptors checked (an inject, or a small send or write without
+    /// descriptors, goes inline; anything else needs `fi_mr_desc` per
+    /// buffer, `FI_MR_LOCAL`), the queue and the CQ have room, and the
+    /// connection is up.
+    fn post(&self, tx: TxCtx, op: Op, iov: &[IoBuf], desc: &[usize], what: &str) -> Result<()> {
+        let len = iov_len(iov);
+        if len > self.info.ep.max_msg_size {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "{what} of {len} bytes, max_msg_size is {}",
+                self.info.ep.max_msg_size
+            );
+            return Err(Error::MsgSize);
+        }
+        let n = iov.len();
+        let keys = Self::lkeys(desc, n);
+        let inject = tx.flags & FI_INJECT != 0 || tx.internal & internal::NO_COMPLETION != 0;
+        let can_inline = !matches!(op, Op::Read { .. }) && len <= self.info.tx.inject_size;
+        let inline = can_inline && (inject || keys.is_none() || len == 0);
+        if inject && !inline {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "inject {what} of {len} bytes, inject_size is {}",
+                self.info.tx.inject_size
+            );
+            return Err(Error::MsgSize);
+        }
+        let lkeys = match keys {
+            Some(k) => k,
+            None if inline || len == 0 => [0; MAX_SGE],
+            None => {
+                oxifabric::prov_log!(
+                    NAME,
+                    FI_LOG_WARN,
+                    FI_LOG_EP_DATA,
+                    "{what}: FI_MR_LOCAL: each buffer needs its fi_mr_desc"
+                );
+                return Err(Error::Inval);
+            }
+        };
+        let mut g = self.lock();
+        let st = &mut *g;
+        if st.conn != Conn::Up {
+            return Err(Error::NotConn);
+        }
+        if st.tx.len() >= (st.cap.max_send_wr as usize).max(1) || !st.core.sinks.tx_room(&tx) {
+            self.progress_locked(st);
+            return Err(Error::Again);
+        }
+        let id = st.id.as_ref().ok_or(Error::OpBadState)?;
+        let wr = st.next_wr;
+        match id.post_send(wr, op, iov, &lkeys[..n.min(MAX_SGE)], inline) {
+            Ok(()) => {}
+            Err(VerbsError::Call {
+                errno: libc::ENOMEM,
+                ..
+            }) => return Err(Error::Again),
+            Err(e) => return Err(verbs_err("ibv_post_send", e)),
+        }
+        st.next_wr += 1;
+        st.tx.insert(wr, tx);
+        Ok(())
     }
 
     fn enable_locked(&self, st: &mut State) -> Result<()> {
@@ -608,69 +689,44 @@ impl EndpointOps for VerbsEp {
         if op.tag.is_some() {
             return Err(Error::NoSys);
         }
-        let len = iov_len(op.iov);
-        if len > self.info.ep.max_msg_size {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "send of {len} bytes, max_msg_size is {}",
-                self.info.ep.max_msg_size
-            );
-            return Err(Error::MsgSize);
-        }
-        let n = op.iov.len();
-        let keys = Self::lkeys(op.desc, n);
-        let inject =
-            op.flags & FI_INJECT != 0 || op.internal & oxifabric::ops::internal::NO_COMPLETION != 0;
-        let inline = len <= self.info.tx.inject_size && (inject || keys.is_none() || len == 0);
-        if inject && !inline {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "inject of {len} bytes, inject_size is {}",
-                self.info.tx.inject_size
-            );
-            return Err(Error::MsgSize);
-        }
-        let lkeys = match keys {
-            Some(k) => k,
-            None if inline => [0; MAX_SGE],
-            None => {
-                oxifabric::prov_log!(
-                    NAME,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_DATA,
-                    "send: FI_MR_LOCAL: each buffer needs its fi_mr_desc"
-                );
-                return Err(Error::Inval);
-            }
-        };
-        let tx = TxCtx::of(op);
-        let mut g = self.lock();
-        let st = &mut *g;
-        if st.conn != Conn::Up {
-            return Err(Error::NotConn);
-        }
-        if st.tx.len() >= (st.cap.max_send_wr as usize).max(1) || !st.core.sinks.tx_room(&tx) {
-            self.progress_locked(st);
-            return Err(Error::Again);
-        }
-        let id = st.id.as_ref().ok_or(Error::OpBadState)?;
-        let wr = st.next_wr;
         let imm = op.data.map(|d| d as u32);
-        match id.post_send(wr, Op::Send(imm), op.iov, &lkeys[..n.min(MAX_SGE)], inline) {
-            Ok(()) => {}
-            Err(VerbsError::Call {
-                errno: libc::ENOMEM,
-                ..
-            }) => return Err(Error::Again),
-            Err(e) => return Err(verbs_err("ibv_post_send", e)),
-        }
-        st.next_wr += 1;
-        st.tx.insert(wr, tx);
-        Ok(())
+        self.post(TxCtx::of(op), Op::Send(imm), op.iov, op.desc, "send")
+    }
+
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        let [r] = op.rma else {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "RMA with {} remote pieces, rma_iov_limit is 1",
+                op.rma.len()
+            );
+            return Err(Error::Inval);
+        };
+        let Ok(rkey) = u32::try_from(r.key) else {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "RMA key {:#x} is wider than the 4-byte mr_key_size",
+                r.key
+            );
+            return Err(Error::Other(FI_EKEYREJECTED));
+        };
+        let what = if op.write { "write" } else { "read" };
+        let rma_op = if op.write {
+            let imm = (op.flags & FI_REMOTE_CQ_DATA != 0 || op.data.is_some())
+                .then(|| op.data.unwrap_or(0) as u32);
+            Op::Write {
+                addr: r.addr,
+                rkey,
+                imm,
+            }
+        } else {
+            Op::Read { addr: r.addr, rkey }
+        };
+        self.post(TxCtx::of_rma(op), rma_op, op.iov, op.desc, what)
     }
 
     fn rx_size_left(&self) -> Result<usize> {

@@ -173,8 +173,28 @@ fn fabric_name(d: &Device) -> String {
     format!("IB-0x{prefix:x}")
 }
 
-/// Capabilities of an MSG endpoint.
-pub const CAPS: u64 = FI_MSG | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+/// Capabilities of an MSG endpoint: messages, and RMA by RDMA READ and
+/// WRITE (the target's device serves peers' accesses; no target events).
+pub const CAPS: u64 = FI_MSG
+    | FI_RMA
+    | FI_SEND
+    | FI_RECV
+    | FI_READ
+    | FI_WRITE
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
+    | FI_LOCAL_COMM
+    | FI_REMOTE_COMM;
+
+/// Ordering an RC queue pair gives: sends in order, writes in order with
+/// each other and with sends, reads after writes and sends.
+const ORDER: u64 = FI_ORDER_SAS
+    | FI_ORDER_WAW
+    | FI_ORDER_WAS
+    | FI_ORDER_SAW
+    | FI_ORDER_RAW
+    | FI_ORDER_RAS
+    | FI_ORDER_RAR;
 
 /// The entry for one place.
 fn entry(
@@ -205,9 +225,10 @@ fn entry(
         src_addr: src.map(|a| addr::to_sockaddr(&a)),
         dest_addr: dest.map(|a| addr::to_sockaddr(&a)),
         tx: TxAttr {
-            caps: FI_MSG | FI_SEND,
+            caps: FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE,
+            rma_iov_limit: 1,
             op_flags: FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_COMPLETION,
-            msg_order: FI_ORDER_SAS,
+            msg_order: ORDER,
             comp_order: FI_ORDER_STRICT as u64,
             inject_size: inline_size(),
             size: tx_size,
@@ -215,9 +236,12 @@ fn entry(
             ..Default::default()
         },
         rx: RxAttr {
-            caps: FI_MSG | FI_RECV,
+            caps: FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE,
+            // A peer's fi_writedata (RDMA WRITE with immediate data)
+            // consumes a posted receive, as upstream's verbs says.
+            mode: FI_RX_CQ_DATA,
             op_flags: FI_COMPLETION,
-            msg_order: FI_ORDER_SAS,
+            msg_order: ORDER,
             comp_order: FI_ORDER_STRICT as u64 | FI_ORDER_DATA,
             size: rx_size,
             iov_limit: iov,
