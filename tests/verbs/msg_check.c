@@ -25,6 +25,10 @@
  *               FI_ECANCELED, prov_errno set and a fi_cq_strerror text
  *               naming the peer
  *
+ * With -K the client instead kills itself (SIGKILL) right after the names
+ * step, and the server checks the same as in shutdown ("killed"): a dead
+ * peer ends in FI_SHUTDOWN and flushed receives, never a hang.
+ *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #define _DEFAULT_SOURCE
@@ -33,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -43,6 +48,7 @@
 #include <rdma/fi_rma.h>
 
 static const char *prov = "verbs", *src_addr, *port = "47700", *dst;
+static int killed; /* -K */
 static struct fi_info *info;
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
@@ -159,11 +165,39 @@ static void check_names(void)
 	printf("ok names\n");
 }
 
+/* Server: the peer went away (shut down or died): FI_SHUTDOWN on the EQ,
+ * then the receives still posted fail as flushed, naming the peer and the
+ * verbs status. */
+static void peer_gone(const char *step)
+{
+	char entry_buf[sizeof(struct fi_eq_cm_entry) + 64];
+	struct fi_eq_cm_entry *entry = (void *) entry_buf;
+	struct fi_cq_data_entry e;
+	size_t dlen;
+	ssize_t n = 0;
+	uint32_t ev = wait_eq(step, entry, &dlen);
+	CHECK(step, ev == FI_SHUTDOWN, "event %u, want FI_SHUTDOWN", ev);
+	for (long i = 0; i < 20000000; i++) {
+		n = fi_cq_read(rxcq, &e, 1);
+		if (n != -FI_EAGAIN)
+			break;
+	}
+	CHECK(step, n == -FI_EAVAIL, "pending receive after FI_SHUTDOWN: %zd, want -FI_EAVAIL", n);
+	struct fi_cq_err_entry err = { 0 };
+	CHECK(step, fi_cq_readerr(rxcq, &err, 0) == 1, "fi_cq_readerr");
+	const char *text = fi_cq_strerror(rxcq, err.prov_errno, err.err_data, NULL, 0);
+	CHECK(step, err.err == FI_ECANCELED && err.prov_errno != 0 && text && strstr(text, "peer ") &&
+		      strstr(text, "verbs status"),
+	      "err %d prov_errno %d text %s", err.err, err.prov_errno, text ? text : "(null)");
+	printf("ok %s: %s\n", step, text);
+}
+
 int main(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:B:P:s:")) != -1) {
+	while ((c = getopt(argc, argv, "p:B:P:s:K")) != -1) {
 		switch (c) {
+		case 'K': killed = 1; break;
 		case 'p': prov = optarg; break;
 		case 'B': case 'P': port = optarg; break;
 		case 's': src_addr = optarg; break;
@@ -227,6 +261,12 @@ int main(int argc, char **argv)
 	}
 	printf("ok cm_data (%zu bytes)\n", cm_size);
 	check_names();
+	if (killed && dst)
+		raise(SIGKILL);
+	if (killed) {
+		peer_gone("killed");
+		return 0;
+	}
 
 	/* Both sides tell the peer where their RMA region is. */
 	struct { uint64_t addr, key; } me = { (uintptr_t) (buf + RMA), fi_mr_key(mr) }, them;
@@ -332,20 +372,6 @@ int main(int argc, char **argv)
 	CHECK("sread", n == 1 && !strcmp(e.buf, "wake"), "fi_cq_sread: %zd", n);
 	printf("ok sread\n");
 	send_msg("shutdown", "ready", 6);
-	uint32_t ev = wait_eq("shutdown", entry, &dlen);
-	CHECK("shutdown", ev == FI_SHUTDOWN, "event %u, want FI_SHUTDOWN", ev);
-	/* A receive still posted fails (flushed), naming the peer. */
-	for (long i = 0; i < 20000000; i++) {
-		n = fi_cq_read(rxcq, &e, 1);
-		if (n != -FI_EAGAIN)
-			break;
-	}
-	CHECK("shutdown", n == -FI_EAVAIL, "pending receive after FI_SHUTDOWN: %zd, want -FI_EAVAIL", n);
-	struct fi_cq_err_entry err = { 0 };
-	CHECK("shutdown", fi_cq_readerr(rxcq, &err, 0) == 1, "fi_cq_readerr");
-	const char *text = fi_cq_strerror(rxcq, err.prov_errno, err.err_data, NULL, 0);
-	CHECK("shutdown", err.err == FI_ECANCELED && err.prov_errno != 0 && text && strstr(text, "peer ") && strstr(text, "verbs status"),
-	      "err %d prov_errno %d text %s", err.err, err.prov_errno, text ? text : "(null)");
-	printf("ok shutdown: %s\n", text);
+	peer_gone("shutdown");
 	return 0;
 }

@@ -26,7 +26,7 @@
 //!   completion channel.
 
 use crate::domain::VerbsDomain;
-use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, MAX_SGE};
+use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
 use oxifabric::abi::*;
@@ -97,6 +97,15 @@ enum Conn {
 struct Rx {
     posted: Posted,
     lkeys: [u32; MAX_SGE],
+    /// Registrations made for this receive alone (no `FI_MR_LOCAL`).
+    _mrs: Vec<Mr>,
+}
+
+/// A send-queue work request in flight: its completion context and the
+/// registrations made for it alone (released when it completes).
+struct Tx {
+    ctx: TxCtx,
+    _mrs: Vec<Mr>,
 }
 
 struct State {
@@ -105,7 +114,7 @@ struct State {
     cq: Option<Arc<Cq>>,
     conn: Conn,
     /// Work requests in flight, by id.
-    tx: HashMap<u64, TxCtx>,
+    tx: HashMap<u64, Tx>,
     rx: HashMap<u64, Rx>,
     /// Receives posted before the queue pair existed.
     early_rx: Vec<(u64, Rx)>,
@@ -299,7 +308,7 @@ impl VerbsEp {
 
     /// One work completion.
     fn complete(&self, st: &mut State, wc: &ibv_wc) {
-        if let Some(tx) = st.tx.remove(&wc.wr_id) {
+        if let Some(Tx { ctx: tx, .. }) = st.tx.remove(&wc.wr_id) {
             if wc.status == IBV_WC_SUCCESS {
                 st.core.sinks.tx_done(&tx);
             } else {
@@ -435,6 +444,36 @@ impl VerbsEp {
         Some(k)
     }
 
+    /// Local keys for buffers the application gave no descriptors for:
+    /// under `FI_MR_LOCAL` that is refused (`-FI_EINVAL`); otherwise each
+    /// buffer is registered for this one operation (released when it
+    /// completes; a registration per operation, not a cache).
+    fn register_iov(&self, iov: &[IoBuf], what: &str) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
+        if self.info.domain.mr_mode & FI_MR_LOCAL != 0 {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "{what}: FI_MR_LOCAL: each buffer needs its fi_mr_desc"
+            );
+            return Err(Error::Inval);
+        }
+        let mut lkeys = [0u32; MAX_SGE];
+        let mut mrs = Vec::with_capacity(iov.len());
+        for (i, b) in iov.iter().enumerate().take(MAX_SGE) {
+            if b.is_empty() {
+                continue;
+            }
+            let mr = self
+                .pd
+                .register(*b, IBV_ACCESS_LOCAL_WRITE)
+                .map_err(|e| verbs_err(what, e))?;
+            lkeys[i] = mr.lkey();
+            mrs.push(mr);
+        }
+        Ok((lkeys, mrs))
+    }
+
     /// Posts one send-queue work request for the application: sizes and
     /// descriptors checked (an inject, or a small send or write without
     /// descriptors, goes inline; anything else needs `fi_mr_desc` per
@@ -467,18 +506,10 @@ impl VerbsEp {
             );
             return Err(Error::MsgSize);
         }
-        let lkeys = match keys {
-            Some(k) => k,
-            None if inline || len == 0 => [0; MAX_SGE],
-            None => {
-                oxifabric::prov_log!(
-                    NAME,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_DATA,
-                    "{what}: FI_MR_LOCAL: each buffer needs its fi_mr_desc"
-                );
-                return Err(Error::Inval);
-            }
+        let (lkeys, mrs) = match keys {
+            Some(k) => (k, Vec::new()),
+            None if inline || len == 0 => ([0; MAX_SGE], Vec::new()),
+            None => self.register_iov(iov, what)?,
         };
         let mut g = self.lock();
         let st = &mut *g;
@@ -500,7 +531,7 @@ impl VerbsEp {
             Err(e) => return Err(verbs_err("ibv_post_send", e)),
         }
         st.next_wr += 1;
-        st.tx.insert(wr, tx);
+        st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
         Ok(())
     }
 
@@ -650,20 +681,10 @@ impl EndpointOps for VerbsEp {
         if op.tag.is_some() || op.flags & FI_MULTI_RECV != 0 {
             return Err(Error::NoSys);
         }
-        let n = op.iov.len();
-        let lkeys = if iov_len(op.iov) == 0 {
-            Some([0; MAX_SGE])
-        } else {
-            Self::lkeys(op.desc, n)
-        };
-        let Some(lkeys) = lkeys else {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "fi_recv: FI_MR_LOCAL: each buffer needs its fi_mr_desc"
-            );
-            return Err(Error::Inval);
+        let (lkeys, mrs) = match Self::lkeys(op.desc, op.iov.len()) {
+            Some(k) => (k, Vec::new()),
+            None if iov_len(op.iov) == 0 => ([0; MAX_SGE], Vec::new()),
+            None => self.register_iov(op.iov, "receive")?,
         };
         let mut g = self.lock();
         let st = &mut *g;
@@ -677,6 +698,7 @@ impl EndpointOps for VerbsEp {
         let rx = Rx {
             posted: Posted::new(op),
             lkeys,
+            _mrs: mrs,
         };
         if st.cq.is_none() {
             st.early_rx.push((wr, rx));

@@ -287,6 +287,32 @@ fn entry(
     }
 }
 
+/// Bits of the capabilities that RMA needs (keys and addresses of the
+/// device's registrations).
+const RMA_CAPS: u64 = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+/// Whether the request comes from an application that cannot follow
+/// `FI_MR_LOCAL` (API 1.5 or later, its `mr_mode` hints without it) and
+/// asks for no RMA: it gets entries that register its buffers per
+/// operation instead.
+fn unregistered(req: &Request<'_>) -> bool {
+    req.version >= (1 << 16 | 5)
+        && req
+            .hints
+            .is_some_and(|h| h.domain.mr_mode & FI_MR_LOCAL == 0 && h.caps & RMA_CAPS == 0)
+}
+
+/// An entry for such an application: no `mr_mode` bits required, no RMA
+/// (its keys and addresses would have to be the device's).
+fn without_mr_local(e: &mut Info) {
+    e.domain.mr_mode = 0;
+    e.caps &= !RMA_CAPS;
+    e.tx.caps &= !RMA_CAPS;
+    e.rx.caps &= !RMA_CAPS;
+    e.rx.mode &= !FI_RX_CQ_DATA;
+    e.tx.rma_iov_limit = 0;
+}
+
 /// The local address the kernel routes to `dest` from.
 fn route_source(dest: &SocketAddr) -> Option<IpAddr> {
     let s = UdpSocket::bind("0.0.0.0:0").ok()?;
@@ -327,8 +353,12 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
         .filter(v4);
     let numeric = req.flags & FI_NUMERICHOST != 0;
     let mut out = Vec::new();
+    let unregistered = unregistered(req);
     let mut add = |p: &Place, src: SocketAddr, dest: Option<SocketAddr>| {
         let mut e = entry(p, Some(src), dest, hints);
+        if unregistered {
+            without_mr_local(&mut e);
+        }
         oxifabric::getinfo::tailor(&mut e, hints);
         out.push(e);
     };
