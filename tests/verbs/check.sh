@@ -54,7 +54,8 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/msg_che
 	"$here/msg_check.c" -L"$root/build/lib" -lfabric || exit 1
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" \
 	"$work/lib" "$work/ft" >"$work/guest.env"
-"$here/run.sh" "$work" "$work/guest.sh"
+# The guest runs some twenty server/client pairs: allow for a loaded host.
+OXI_VM_TIMEOUT=${OXI_VM_TIMEOUT:-600} "$here/run.sh" "$work" "$work/guest.sh"
 rc=$?
 passed=$(grep -c '^ok ' "$work/results.txt" 2>/dev/null)
 failed=$(grep -c '^FAIL ' "$work/results.txt" 2>/dev/null)
