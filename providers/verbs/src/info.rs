@@ -142,7 +142,12 @@ fn places() -> Vec<Place> {
     let want_if = param_str("iface");
     let mut out = Vec::new();
     for i in oxifabric::iface::list() {
-        if !i.ip.is_ipv4() || want_if.as_deref().is_some_and(|w| !i.name.starts_with(w)) {
+        // Loopback addresses are no RDMA device's (rdma-cm would bind them
+        // to any device).
+        if !i.ip.is_ipv4()
+            || i.ip.is_loopback()
+            || want_if.as_deref().is_some_and(|w| !i.name.starts_with(w))
+        {
             continue;
         }
         let Some(name) = device_of(i.ip) else {
@@ -401,4 +406,128 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{AtomicCap, DeviceAttr, Gid, GidType, LinkLayer, Port};
+
+    fn rxe() -> Device {
+        let gid = |index, raw: [u8; 16]| Gid {
+            index,
+            raw,
+            kind: GidType::RoceV2,
+        };
+        let mut link_local = [0u8; 16];
+        link_local[..2].copy_from_slice(&[0xfe, 0x80]);
+        link_local[8..].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        let mapped = std::net::Ipv4Addr::new(10, 77, 0, 1)
+            .to_ipv6_mapped()
+            .octets();
+        Device {
+            name: "rxe0".into(),
+            attr: DeviceAttr {
+                fw_ver: String::new(),
+                node_guid: 0,
+                max_mr_size: u64::MAX,
+                page_size_cap: 0,
+                vendor_id: 0,
+                vendor_part_id: 0,
+                max_qp: 1 << 20,
+                max_qp_wr: 1 << 20,
+                max_sge: 32,
+                max_sge_rd: 32,
+                max_cq: 1 << 20,
+                max_cqe: 32767,
+                max_mr: 1 << 19,
+                max_pd: 1 << 20,
+                max_qp_rd_atom: 128,
+                max_qp_init_rd_atom: 128,
+                atomic_cap: AtomicCap::Hca,
+                max_srq: 1 << 18,
+                max_srq_wr: 1 << 20,
+                max_srq_sge: 27,
+                device_cap_flags: 0,
+                phys_port_cnt: 1,
+            },
+            ports: vec![Port {
+                num: 1,
+                state: PortState::Active,
+                link_layer: LinkLayer::Ethernet,
+                active_mtu: 1024,
+                max_mtu: 4096,
+                max_msg_sz: 1 << 23,
+                gid_tbl_len: 1024,
+                lid: 0,
+                gids: vec![gid(0, link_local), gid(1, mapped)],
+            }],
+        }
+    }
+
+    #[test]
+    fn entries_are_named_as_upstream_and_sized_from_the_device() {
+        let p = Place {
+            dev: rxe(),
+            ip: "10.77.0.1".parse().unwrap(),
+        };
+        assert_eq!(fabric_name(&p.dev), "IB-0xfe80000000000000");
+        let e = entry(&p, Some("10.77.0.1:0".parse().unwrap()), None, None);
+        assert_eq!(e.domain.name.as_deref(), Some("rxe0"));
+        assert_eq!(e.ep.ep_type, FI_EP_MSG);
+        assert_eq!(e.ep.protocol, FI_PROTO_RDMA_CM_IB_RC as u32);
+        assert_eq!(e.ep.max_msg_size, 1 << 23, "max_msg_size is the port's");
+        assert_eq!(
+            e.tx.iov_limit,
+            IoVec::CAP,
+            "max_sge, capped by the engine's iovec"
+        );
+        assert_eq!(
+            e.tx.size, DEF_TX_SIZE,
+            "the default queue size without hints"
+        );
+        assert_eq!(e.domain.cq_data_size, 4);
+        assert_ne!(e.domain.mr_mode & FI_MR_LOCAL, 0);
+        let mut hints = Info::default();
+        hints.tx.size = 5000;
+        let e = entry(&p, None, None, Some(&hints));
+        assert_eq!(
+            e.tx.size,
+            1 << 20,
+            "up to max_qp_wr when the hints ask for a size"
+        );
+    }
+
+    #[test]
+    fn applications_without_fi_mr_local_get_entries_without_rma() {
+        let mut hints = Info::default();
+        fn req(hints: Option<&Info>) -> Request<'_> {
+            Request {
+                version: 1 << 16 | 17,
+                node: None,
+                service: None,
+                flags: 0,
+                hints,
+            }
+        }
+        assert!(unregistered(&req(Some(&hints))));
+        hints.caps = FI_RMA;
+        assert!(
+            !unregistered(&req(Some(&hints))),
+            "RMA needs the device's keys"
+        );
+        hints.caps = FI_MSG;
+        hints.domain.mr_mode = FI_MR_LOCAL;
+        assert!(!unregistered(&req(Some(&hints))));
+        assert!(!unregistered(&req(None)));
+        let p = Place {
+            dev: rxe(),
+            ip: "10.77.0.1".parse().unwrap(),
+        };
+        let mut e = entry(&p, None, None, None);
+        without_mr_local(&mut e);
+        assert_eq!(e.domain.mr_mode, 0);
+        assert_eq!(e.caps & RMA_CAPS, 0);
+        assert_eq!(e.rx.mode & FI_RX_CQ_DATA, 0);
+    }
 }
