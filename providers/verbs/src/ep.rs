@@ -21,9 +21,12 @@
 //!   with unreaped requests; the completion of an inject is not reported
 //!   (the engine's `Sinks` drops it, counters still count it). Receives
 //!   are posted straight to the queue pair (kept until it exists).
-//! - **Progress** reads the channel's events and the completion queue;
-//!   the wait descriptor is an epoll set of the CM channel and the
-//!   completion channel.
+//! - **Progress** polls the completion queue (rdma-core serves it from
+//!   user space) and reads the CM channel's events and the completion
+//!   channel's notifications every few calls, before a blocking wait and
+//!   in `fi_trywait` (on every call once an application's epoll set holds
+//!   the descriptor); the wait descriptor is an epoll set of the two
+//!   channels.
 
 use crate::domain::VerbsDomain;
 use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
@@ -44,11 +47,16 @@ use oxifabric::service::rxq::{rx_flags, Posted};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// How long one step of address or route resolution may take.
 const RESOLVE_MS: i32 = 2000;
+
+/// Progress calls between two reads of the CM and completion channels
+/// when nobody waits on them.
+const FD_CHECK_EVERY: u32 = 64;
 
 /// What `info->handle` of a connection request stands for.
 pub struct Request {
@@ -124,6 +132,8 @@ struct State {
     peer: Option<SocketAddr>,
     /// The queue pair's sizes as granted.
     cap: QpCap,
+    /// Progress calls since the descriptors were last read.
+    polls: u32,
 }
 
 /// A verbs MSG endpoint.
@@ -135,6 +145,10 @@ pub struct VerbsEp {
     chan: Arc<Channel>,
     /// The CM channel's and the completion channel's descriptors.
     waits: Epoll,
+    /// A blocking wait asked for `waits`: the next progress reads them.
+    want_fds: AtomicBool,
+    /// `waits` is watched for good ([`Progress::pin_watch`]).
+    pinned: AtomicBool,
     st: Mutex<State>,
 }
 
@@ -190,6 +204,8 @@ impl VerbsEp {
             pd: d.pd.clone(),
             chan,
             waits,
+            want_fds: AtomicBool::new(true),
+            pinned: AtomicBool::new(false),
             st: Mutex::new(State {
                 core: EpCore::new(info, NAME),
                 id: Some(id),
@@ -202,6 +218,7 @@ impl VerbsEp {
                 resolved: None,
                 peer: None,
                 cap: QpCap::default(),
+                polls: 0,
             }),
         }))
     }
@@ -406,13 +423,28 @@ impl VerbsEp {
     }
 
     fn progress_locked(&self, st: &mut State) {
-        while let Some(ev) = self.chan.next() {
-            self.cm_event(st, ev);
+        // The descriptors (a read each) are looked at every
+        // FD_CHECK_EVERY calls, and on the first call after wait_fd (a
+        // blocking wait is coming): busy polling of the completion queue,
+        // which rdma-core serves from user space, costs no system call.
+        st.polls += 1;
+        if st.polls >= FD_CHECK_EVERY
+            || self.pinned.load(Ordering::Relaxed)
+            || self.want_fds.swap(false, Ordering::Relaxed)
+        {
+            st.polls = 0;
+            while let Some(ev) = self.chan.next() {
+                self.cm_event(st, ev);
+            }
+            if let Some(cq) = &st.cq {
+                // Re-armed before the poll below, so a completion after
+                // that poll makes the descriptor readable again.
+                if cq.take_events() {
+                    let _ = cq.arm();
+                }
+            }
         }
         let Some(cq) = st.cq.clone() else { return };
-        if cq.take_events() {
-            let _ = cq.arm();
-        }
         let mut wc = [ibv_wc::default(); 16];
         loop {
             let n = match cq.poll(&mut wc) {
@@ -552,7 +584,23 @@ impl Progress for VerbsEp {
     }
 
     fn wait_fd(&self) -> Option<RawFd> {
+        self.want_fds.store(true, Ordering::Relaxed);
         Some(self.waits.raw())
+    }
+
+    /// Someone (an application's epoll set, `FI_GETWAIT`) may sleep on the
+    /// descriptor at any time: every progress reads it, so it is readable
+    /// only while there is something to do.
+    fn pin_watch(&self) {
+        self.pinned.store(true, Ordering::Relaxed);
+    }
+
+    /// `fi_trywait`: a full pass that reads the descriptors, waiting for
+    /// one another thread is running.
+    fn progress_settled(&self) {
+        self.want_fds.store(true, Ordering::Relaxed);
+        let mut st = self.lock();
+        self.progress_locked(&mut st);
     }
 }
 
