@@ -4,6 +4,7 @@
 #   make demo            build, then show it working: Debian's fi_info and fi_pingpong
 #   make check           install test dependencies if missing, run every test
 #   make check-verbs     only the verbs tests (soft-RoCE in a QEMU guest)
+#   make bench-verbs     verbs: ours vs Debian's libfabric in the guest, as ratios
 #   make headers         regenerate include/rdma/*.h from src/abi/
 #   make install PREFIX=/usr/local
 #   make bench           ours vs upstream libfabric and plain TCP (QUICK=1: < 2 min)
@@ -22,7 +23,7 @@ EXPORTS := $(shell sed -n 's/^\t\t\(fi_[a-z_]*\);/\1/p' capi/libfabric.map)
 DEPS := gcc g++ make pkg-config libfabric-dev libfabric-bin python3-clang libclang-dev \
 	valgrind openmpi-bin libopenmpi-dev iproute2 debootstrap strace
 
-.PHONY: all demo check check-verbs deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
+.PHONY: all demo check check-verbs bench-verbs deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
 
 all: $(LIB)
 
@@ -111,6 +112,11 @@ check: deps lint test-rust all fuzz-quick upstream-sets
 # once into $(OXI_CACHE)/rxe-vm); about 10 s once prepared.
 check-verbs: $(LIB)
 	CARGO=$(CARGO) tests/verbs/check.sh
+
+# Ours against Debian's libfabric (upstream's verbs provider) in one boot of
+# the soft-RoCE guest, as ratios (tests/verbs/bench.sh). Not in make check.
+bench-verbs: $(LIB)
+	tests/verbs/bench.sh
 
 # Benchmarks never run inside make check (shared, noisy machines); check only
 # proves that the harness builds and completes one iteration per job.
