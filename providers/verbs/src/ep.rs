@@ -15,9 +15,9 @@
 //!   private data to a fixed size).
 //! - **Data.** A send is one work request over the application's buffers
 //!   with their local keys (`fi_mr_desc`); `fi_senddata` sends with
-//!   immediate data (4 bytes, `cq_data_size`); `fi_inject` and sends no
-//!   larger than `inject_size` without descriptors go inline, copied at
-//!   post. Every work request is signaled, so the send queue never fills
+//!   immediate data (4 bytes, `cq_data_size`); sends and writes no
+//!   larger than `inject_size` (`fi_inject` included) go inline, copied
+//!   at post. Every work request is signaled, so the send queue never fills
 //!   with unreaped requests; the completion of an inject is not reported
 //!   (the engine's `Sinks` drops it, counters still count it). Receives
 //!   are posted straight to the queue pair (kept until it exists).
@@ -507,10 +507,10 @@ impl VerbsEp {
     }
 
     /// Posts one send-queue work request for the application: sizes and
-    /// descriptors checked (an inject, or a small send or write without
-    /// descriptors, goes inline; anything else needs `fi_mr_desc` per
-    /// buffer, `FI_MR_LOCAL`), the queue and the CQ have room, and the
-    /// connection is up.
+    /// descriptors checked (a send or write up to `inject_size` goes
+    /// inline; anything larger needs `fi_mr_desc` per buffer under
+    /// `FI_MR_LOCAL`, or is registered for the operation without it), the
+    /// queue and the CQ have room, and the connection is up.
     fn post(&self, tx: TxCtx, op: Op, iov: &[IoBuf], desc: &[usize], what: &str) -> Result<()> {
         let len = iov_len(iov);
         if len > self.info.ep.max_msg_size {
@@ -527,7 +527,9 @@ impl VerbsEp {
         let keys = Self::lkeys(desc, n);
         let inject = tx.flags & FI_INJECT != 0 || tx.internal & internal::NO_COMPLETION != 0;
         let can_inline = !matches!(op, Op::Read { .. }) && len <= self.info.tx.inject_size;
-        let inline = can_inline && (inject || keys.is_none() || len == 0);
+        // Small sends and writes go inline even with descriptors: the
+        // device then reads no registered memory for them.
+        let inline = can_inline;
         if inject && !inline {
             oxifabric::prov_log!(
                 NAME,
