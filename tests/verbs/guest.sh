@@ -26,6 +26,7 @@ fail() { echo "FAIL $1: $2" >>"$W/results.txt"; echo "== FAIL $1: $2"; failed=$(
 ip link set lo up
 ip link add dummy0 type dummy 2>/dev/null # dummy.ko may have made it already
 ip addr add 10.77.0.1/24 dev dummy0
+ip -6 addr add fd77::1/64 dev dummy0 nodad
 ip link set dummy0 up
 if timeout 30 rdma link add rxe0 type rxe netdev dummy0; then ok rxe0_created; else fail rxe0_created "rdma link add"; fi
 
@@ -197,7 +198,7 @@ listening() { # PORT
 	[[ $cm == *LISTEN*":$1 "* || $cm == *LISTEN*":$1" ]]
 }
 pair() { # NAME LIBPATH PORT PROGRAM ARGS...: PROGRAM -B PORT, then PROGRAM -P PORT 10.77.0.1
-	# (both must exit 0; the client $WANT_CRC if set)
+	# (both must exit 0, the client $WANT_CRC if set; $PEER: another address)
 	local name=$1 libpath=$2 port=$3 prog=$4
 	shift 4
 	LD_LIBRARY_PATH=$libpath timeout 120 "$prog" -p verbs "$@" -B "$port" >"$W/$name-server.log" 2>&1 &
@@ -207,7 +208,7 @@ pair() { # NAME LIBPATH PORT PROGRAM ARGS...: PROGRAM -B PORT, then PROGRAM -P P
 		kill -0 $server 2>/dev/null || break
 		sleep 0.2
 	done
-	LD_LIBRARY_PATH=$libpath timeout 120 "$prog" -p verbs "$@" -P "$port" 10.77.0.1 >"$W/$name-client.log" 2>&1
+	LD_LIBRARY_PATH=$libpath timeout 120 "$prog" -p verbs "$@" -P "$port" "${PEER:-10.77.0.1}" >"$W/$name-client.log" 2>&1
 	local crc=$?
 	wait $server
 	local src=$?
@@ -266,6 +267,12 @@ done
 WANT_CRC=137 pair msg_check_killed_peer "$OXILIB" 47623 "$FT/msg_check" -K "${S[@]}"
 grep -q "^ok killed" "$W/msg_check_killed_peer-server.log" && ok msg_killed_peer_shutdown ||
 	fail msg_killed_peer_shutdown "$(grep -h "^FAIL" "$W/msg_check_killed_peer-server.log" | head -1)"
+
+# The same over IPv6 (FI_SOCKADDR_IN6 entries; a ULA address on dummy0).
+PEER=fd77::1 pair msg_check_ipv6 "$OXILIB" 47628 "$FT/msg_check" -s fd77::1
+entries6=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -a FI_SOCKADDR_IN6 -v 2>&1)
+[[ $entries6 == *"addr_format: FI_SOCKADDR_IN6"* && $entries6 == *"fd77::1"* ]] && ok fi_info_verbs_ipv6 ||
+	fail fi_info_verbs_ipv6 "$entries6"
 
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

@@ -5,12 +5,13 @@
 //! Names follow upstream's verbs provider: the domain is the device's name
 //! (`rxe0`, `mlx5_0`); the fabric is `IB-0x` and the subnet prefix (hex)
 //! of the port's GID at index `FI_VERBS_GID_IDX` (0 by default), so two
-//! ports on one subnet share a fabric. Addresses are `FI_SOCKADDR_IN`:
-//! rdma-cm connects by IP address and port. Which device serves an IP
+//! ports on one subnet share a fabric. Addresses are `FI_SOCKADDR_IN` or
+//! `FI_SOCKADDR_IN6` (not link-local): rdma-cm connects by IP address and
+//! port. Which device serves an IP
 //! address is rdma-cm's answer: an id bound to the address reports it.
 //!
 //! On a host without rdma-core, or without devices, or with devices but
-//! no active port or no IPv4 address on their interfaces, there are no
+//! no active port or no IP address on their interfaces, there are no
 //! entries (and nothing is printed beyond an info log line).
 
 use crate::device::{self, Device, PortState};
@@ -104,8 +105,8 @@ pub fn inline_size() -> usize {
     param_int("inline_size", DEF_INLINE, 1 << 16)
 }
 
-/// Where entries can be made: a device, one of its interface's IPv4
-/// addresses and the interface's name.
+/// Where entries can be made: a device and one of its interface's IP
+/// addresses.
 #[derive(Clone)]
 struct Place {
     dev: Device,
@@ -143,8 +144,10 @@ fn places() -> Vec<Place> {
     let mut out = Vec::new();
     for i in oxifabric::iface::list() {
         // Loopback addresses are no RDMA device's (rdma-cm would bind them
-        // to any device).
-        if !i.ip.is_ipv4()
+        // to any device); IPv6 link-local ones need a scope, which an
+        // fi_info address does not carry.
+        let link_local = matches!(i.ip, IpAddr::V6(a) if a.segments()[0] & 0xffc0 == 0xfe80);
+        if link_local
             || i.ip.is_loopback()
             || want_if.as_deref().is_some_and(|w| !i.name.starts_with(w))
         {
@@ -226,7 +229,11 @@ fn entry(
     let max_msg = port.map_or(1 << 31, |p| p.max_msg_sz as usize);
     Info {
         caps: CAPS,
-        addr_format: FI_SOCKADDR_IN as u32,
+        addr_format: if p.ip.is_ipv4() {
+            FI_SOCKADDR_IN as u32
+        } else {
+            FI_SOCKADDR_IN6 as u32
+        },
         src_addr: src.map(|a| addr::to_sockaddr(&a)),
         dest_addr: dest.map(|a| addr::to_sockaddr(&a)),
         tx: TxAttr {
@@ -320,7 +327,12 @@ fn without_mr_local(e: &mut Info) {
 
 /// The local address the kernel routes to `dest` from.
 fn route_source(dest: &SocketAddr) -> Option<IpAddr> {
-    let s = UdpSocket::bind("0.0.0.0:0").ok()?;
+    let any = if dest.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    };
+    let s = UdpSocket::bind(any).ok()?;
     s.connect(dest).ok()?;
     Some(s.local_addr().ok()?.ip())
 }
@@ -338,24 +350,31 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
     if hints.is_some_and(|h| h.ep.ep_type != FI_EP_UNSPEC && h.ep.ep_type != FI_EP_MSG) {
         return Ok(Vec::new());
     }
-    if hints.is_some_and(|h| {
-        h.addr_format != FI_FORMAT_UNSPEC as u32 && h.addr_format != FI_SOCKADDR_IN as u32
-    }) {
-        return Ok(Vec::new());
-    }
+    // The address families the hints allow: IPv4, IPv6.
+    let (v4_ok, v6_ok) = match hints.map_or(FI_FORMAT_UNSPEC as u32, |h| h.addr_format) {
+        f if f == FI_SOCKADDR_IN as u32 => (true, false),
+        f if f == FI_SOCKADDR_IN6 as u32 => (false, true),
+        f if f == FI_FORMAT_UNSPEC as u32
+            || f == FI_SOCKADDR as u32
+            || f == FI_SOCKADDR_IP as u32 =>
+        {
+            (true, true)
+        }
+        _ => return Ok(Vec::new()),
+    };
     let all = places();
     if all.is_empty() {
         return Ok(Vec::new());
     }
-    let v4 = |a: &SocketAddr| a.is_ipv4();
+    let fam = |a: &SocketAddr| if a.is_ipv4() { v4_ok } else { v6_ok };
     let hint_src = hints
         .and_then(|h| h.src_addr.as_deref())
         .and_then(oxifabric::service::addr_format::decode)
-        .filter(v4);
+        .filter(fam);
     let hint_dest = hints
         .and_then(|h| h.dest_addr.as_deref())
         .and_then(oxifabric::service::addr_format::decode)
-        .filter(v4);
+        .filter(fam);
     let numeric = req.flags & FI_NUMERICHOST != 0;
     let mut out = Vec::new();
     let unregistered = unregistered(req);
@@ -374,7 +393,7 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
             Some(_) => addr::resolve(req.node, req.service.or(Some("0")), numeric, false)?,
             None => hint_dest.into_iter().collect(),
         };
-        for d in dests.into_iter().filter(v4) {
+        for d in dests.into_iter().filter(fam) {
             let Some(ip) = route_source(&d) else { continue };
             for p in all.iter().filter(|p| p.ip == ip) {
                 let src = hint_src
@@ -390,7 +409,7 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
         let want_ip = match req.node {
             Some(_) => {
                 let a = addr::resolve(req.node, None, numeric, true)?;
-                Some(a.into_iter().find(v4).ok_or(Error::NoData)?.ip())
+                Some(a.into_iter().find(fam).ok_or(Error::NoData)?.ip())
             }
             None => hint_src.map(|s| s.ip()).filter(|ip| !ip.is_unspecified()),
         };
@@ -400,8 +419,9 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
             port
         };
         for p in &all {
-            if want_ip.is_none_or(|ip| ip == p.ip) {
-                add(p, SocketAddr::new(p.ip, port), hint_dest);
+            let here = SocketAddr::new(p.ip, port);
+            if fam(&here) && want_ip.is_none_or(|ip| ip == p.ip) {
+                add(p, here, hint_dest);
             }
         }
     }

@@ -16,7 +16,7 @@ use oxifabric::ops::PassiveEpOps;
 use oxifabric::service::connreq::{self, PepCore};
 use oxifabric::service::eq::EventQueue;
 use oxifabric::service::progress::Progress;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -49,7 +49,11 @@ impl VerbsPep {
             .src_addr
             .as_deref()
             .and_then(addr::sockaddr_from_bytes)
-            .unwrap_or(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), 0));
+            .unwrap_or(if info.addr_format == FI_SOCKADDR_IN6 as u32 {
+                SocketAddr::new(Ipv6Addr::UNSPECIFIED.into(), 0)
+            } else {
+                SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), 0)
+            });
         Ok(Arc::new_cyclic(|me| VerbsPep {
             me: me.clone(),
             info: info.clone(),
