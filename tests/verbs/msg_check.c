@@ -13,7 +13,8 @@
  *  inject       fi_inject; one byte over inject_size is -FI_EMSGSIZE
  *  limits       (client) iov_limit + 1 pieces is -FI_EINVAL, max_msg_size
  *               + 1 bytes -FI_EMSGSIZE, a receive without its descriptor
- *               -FI_EINVAL
+ *               -FI_EINVAL, a send or receive with a descriptor of another
+ *               domain -FI_EINVAL
  *  writedata    fi_writedata into the peer's region consumes a posted
  *               receive there (FI_RX_CQ_DATA) and reports FI_RMA |
  *               FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA with the data
@@ -309,6 +310,18 @@ int main(int argc, char **argv)
 					-FI_EMSGSIZE, "max_msg_size + 1 bytes not -FI_EMSGSIZE");
 			CHECK("limits", fi_recv(ep, buf + RX, 4096, NULL, 0, NULL) == -FI_EINVAL,
 			      "a receive without its descriptor is not -FI_EINVAL");
+			/* A descriptor of another domain (another protection domain). */
+			struct fid_domain *dom2;
+			struct fid_mr *mr2;
+			static char other[4096];
+			CALL("limits", fi_domain(fabric, info, &dom2, NULL));
+			CALL("limits", fi_mr_reg(dom2, other, sizeof(other), FI_SEND | FI_RECV, 0, 0, 0, &mr2, NULL));
+			CHECK("limits", fi_send(ep, other, 16, fi_mr_desc(mr2), 0, NULL) == -FI_EINVAL,
+			      "a send with another domain's descriptor is not -FI_EINVAL");
+			CHECK("limits", fi_recv(ep, other, 4096, fi_mr_desc(mr2), 0, NULL) == -FI_EINVAL,
+			      "a receive with another domain's descriptor is not -FI_EINVAL");
+			fi_close(&mr2->fid);
+			fi_close(&dom2->fid);
 			printf("ok limits\n");
 		}
 		/* writedata into the server's region */

@@ -5,7 +5,7 @@
 //! calls [`DomainMr`] so that a region's key is the device's remote key
 //! and `fi_mr_desc` its local key.
 
-use crate::ibv::owned::{DevCtx, Pd};
+use crate::ibv::owned::{DevCtx, Mr, Pd};
 use crate::ibv::{IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE};
 use crate::info::NAME;
 use oxifabric::abi::*;
@@ -14,7 +14,8 @@ use oxifabric::info::Info;
 use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoBuf, PassiveEpOps};
 use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
 use oxifabric::service::progress::{AutoProgress, Progress};
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
 
 /// A verbs fabric (a subnet): it opens domains and passive endpoints.
 pub struct VerbsFabric;
@@ -27,15 +28,25 @@ impl FabricOps for VerbsFabric {
             Error::NoDev
         })?;
         let pd = dev.alloc_pd()?;
+        let lkeys = Arc::new(LkeySet::default());
         let mrs = Arc::new(MrTable::with_device(
             info.domain.mr_mode,
             1,
-            Arc::new(DomainMr { pd: pd.clone() }),
+            Arc::new(DomainMr {
+                pd: pd.clone(),
+                lkeys: lkeys.clone(),
+            }),
         ));
         let auto = (info.domain.data_progress == FI_PROGRESS_AUTO
             || info.domain.control_progress == FI_PROGRESS_AUTO)
             .then(|| AutoProgress::new("oxifabric-verbs-progress"));
-        Ok(Arc::new(VerbsDomain { dev, pd, mrs, auto }))
+        Ok(Arc::new(VerbsDomain {
+            dev,
+            pd,
+            mrs,
+            lkeys,
+            auto,
+        }))
     }
 
     fn passive_ep(&self, info: &Info) -> Result<Arc<dyn PassiveEpOps>> {
@@ -49,7 +60,47 @@ pub struct VerbsDomain {
     pub dev: Arc<DevCtx>,
     pub pd: Arc<Pd>,
     pub mrs: Arc<MrTable>,
+    /// The local keys of the domain's registrations (`fi_mr_desc`).
+    pub lkeys: Arc<LkeySet>,
     auto: Option<AutoProgress>,
+}
+
+/// The local keys a domain's registrations hand out as descriptors, so
+/// that an endpoint refuses a descriptor of another domain at post time
+/// instead of the device failing the work request.
+#[derive(Default)]
+pub struct LkeySet(RwLock<HashSet<u32>>);
+
+impl LkeySet {
+    /// Whether `lkey` is one of this domain's registrations.
+    pub fn contains(&self, lkey: u32) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&lkey)
+    }
+
+    fn set(&self, lkey: u32, present: bool) {
+        let mut s = self.0.write().unwrap_or_else(|p| p.into_inner());
+        if present {
+            s.insert(lkey);
+        } else {
+            s.remove(&lkey);
+        }
+    }
+}
+
+/// A registration of the domain: its local key leaves the set when the
+/// region is closed, before the memory is deregistered.
+struct DomainReg {
+    mr: Mr,
+    lkeys: Arc<LkeySet>,
+}
+
+impl Drop for DomainReg {
+    fn drop(&mut self) {
+        self.lkeys.set(self.mr.lkey(), false);
+    }
 }
 
 impl DomainOps for VerbsDomain {
@@ -80,6 +131,7 @@ impl DomainOps for VerbsDomain {
 /// `ibv_reg_mr` for the engine's table.
 struct DomainMr {
     pd: Arc<Pd>,
+    lkeys: Arc<LkeySet>,
 }
 
 /// The verbs access bits for `FI_*` access bits: receives and reads into
@@ -111,10 +163,14 @@ impl DeviceMr for DomainMr {
             );
             Error::from(e)
         })?;
+        self.lkeys.set(mr.lkey(), true);
         Ok(DeviceReg {
             key: u64::from(mr.rkey()),
             desc: mr.lkey() as usize,
-            handle: Box::new(mr),
+            handle: Box::new(DomainReg {
+                mr,
+                lkeys: self.lkeys.clone(),
+            }),
         })
     }
 }

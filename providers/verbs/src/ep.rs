@@ -28,7 +28,7 @@
 //!   the descriptor); the wait descriptor is an epoll set of the two
 //!   channels.
 
-use crate::domain::VerbsDomain;
+use crate::domain::{LkeySet, VerbsDomain};
 use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
@@ -142,6 +142,8 @@ pub struct VerbsEp {
     info: Info,
     dev: Arc<DevCtx>,
     pd: Arc<Pd>,
+    /// The domain's registrations' local keys (descriptor checks).
+    lkeys: Arc<LkeySet>,
     chan: Arc<Channel>,
     /// The CM channel's and the completion channel's descriptors.
     waits: Epoll,
@@ -202,6 +204,7 @@ impl VerbsEp {
             info: info.clone(),
             dev: d.dev.clone(),
             pd: d.pd.clone(),
+            lkeys: d.lkeys.clone(),
             chan,
             waits,
             want_fds: AtomicBool::new(true),
@@ -465,15 +468,28 @@ impl VerbsEp {
 
     /// The local keys of an operation's buffers from its descriptors;
     /// None when it has none (only inline sends need none).
-    fn lkeys(desc: &[usize], n: usize) -> Option<[u32; MAX_SGE]> {
-        if desc.len() < n {
-            return None;
+    /// A descriptor that is not one of this domain's registrations is
+    /// refused (`-FI_EINVAL`, warn line).
+    fn lkeys(&self, desc: &[usize], n: usize, what: &str) -> Result<Option<[u32; MAX_SGE]>> {
+        if desc.len() < n || desc[..n].contains(&0) {
+            return Ok(None);
         }
         let mut k = [0u32; MAX_SGE];
         for (i, d) in desc.iter().take(n.min(MAX_SGE)).enumerate() {
-            k[i] = u32::try_from(*d).ok()?;
+            match u32::try_from(*d) {
+                Ok(l) if self.lkeys.contains(l) => k[i] = l,
+                _ => {
+                    oxifabric::prov_log!(
+                        NAME,
+                        FI_LOG_WARN,
+                        FI_LOG_EP_DATA,
+                        "{what}: descriptor {d:#x} is not a registration of this domain"
+                    );
+                    return Err(Error::Inval);
+                }
+            }
         }
-        Some(k)
+        Ok(Some(k))
     }
 
     /// Local keys for buffers the application gave no descriptors for:
@@ -524,7 +540,7 @@ impl VerbsEp {
             return Err(Error::MsgSize);
         }
         let n = iov.len();
-        let keys = Self::lkeys(desc, n);
+        let keys = self.lkeys(desc, n, what)?;
         let inject = tx.flags & FI_INJECT != 0 || tx.internal & internal::NO_COMPLETION != 0;
         let can_inline = !matches!(op, Op::Read { .. }) && len <= self.info.tx.inject_size;
         // Small sends and writes go inline even with descriptors: the
@@ -731,7 +747,7 @@ impl EndpointOps for VerbsEp {
         if op.tag.is_some() || op.flags & FI_MULTI_RECV != 0 {
             return Err(Error::NoSys);
         }
-        let (lkeys, mrs) = match Self::lkeys(op.desc, op.iov.len()) {
+        let (lkeys, mrs) = match self.lkeys(op.desc, op.iov.len(), "receive")? {
             Some(k) => (k, Vec::new()),
             None if iov_len(op.iov) == 0 => ([0; MAX_SGE], Vec::new()),
             None => self.register_iov(op.iov, "receive")?,
