@@ -546,8 +546,10 @@ impl Id {
                 data.as_ptr().cast()
             },
             private_data_len: u8::try_from(data.len()).unwrap_or(u8::MAX),
-            responder_resources: 1,
-            initiator_depth: 1,
+            // rdma-cm's "as many as the device allows" (RDMA_MAX_RESP_RES,
+            // RDMA_MAX_INIT_DEPTH): RDMA READs in flight at once.
+            responder_resources: 0xff,
+            initiator_depth: 0xff,
             flow_control: 1,
             retry_count: 7,
             rnr_retry_count: 7,
