@@ -257,7 +257,7 @@ pair ft_rma_bw_read "$OXILIB" 47620 "$FT/fi_rma_bw" -e msg -o read -S 1,64k,1m -
 # CQ read, and a peer's shutdown seen as FI_SHUTDOWN with flushed receives
 # naming the peer and the verbs status.
 pair msg_check "$OXILIB" 47622 "$FT/msg_check" "${S[@]}"
-for step in cm_data names sendv senddata inject limits writedata read sread shutdown; do
+for step in cm_data names sendv senddata inject limits writedata read sread counter shutdown; do
 	grep -q "^ok $step" "$W/msg_check-server.log" "$W/msg_check-client.log" && ok "msg_$step" ||
 		fail "msg_$step" "$(grep -h "^FAIL" "$W/msg_check-server.log" "$W/msg_check-client.log" | head -1)"
 done
@@ -267,6 +267,9 @@ done
 WANT_CRC=137 pair msg_check_killed_peer "$OXILIB" 47623 "$FT/msg_check" -K "${S[@]}"
 grep -q "^ok killed" "$W/msg_check_killed_peer-server.log" && ok msg_killed_peer_shutdown ||
 	fail msg_killed_peer_shutdown "$(grep -h "^FAIL" "$W/msg_check_killed_peer-server.log" | head -1)"
+
+# The same with FI_PROGRESS_AUTO (the engine's progress thread).
+pair msg_check_auto_progress "$OXILIB" 47629 "$FT/msg_check" -A "${S[@]}"
 
 # The same over IPv6 (FI_SOCKADDR_IN6 entries; a ULA address on dummy0).
 PEER=fd77::1 pair msg_check_ipv6 "$OXILIB" 47628 "$FT/msg_check" -s fd77::1

@@ -21,10 +21,15 @@
  *  read         fi_read of the peer's region
  *  sread        fi_cq_sread on a CQ with a wait object sleeps until a
  *               message comes (the wait fd path), bounded by its timeout
+ *  counter      a receive counter bound to the endpoint counted each
+ *               receive (fi_cntr_wait, then fi_cntr_read)
  *  shutdown     the client shuts down: the server's EQ reports
  *               FI_SHUTDOWN and its pending receive fails with
  *               FI_ECANCELED, prov_errno set and a fi_cq_strerror text
  *               naming the peer
+ *
+ * With -A both sides ask for FI_PROGRESS_AUTO (the engine's progress
+ * thread drives the endpoints).
  *
  * With -K the client instead kills itself (SIGKILL) right after the names
  * step, and the server checks the same as in shutdown ("killed"): a dead
@@ -43,6 +48,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -50,6 +56,8 @@
 
 static const char *prov = "verbs", *src_addr, *port = "47700", *dst;
 static int killed; /* -K */
+static int auto_progress; /* -A */
+static struct fid_cntr *rxcntr;
 static struct fi_info *info;
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
@@ -137,6 +145,9 @@ static void open_active(void)
 	CALL("setup", fi_ep_bind(ep, &eq->fid, 0));
 	CALL("setup", fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT));
 	CALL("setup", fi_ep_bind(ep, &rxcq->fid, FI_RECV));
+	struct fi_cntr_attr cta = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
+	CALL("setup", fi_cntr_open(domain, &cta, &rxcntr, NULL));
+	CALL("setup", fi_ep_bind(ep, &rxcntr->fid, FI_RECV));
 	CALL("setup", fi_enable(ep));
 	CHECK("setup", !posix_memalign((void **) &buf, 4096, REGION), "posix_memalign");
 	memset(buf, 0, REGION);
@@ -196,9 +207,10 @@ static void peer_gone(const char *step)
 int main(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:B:P:s:K")) != -1) {
+	while ((c = getopt(argc, argv, "p:B:P:s:KA")) != -1) {
 		switch (c) {
 		case 'K': killed = 1; break;
+		case 'A': auto_progress = 1; break;
 		case 'p': prov = optarg; break;
 		case 'B': case 'P': port = optarg; break;
 		case 's': src_addr = optarg; break;
@@ -216,6 +228,8 @@ int main(int argc, char **argv)
 	hints->mode = FI_RX_CQ_DATA;
 	hints->rx_attr->mode = FI_RX_CQ_DATA;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	if (auto_progress)
+		hints->domain_attr->data_progress = hints->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	if (dst)
 		CALL("getinfo", fi_getinfo(FI_VERSION(1, 17), dst, port, 0, hints, &info));
 	else
@@ -384,6 +398,12 @@ int main(int argc, char **argv)
 	ssize_t n = fi_cq_sread(rxcq, &e, 1, NULL, 10000);
 	CHECK("sread", n == 1 && !strcmp(e.buf, "wake"), "fi_cq_sread: %zd", n);
 	printf("ok sread\n");
+	/* The receive counter counted every receive so far: names, exchange,
+	 * sendv, senddata, inject, writedata, wake. */
+	CALL("counter", fi_cntr_wait(rxcntr, 7, 5000));
+	CHECK("counter", fi_cntr_read(rxcntr) == 7 && fi_cntr_readerr(rxcntr) == 0, "counter %llu, errors %llu",
+	      (unsigned long long) fi_cntr_read(rxcntr), (unsigned long long) fi_cntr_readerr(rxcntr));
+	printf("ok counter\n");
 	send_msg("shutdown", "ready", 6);
 	peer_gone("shutdown");
 	return 0;

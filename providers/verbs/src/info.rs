@@ -284,6 +284,8 @@ fn entry(
             rx_ctx_cnt: (a.max_qp.max(0) as usize).min(1024),
             max_ep_tx_ctx: 1,
             max_ep_rx_ctx: 1,
+            // Counters are the engine's, counted as completions arrive.
+            cntr_cnt: 1024,
             mr_iov_limit: 1,
             mr_cnt: a.max_mr.max(0) as usize,
             caps: FI_LOCAL_COMM | FI_REMOTE_COMM,
