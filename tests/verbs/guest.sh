@@ -257,7 +257,7 @@ pair ft_rma_bw_read "$OXILIB" 47620 "$FT/fi_rma_bw" -e msg -o read -S 1,64k,1m -
 # CQ read, and a peer's shutdown seen as FI_SHUTDOWN with flushed receives
 # naming the peer and the verbs status.
 pair msg_check "$OXILIB" 47622 "$FT/msg_check" "${S[@]}"
-for step in cm_data names sendv senddata inject limits writedata read sread counter shutdown; do
+for step in refused cm_data names sendv senddata inject limits writedata read sread counter shutdown; do
 	grep -q "^ok $step" "$W/msg_check-server.log" "$W/msg_check-client.log" && ok "msg_$step" ||
 		fail "msg_$step" "$(grep -h "^FAIL" "$W/msg_check-server.log" "$W/msg_check-client.log" | head -1)"
 done

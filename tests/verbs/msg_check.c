@@ -4,6 +4,8 @@
  * -B PORT [-s ADDR], the client with -P PORT ADDR). Each step prints
  * "ok STEP" or "FAIL STEP: why" (exit status 1 at the first failure):
  *
+ *  refused      (client) a connection to a port nobody listens on is an
+ *               EQ error FI_ECONNREFUSED for that endpoint
  *  cm_data      connect and accept carry private data of the largest
  *               size FI_OPT_CM_DATA_SIZE gives; a larger one is refused
  *               with -FI_EINVAL
@@ -45,6 +47,7 @@
 #include <string.h>
 #include <signal.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -177,6 +180,40 @@ static void check_names(void)
 	printf("ok names\n");
 }
 
+/* Client, first: a connection to a port nobody listens on ends in an EQ
+ * error FI_ECONNREFUSED for that endpoint, within the EQ read's bound. */
+static void refused(void)
+{
+	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_DATA, .size = 8 };
+	struct fid_domain *d;
+	struct fid_ep *e;
+	struct fid_cq *cq;
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_cm_entry entry;
+	uint32_t ev;
+	char nowhere[64];
+	memcpy(nowhere, info->dest_addr, info->dest_addrlen < 64 ? info->dest_addrlen : 64);
+	/* The server's port plus 1000: a port of the same family nobody uses. */
+	uint16_t *port_be = (uint16_t *) (nowhere + 2);
+	*port_be = htons((uint16_t) (ntohs(*port_be) + 1000));
+	CALL("refused", fi_domain(fabric, info, &d, NULL));
+	CALL("refused", fi_endpoint(d, info, &e, NULL));
+	CALL("refused", fi_cq_open(d, &ca, &cq, NULL));
+	CALL("refused", fi_ep_bind(e, &eq->fid, 0));
+	CALL("refused", fi_ep_bind(e, &cq->fid, FI_TRANSMIT | FI_RECV));
+	CALL("refused", fi_enable(e));
+	CALL("refused", fi_connect(e, nowhere, NULL, 0));
+	ssize_t n = fi_eq_sread(eq, &ev, &entry, sizeof(entry), 10000, 0);
+	CHECK("refused", n == -FI_EAVAIL, "fi_eq_sread: %zd, want -FI_EAVAIL", n);
+	CHECK("refused", fi_eq_readerr(eq, &err, 0) == sizeof(err), "fi_eq_readerr");
+	CHECK("refused", err.fid == &e->fid && err.err == FI_ECONNREFUSED, "error %d (%s) on %p, want %d on %p",
+	      err.err, fi_strerror(err.err), (void *) err.fid, FI_ECONNREFUSED, (void *) &e->fid);
+	printf("ok refused: %s\n", fi_eq_strerror(eq, err.prov_errno, err.err_data, NULL, 0));
+	fi_close(&e->fid);
+	fi_close(&cq->fid);
+	fi_close(&d->fid);
+}
+
 /* Server: the peer went away (shut down or died): FI_SHUTDOWN on the EQ,
  * then the receives still posted fail as flushed, naming the peer and the
  * verbs status. */
@@ -261,6 +298,7 @@ int main(int argc, char **argv)
 		CALL("cm_data", fi_accept(ep, cm, cm_size));
 		CHECK("cm_data", wait_eq("cm_data", entry, &dlen) == FI_CONNECTED, "no FI_CONNECTED");
 	} else {
+		refused();
 		open_active();
 		CALL("cm_data", fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &cm_size, &optlen));
 		CHECK("cm_data", cm_size > 0 && cm_size < sizeof(cm), "cm data size %zu", cm_size);
