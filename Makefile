@@ -5,6 +5,7 @@
 #   make check           install test dependencies if missing, run every test
 #   make check-verbs     only the verbs tests (soft-RoCE in a QEMU guest)
 #   make check-shm       only the shm provider's tests (OXI_SHM_LIB=DIR: on another libfabric)
+#   make bench-verbs     verbs: ours vs Debian's libfabric in the guest, as ratios
 #   make headers         regenerate include/rdma/*.h from src/abi/
 #   make install PREFIX=/usr/local
 #   make bench           ours vs upstream libfabric and plain TCP (QUICK=1: < 2 min)
@@ -23,7 +24,7 @@ EXPORTS := $(shell sed -n 's/^\t\t\(fi_[a-z_]*\);/\1/p' capi/libfabric.map)
 DEPS := gcc g++ make pkg-config libfabric-dev libfabric-bin python3-clang libclang-dev \
 	valgrind openmpi-bin libopenmpi-dev iproute2 debootstrap strace
 
-.PHONY: all demo check check-verbs check-shm deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
+.PHONY: all demo check check-verbs check-shm bench-verbs deps headers install clean test-rust test-c lint fuzz-quick bench bench-smoke bench-progs upstream-sets
 
 all: $(LIB)
 
@@ -115,7 +116,7 @@ check: deps lint test-rust all fuzz-quick upstream-sets
 # The verbs binding on a real (soft-RoCE) device: one boot of a Debian kernel
 # under QEMU with rdma_rxe (tests/verbs/; the kernel and initramfs are built
 # once into $(OXI_CACHE)/rxe-vm); about 10 s once prepared.
-check-verbs:
+check-verbs: $(LIB)
 	CARGO=$(CARGO) tests/verbs/check.sh
 
 # The shm provider's tests (issue 25; tests/shm/run prints "shm: N passed,
@@ -127,6 +128,10 @@ check-verbs:
 # tests say where it fails them).
 check-shm: $(if $(OXI_SHM_LIB),,all)
 	tests/shm/run
+# Ours against Debian's libfabric (upstream's verbs provider) in one boot of
+# the soft-RoCE guest, as ratios (tests/verbs/bench.sh). Not in make check.
+bench-verbs: $(LIB)
+	tests/verbs/bench.sh
 
 # Benchmarks never run inside make check (shared, noisy machines); check only
 # proves that the harness builds and completes one iteration per job.

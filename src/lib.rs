@@ -7,6 +7,7 @@ pub mod addr;
 pub mod error;
 pub mod filter;
 pub mod getinfo;
+pub mod iface;
 pub mod info;
 pub mod log;
 pub mod param;

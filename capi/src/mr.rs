@@ -3,7 +3,9 @@
 //! region's own calls (`fi_close`, `fi_mr_bind`, `fi_mr_enable`,
 //! `fi_mr_refresh`, `fi_mr_raw_attr`).
 //!
-//! `fi_mr_desc` hands out the address of the handle itself: providers on
+//! `fi_mr_desc` hands out the device's descriptor where the provider
+//! registers with a device (verbs: the local key), else the address of
+//! the handle itself: providers on
 //! the sockets transport need no local descriptor, but applications that
 //! follow `FI_MR_LOCAL` (and MPI libraries that test the descriptor for
 //! NULL) get a valid, unique one.
@@ -131,6 +133,7 @@ unsafe fn register(
             }
         };
         let key = region.key;
+        let device_desc = region.desc;
         let c = fid_mr {
             fid: fid {
                 fclass: FI_CLASS_MR as usize,
@@ -148,8 +151,9 @@ unsafe fn register(
         };
         let p = MrHandle::boxed(c, FI_CLASS_MR, obj);
         // SAFETY: `p` is the handle just made, not yet shared; the
-        // descriptor is its own address.
-        unsafe { (*p).mem_desc = p as *mut c_void };
+        // descriptor is the device's (verbs: the local key) or else the
+        // handle's own address.
+        unsafe { (*p).mem_desc = device_desc.map_or(p as *mut c_void, |d| d as *mut c_void) };
         // SAFETY: `mr` is not NULL and writable (the caller's contract).
         unsafe { *mr = p };
         0

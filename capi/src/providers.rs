@@ -47,6 +47,7 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &UDP,
     &UDP_RXD,
     &oxifabric_shm::provider::PROVIDER,
+    &oxifabric_verbs::PROVIDER,
     &oxifabric_loopback::PROVIDER,
 ];
 

@@ -88,6 +88,9 @@ pub struct Failure {
     /// What happened, when neither `prov_errno` nor `err` says it
     /// ("peer closed the connection").
     pub cause: &'static str,
+    /// Whose number `prov_errno` is when it is not an OS errno (verbs: a
+    /// work completion status, "verbs status"); empty for an OS errno.
+    pub prov_errno_kind: &'static str,
 }
 
 impl Failure {
@@ -130,9 +133,10 @@ impl Failure {
     /// (os error 104)").
     pub fn describe(&self) -> String {
         let cause = if !self.cause.is_empty() {
-            match self.prov_errno {
-                0 => self.cause.to_string(),
-                e => format!("{}: {}", self.cause, std::io::Error::from_raw_os_error(e)),
+            match (self.prov_errno, self.prov_errno_kind) {
+                (0, _) => self.cause.to_string(),
+                (e, "") => format!("{}: {}", self.cause, std::io::Error::from_raw_os_error(e)),
+                (e, kind) => format!("{} ({kind} {e})", self.cause),
             }
         } else if self.prov_errno != 0 {
             std::io::Error::from_raw_os_error(self.prov_errno).to_string()
@@ -787,6 +791,27 @@ mod tests {
 
     fn cntr() -> Arc<Counter> {
         Arc::new(Counter::new(FI_CNTR_EVENTS_COMP, FI_WAIT_NONE).unwrap())
+    }
+
+    #[test]
+    fn a_failure_names_the_peer_and_says_whose_number_prov_errno_is() {
+        let peer = Some("10.0.0.1:7".parse().unwrap());
+        let os = Failure {
+            peer,
+            prov_errno: libc::ECONNRESET,
+            ..Failure::cause(FI_ECONNRESET, "send failed")
+        };
+        assert!(os.describe().starts_with("peer 10.0.0.1:7: send failed: "));
+        let verbs = Failure {
+            peer,
+            prov_errno: 12,
+            prov_errno_kind: "verbs status",
+            ..Failure::cause(FI_ETIMEDOUT, "retry exceeded")
+        };
+        assert_eq!(
+            verbs.describe(),
+            "peer 10.0.0.1:7: retry exceeded (verbs status 12)"
+        );
     }
 
     #[test]

@@ -73,8 +73,33 @@ struct Piece {
     buf: IoBuf,
 }
 
+/// A registration with a device, made by a provider whose transport
+/// needs one (verbs: `ibv_reg_mr`).
+pub struct DeviceReg {
+    /// The key peers name the memory by (the device's remote key).
+    pub key: u64,
+    /// What `fi_mr_desc` hands the application (the device's local key).
+    pub desc: usize,
+    /// The registration itself; dropping it deregisters the memory.
+    pub handle: Box<dyn std::any::Any + Send + Sync>,
+}
+
+/// A provider's device registration, called by [`MrTable::register`]
+/// before the region enters the table (domains built with
+/// [`MrTable::with_device`]).
+pub trait DeviceMr: Send + Sync {
+    /// Registers `buf` (one piece) for `access` (`FI_*` bits, every one
+    /// when the application gave none).
+    fn register(&self, buf: IoBuf, access: u64) -> Result<DeviceReg>;
+}
+
 /// A registered memory region.
 pub struct MemRegion {
+    /// The device's descriptor of it ([`DeviceReg::desc`]), for
+    /// `fi_mr_desc`; None where the provider registers nothing.
+    pub desc: Option<usize>,
+    /// The device registration, released with the region.
+    _device: Option<Box<dyn std::any::Any + Send + Sync>>,
     /// The key peers name it by.
     pub key: u64,
     /// Its access bits.
@@ -206,6 +231,8 @@ pub struct MrTable {
     iov_limit: usize,
     /// Next provider key (`FI_MR_PROV_KEY`).
     next_key: AtomicU64,
+    /// The provider's device registration, when it has one.
+    device: Option<Arc<dyn DeviceMr>>,
 }
 
 fn shard_of(key: u64) -> usize {
@@ -224,6 +251,17 @@ impl MrTable {
             mode: effective_mr_mode(mr_mode),
             iov_limit: iov_limit.max(1),
             next_key: AtomicU64::new(1),
+            device: None,
+        }
+    }
+
+    /// A table whose regions are also registered with a device: the
+    /// device's keys are the keys (the mode must have `FI_MR_PROV_KEY`)
+    /// and its descriptor is `fi_mr_desc`'s.
+    pub fn with_device(mr_mode: c_int, iov_limit: usize, device: Arc<dyn DeviceMr>) -> MrTable {
+        MrTable {
+            device: Some(device),
+            ..MrTable::new(mr_mode, iov_limit)
         }
     }
 
@@ -258,8 +296,19 @@ impl MrTable {
         // Without an access list every access is allowed (fi_mr(3): the
         // provider may ignore access it does not enforce; we enforce all).
         let access = if r.access == 0 { ACCESS_BITS } else { r.access };
+        // A device registers contiguous memory: one piece.
+        let reg = match (&self.device, r.iov) {
+            (Some(dev), [b]) => Some(dev.register(*b, access)?),
+            (Some(_), _) => return Err(Error::Inval),
+            (None, _) => None,
+        };
+        let device_key = reg.as_ref().map(|g| g.key);
+        let desc = reg.as_ref().map(|g| g.desc);
+        let handle = Mutex::new(reg.map(|g| g.handle));
         let make = |key| {
             Arc::new(MemRegion {
+                desc,
+                _device: handle.lock().unwrap_or_else(|p| p.into_inner()).take(),
                 key,
                 access,
                 flags: r.flags,
@@ -269,6 +318,9 @@ impl MrTable {
                 remote_read: Mutex::new(None),
             })
         };
+        if let Some(key) = device_key {
+            return self.insert(key, &make).ok_or(Error::Other(FI_ENOKEY));
+        }
         if self.mode & FI_MR_PROV_KEY != 0 {
             loop {
                 let key = self.next_key.fetch_add(1, Ordering::Relaxed);
@@ -357,6 +409,70 @@ mod tests {
             requested_key: key,
             flags: 0,
         }
+    }
+
+    /// A device that hands out keys 0x100, 0x101, ... and descriptors
+    /// 0x1000 + key, and counts live registrations.
+    struct FakeDevice {
+        next: AtomicU64,
+        live: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    struct FakeReg(Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Drop for FakeReg {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    impl DeviceMr for FakeDevice {
+        fn register(&self, _buf: IoBuf, _access: u64) -> Result<DeviceReg> {
+            let key = self.next.fetch_add(1, Ordering::SeqCst);
+            self.live.fetch_add(1, Ordering::SeqCst);
+            Ok(DeviceReg {
+                key,
+                desc: 0x1000 + key as usize,
+                handle: Box::new(FakeReg(self.live.clone())),
+            })
+        }
+    }
+
+    #[test]
+    fn device_keys_and_descriptors_and_release_with_the_region() {
+        let live = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let dev = FakeDevice {
+            next: AtomicU64::new(0x100),
+            live: live.clone(),
+        };
+        let t = MrTable::with_device(FI_MR_PROV_KEY | FI_MR_VIRT_ADDR, 1, Arc::new(dev));
+        let mut a = [0u8; 64];
+        let mut b = [0u8; 64];
+        let iov = [buf(&mut a)];
+        let m = t.register(&req(&iov, 0, 0)).unwrap();
+        assert_eq!((m.key, m.desc), (0x100, Some(0x1100)));
+        assert!(t
+            .access(0x100, iov[0].addr() as u64, 64, FI_REMOTE_WRITE)
+            .is_ok());
+        assert_eq!(live.load(Ordering::SeqCst), 1);
+        // A device registers one contiguous piece.
+        let two = [buf(&mut a), buf(&mut b)];
+        let t2 = MrTable::with_device(
+            FI_MR_PROV_KEY,
+            4,
+            Arc::new(FakeDevice {
+                next: AtomicU64::new(1),
+                live: live.clone(),
+            }),
+        );
+        assert_eq!(t2.register(&req(&two, 0, 0)).err(), Some(Error::Inval));
+        t.remove(&m);
+        drop(m);
+        assert_eq!(
+            live.load(Ordering::SeqCst),
+            0,
+            "dropping the region deregisters it"
+        );
     }
 
     #[test]

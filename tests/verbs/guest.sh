@@ -2,7 +2,8 @@
 # The verbs checks, run INSIDE the soft-RoCE guest (by init.sh, chrooted
 # into the host's read-only root; only $OXI_WORK is writable). check.sh
 # writes $OXI_WORK/guest.env (PROBE, PINGPONG: paths of verbs-probe and
-# verbs-rc-pingpong).
+# verbs-rc-pingpong; OXILIB: a folder with our libfabric.so.1; FT: a
+# folder of fabtests-compat programs built against it).
 #
 # Results: one line per check in $OXI_WORK/results.txt ("ok NAME" or
 # "FAIL NAME: why"), details in $OXI_WORK/guest.log. Exit status: the number
@@ -20,8 +21,12 @@ fail() { echo "FAIL $1: $2" >>"$W/results.txt"; echo "== FAIL $1: $2"; failed=$(
 
 # --- soft-RoCE on a dummy netdev (the guest has no NIC; nothing leaves it).
 # rxe on lo or on a veth pair does not bring QPs to RTR; dummy does.
+# lo must be up all the same: TCP to the guest's own address (fi_pingpong's
+# control connection) goes through it.
+ip link set lo up
 ip link add dummy0 type dummy 2>/dev/null # dummy.ko may have made it already
 ip addr add 10.77.0.1/24 dev dummy0
+ip -6 addr add fd77::1/64 dev dummy0 nodad
 ip link set dummy0 up
 if timeout 30 rdma link add rxe0 type rxe netdev dummy0; then ok rxe0_created; else fail rxe0_created "rdma link add"; fi
 
@@ -157,6 +162,120 @@ echo "-- pingpong client, nobody listening (rc=$rc)"; echo "$refused"
 if [ $rc = 1 ] && [[ $refused == *"client: FAIL: expected CM event"* ]]; then ok rc_refused_fails; else
 	fail rc_refused_fails "rc=$rc: $refused"
 fi
+
+# --- The provider, through Debian's unmodified fi_info and fi_pingpong
+# run against our library ($OXILIB, copied by check.sh).
+export FI_VERBS_IFACE=dummy0
+list=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -l 2>&1)
+# (oxi_loopback is ours: proof that $OXILIB, not Debian's library, answered.)
+[[ $'\n'$list == *$'\nverbs:\n'* && $list == *oxi_loopback* ]] && ok fi_info_lists_verbs ||
+	fail fi_info_lists_verbs "$list"
+entries=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs 2>&1)
+rc=$?
+echo "-- fi_info -p verbs (rc=$rc)"; echo "$entries"
+# Upstream names the fabric after GID 0's subnet prefix: on RoCE GID 0 is
+# the link-local fe80::/64 address.
+[[ $devgids == " gid[0]=fe80::"* ]] && want_fabric=IB-0xfe80000000000000 || want_fabric="(GID 0 is not fe80::/64: $devgids)"
+if [ $rc = 0 ] && [[ $entries == *"provider: verbs"* && $entries == *"domain: rxe0"* &&
+	$entries == *"type: FI_EP_MSG"* && $entries == *"protocol: FI_PROTO_RDMA_CM_IB_RC"* &&
+	$entries != *"FI_EP_RDM"* && $entries == *"fabric: $want_fabric"* ]]; then
+	ok fi_info_verbs_entries
+else
+	fail fi_info_verbs_entries "rc=$rc, want provider verbs, domain rxe0, fabric $want_fabric, MSG only: $entries"
+fi
+info_v=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -v 2>&1)
+[[ $info_v == *"max_msg_size: ${dev[max_msg_sz]:-?}"* || $info_v == *"max_msg_size: $((${dev[max_msg_sz]:-0}))"* ]] &&
+	ok fi_info_max_msg_size_from_port || fail fi_info_max_msg_size_from_port "port max_msg_sz ${dev[max_msg_sz]:-?}"
+echo "$info_v" >"$W/fi_info-verbs-v.txt"
+
+# Server/client pairs on rxe0: the server in the background; the client
+# once the server listens (a bounded poll: on fi_pingpong's TCP control
+# port, or on an rdma-cm port for programs without one), or once it died.
+listening() { # PORT
+	[[ $(ss -Hltn "sport = :$1" 2>/dev/null) == *LISTEN* ]] && return 0
+	local cm
+	cm=$(rdma res show cm_id 2>/dev/null)
+	[[ $cm == *LISTEN*":$1 "* || $cm == *LISTEN*":$1" ]]
+}
+pair() { # NAME LIBPATH PORT PROGRAM ARGS...: PROGRAM -B PORT, then PROGRAM -P PORT 10.77.0.1
+	# (both must exit 0, the client $WANT_CRC if set; $PEER: another address)
+	local name=$1 libpath=$2 port=$3 prog=$4
+	shift 4
+	LD_LIBRARY_PATH=$libpath timeout 120 "$prog" -p verbs "$@" -B "$port" >"$W/$name-server.log" 2>&1 &
+	local server=$! i
+	for ((i = 0; i < 150; i++)); do
+		listening "$port" && break
+		kill -0 $server 2>/dev/null || break
+		sleep 0.2
+	done
+	LD_LIBRARY_PATH=$libpath timeout 120 "$prog" -p verbs "$@" -P "$port" "${PEER:-10.77.0.1}" >"$W/$name-client.log" 2>&1
+	local crc=$?
+	wait $server
+	local src=$?
+	echo "-- $name: server rc=$src, client rc=$crc"
+	cat "$W/$name-server.log" "$W/$name-client.log"
+	if [ $src = 0 ] && [ $crc = "${WANT_CRC:-0}" ]; then
+		ok "$name"
+	else
+		fail "$name" "server rc=$src client rc=$crc: $(tail -2 "$W/$name-client.log" | tr '\n' ' ')"
+	fi
+}
+pingpong() { # NAME LIBPATH PORT ARGS...: Debian's fi_pingpong -e msg
+	local name=$1 libpath=$2 port=$3
+	shift 3
+	pair "$name" "$libpath" "$port" fi_pingpong -e msg "$@"
+	grep -q '^[0-9]' "$W/$name-client.log" || fail "$name" "no result line"
+}
+pingpong fi_pingpong_msg "$OXILIB" 47601 -c
+pingpong fi_pingpong_msg_4k "$OXILIB" 47602 -c -S 4096
+pingpong fi_pingpong_msg_1m "$OXILIB" 47603 -c -S 1048576
+# The same run on Debian's own libfabric shows what the check sees
+# (reported, not counted: upstream's verbs provider is not under test).
+before=$failed
+pingpong upstream_fi_pingpong_msg "" 47604 -c
+mv "$W/results.txt" "$W/results.tmp"
+sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
+rm -f "$W/results.tmp"
+failed=$before
+
+# fabtests-compat programs (built on the host by check.sh into $FT) on MSG
+# endpoints: the two-sided functional ones (they register nothing: the
+# provider registers their buffers per operation) and the benchmarks, with
+# data checks (-v). (fi_rma and fi_cq_data want 8-byte CQ data; verbs
+# carries 4.) Servers bind the guest's address (-s).
+S=(-s 10.77.0.1)
+pair ft_msg "$OXILIB" 47624 "$FT/fi_msg" -e msg "${S[@]}"
+pair ft_cm_data "$OXILIB" 47625 "$FT/fi_cm_data" -e msg "${S[@]}"
+pair ft_msg_epoll "$OXILIB" 47626 "$FT/fi_msg_epoll" -e msg -I 20 "${S[@]}"
+pair ft_inject_test "$OXILIB" 47627 "$FT/fi_inject_test" -e msg "${S[@]}"
+pair ft_msg_pingpong "$OXILIB" 47618 "$FT/fi_msg_pingpong" -e msg -S 1,64,1k,64k,1m -I 20 -v "${S[@]}"
+pair ft_rma_bw_write "$OXILIB" 47619 "$FT/fi_rma_bw" -e msg -o write -S 1,64k,1m -I 20 -v "${S[@]}"
+pair ft_rma_bw_read "$OXILIB" 47620 "$FT/fi_rma_bw" -e msg -o read -S 1,64k,1m -I 20 -v "${S[@]}"
+
+# msg_check (tests/verbs/msg_check.c): CM data, names, sendv, senddata,
+# inject, refused iov/size/descriptor limits, writedata, read, a blocking
+# CQ read, and a peer's shutdown seen as FI_SHUTDOWN with flushed receives
+# naming the peer and the verbs status.
+pair msg_check "$OXILIB" 47622 "$FT/msg_check" "${S[@]}"
+for step in refused cm_data names sendv senddata inject limits writedata read sread counter shutdown; do
+	grep -q "^ok $step" "$W/msg_check-server.log" "$W/msg_check-client.log" && ok "msg_$step" ||
+		fail "msg_$step" "$(grep -h "^FAIL" "$W/msg_check-server.log" "$W/msg_check-client.log" | head -1)"
+done
+
+# A killed peer (SIGKILL after connecting): FI_SHUTDOWN and flushed
+# receives at the survivor, never a hang.
+WANT_CRC=137 pair msg_check_killed_peer "$OXILIB" 47623 "$FT/msg_check" -K "${S[@]}"
+grep -q "^ok killed" "$W/msg_check_killed_peer-server.log" && ok msg_killed_peer_shutdown ||
+	fail msg_killed_peer_shutdown "$(grep -h "^FAIL" "$W/msg_check_killed_peer-server.log" | head -1)"
+
+# The same with FI_PROGRESS_AUTO (the engine's progress thread).
+pair msg_check_auto_progress "$OXILIB" 47629 "$FT/msg_check" -A "${S[@]}"
+
+# The same over IPv6 (FI_SOCKADDR_IN6 entries; a ULA address on dummy0).
+PEER=fd77::1 pair msg_check_ipv6 "$OXILIB" 47628 "$FT/msg_check" -s fd77::1
+entries6=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -a FI_SOCKADDR_IN6 -v 2>&1)
+[[ $entries6 == *"addr_format: FI_SOCKADDR_IN6"* && $entries6 == *"fd77::1"* ]] && ok fi_info_verbs_ipv6 ||
+	fail fi_info_verbs_ipv6 "$entries6"
 
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

@@ -13,7 +13,7 @@ mod domain;
 mod ep;
 mod fabric;
 mod idmap;
-mod iface;
+pub(crate) use oxifabric::iface;
 mod pep;
 mod sock;
 pub mod wire;

@@ -68,6 +68,8 @@
 
 #![allow(non_camel_case_types)]
 
+pub mod owned;
+
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
 use std::mem::{offset_of, size_of};
@@ -510,6 +512,8 @@ pub const IBV_ACCESS_LOCAL_WRITE: c_int = 1;
 pub const IBV_ACCESS_REMOTE_WRITE: c_int = 2;
 /// `IBV_ACCESS_REMOTE_READ`.
 pub const IBV_ACCESS_REMOTE_READ: c_int = 4;
+/// `IBV_ACCESS_REMOTE_ATOMIC`.
+pub const IBV_ACCESS_REMOTE_ATOMIC: c_int = 8;
 /// `IBV_WC_SUCCESS`.
 pub const IBV_WC_SUCCESS: u32 = 0;
 /// `IBV_WC_REM_ACCESS_ERR`: the peer's device refused an RDMA access
@@ -531,13 +535,37 @@ pub struct rdma_event_channel {
     pub fd: c_int,
 }
 
-/// The head of `struct rdma_cm_id` up to the fields oxifabric reads.
+/// The head of `struct rdma_addr`: the source and destination socket
+/// addresses (each a union whose largest member is a `sockaddr_storage`).
+#[repr(C)]
+pub struct rdma_addr {
+    pub src_addr: libc::sockaddr_storage,
+    pub dst_addr: libc::sockaddr_storage,
+}
+
+/// The head of `struct rdma_route`.
+#[repr(C)]
+pub struct rdma_route {
+    pub addr: rdma_addr,
+}
+
+/// The head of `struct rdma_cm_id` up to the fields oxifabric reads
+/// (`route.addr` is what the header's inline `rdma_get_local_addr` and
+/// `rdma_get_peer_addr` return).
 #[repr(C)]
 pub struct rdma_cm_id {
     pub verbs: *mut ibv_context,
     pub channel: *mut rdma_event_channel,
     pub context: *mut c_void,
     pub qp: *mut ibv_qp,
+    pub route: rdma_route,
+}
+
+/// The head of `struct ibv_comp_channel`.
+#[repr(C)]
+pub struct ibv_comp_channel {
+    pub context: *mut ibv_context,
+    pub fd: c_int,
 }
 
 /// `struct rdma_conn_param`.
@@ -568,6 +596,43 @@ pub struct rdma_cm_event {
     pub param: rdma_conn_param,
 }
 
+/// `IBV_WR_RDMA_WRITE_WITH_IMM`.
+pub const IBV_WR_RDMA_WRITE_WITH_IMM: u32 = 1;
+/// `IBV_WR_SEND_WITH_IMM`.
+pub const IBV_WR_SEND_WITH_IMM: u32 = 3;
+/// `IBV_WR_RDMA_READ`.
+pub const IBV_WR_RDMA_READ: u32 = 4;
+/// `IBV_SEND_INLINE`: the data is copied into the work request at post.
+pub const IBV_SEND_INLINE: u32 = 8;
+/// `IBV_WC_WITH_IMM` (in `ibv_wc.wc_flags`).
+pub const IBV_WC_WITH_IMM: u32 = 2;
+/// `IBV_WC_RECV_RDMA_WITH_IMM`.
+pub const IBV_WC_RECV_RDMA_WITH_IMM: u32 = 129;
+/// `IBV_WC_RDMA_READ`.
+pub const IBV_WC_RDMA_READ: u32 = 2;
+/// `IBV_WC_WR_FLUSH_ERR`: the queue pair went to the error state (a
+/// disconnect) before the work request ran.
+pub const IBV_WC_WR_FLUSH_ERR: u32 = 5;
+/// `IBV_WC_LOC_LEN_ERR`: a message longer than the receive buffer.
+pub const IBV_WC_LOC_LEN_ERR: u32 = 1;
+/// `IBV_WC_RETRY_EXC_ERR`: the peer stopped answering.
+pub const IBV_WC_RETRY_EXC_ERR: u32 = 12;
+/// `IBV_WC_RNR_RETRY_EXC_ERR`: the peer had no receive posted, for too long.
+pub const IBV_WC_RNR_RETRY_EXC_ERR: u32 = 13;
+/// `RDMA_CM_EVENT_ADDR_ERROR`.
+pub const RDMA_CM_EVENT_ADDR_ERROR: u32 = 1;
+/// `RDMA_CM_EVENT_ROUTE_ERROR`.
+pub const RDMA_CM_EVENT_ROUTE_ERROR: u32 = 3;
+/// `RDMA_CM_EVENT_CONNECT_ERROR`.
+pub const RDMA_CM_EVENT_CONNECT_ERROR: u32 = 6;
+/// `RDMA_CM_EVENT_UNREACHABLE`.
+pub const RDMA_CM_EVENT_UNREACHABLE: u32 = 7;
+/// `RDMA_CM_EVENT_REJECTED`.
+pub const RDMA_CM_EVENT_REJECTED: u32 = 8;
+/// `RDMA_CM_EVENT_DEVICE_REMOVAL`.
+pub const RDMA_CM_EVENT_DEVICE_REMOVAL: u32 = 11;
+/// `RDMA_CM_EVENT_TIMEWAIT_EXIT`.
+pub const RDMA_CM_EVENT_TIMEWAIT_EXIT: u32 = 15;
 /// `RDMA_PS_TCP`: reliable connected, as `FI_EP_MSG` uses.
 pub const RDMA_PS_TCP: u32 = 0x0106;
 /// `RDMA_CM_EVENT_ADDR_RESOLVED`.
@@ -880,9 +945,22 @@ pub fn layout() -> Vec<(&'static str, usize)> {
             verbs,
             channel,
             context,
-            qp
+            qp,
+            route
         }
     );
+    let route = offset_of!(rdma_cm_id, route) + offset_of!(rdma_route, addr);
+    v.extend([
+        (
+            "rdma_cm_id.route.addr.src_addr",
+            route + offset_of!(rdma_addr, src_addr),
+        ),
+        (
+            "rdma_cm_id.route.addr.dst_addr",
+            route + offset_of!(rdma_addr, dst_addr),
+        ),
+    ]);
+    heads!(v, ibv_comp_channel { context, fd });
     heads!(
         v,
         rdma_cm_event {
@@ -921,6 +999,25 @@ pub fn constants() -> Vec<(&'static str, i64)> {
         RDMA_CM_EVENT_CONNECT_REQUEST,
         RDMA_CM_EVENT_ESTABLISHED,
         RDMA_CM_EVENT_DISCONNECTED,
+        IBV_WR_RDMA_WRITE_WITH_IMM,
+        IBV_WR_SEND_WITH_IMM,
+        IBV_WR_RDMA_READ,
+        IBV_SEND_INLINE,
+        IBV_WC_WITH_IMM,
+        IBV_WC_RECV_RDMA_WITH_IMM,
+        IBV_WC_RDMA_READ,
+        IBV_WC_WR_FLUSH_ERR,
+        IBV_WC_LOC_LEN_ERR,
+        IBV_WC_RETRY_EXC_ERR,
+        IBV_WC_RNR_RETRY_EXC_ERR,
+        IBV_ACCESS_REMOTE_ATOMIC,
+        RDMA_CM_EVENT_ADDR_ERROR,
+        RDMA_CM_EVENT_ROUTE_ERROR,
+        RDMA_CM_EVENT_CONNECT_ERROR,
+        RDMA_CM_EVENT_UNREACHABLE,
+        RDMA_CM_EVENT_REJECTED,
+        RDMA_CM_EVENT_DEVICE_REMOVAL,
+        RDMA_CM_EVENT_TIMEWAIT_EXIT,
     ]
 }
 
@@ -944,6 +1041,15 @@ type CreateCq =
 type DestroyCq = unsafe extern "C" fn(*mut ibv_cq) -> c_int;
 type RegMr = unsafe extern "C" fn(*mut ibv_pd, *mut c_void, usize, c_int) -> *mut ibv_mr;
 type DeregMr = unsafe extern "C" fn(*mut ibv_mr) -> c_int;
+type CreateCompChannel = unsafe extern "C" fn(*mut ibv_context) -> *mut ibv_comp_channel;
+type DestroyCompChannel = unsafe extern "C" fn(*mut ibv_comp_channel) -> c_int;
+type GetCqEvent =
+    unsafe extern "C" fn(*mut ibv_comp_channel, *mut *mut ibv_cq, *mut *mut c_void) -> c_int;
+type AckCqEvents = unsafe extern "C" fn(*mut ibv_cq, std::ffi::c_uint);
+type GetDevices = unsafe extern "C" fn(*mut c_int) -> *mut *mut ibv_context;
+type FreeDevices = unsafe extern "C" fn(*mut *mut ibv_context);
+type MigrateId = unsafe extern "C" fn(*mut rdma_cm_id, *mut rdma_event_channel) -> c_int;
+type Reject = unsafe extern "C" fn(*mut rdma_cm_id, *const c_void, u8) -> c_int;
 
 type CreateEventChannel = unsafe extern "C" fn() -> *mut rdma_event_channel;
 type DestroyEventChannel = unsafe extern "C" fn(*mut rdma_event_channel);
@@ -984,6 +1090,10 @@ struct CmLib {
     create_qp: CreateQp,
     destroy_qp: DestroyQp,
     event_str: EventStr,
+    get_devices: GetDevices,
+    free_devices: FreeDevices,
+    migrate_id: MigrateId,
+    reject: Reject,
 }
 
 /// libibverbs' functions, looked up once.
@@ -1006,6 +1116,10 @@ pub struct Lib {
     destroy_cq: DestroyCq,
     reg_mr: RegMr,
     dereg_mr: DeregMr,
+    create_comp_channel: CreateCompChannel,
+    destroy_comp_channel: DestroyCompChannel,
+    get_cq_event: GetCqEvent,
+    ack_cq_events: AckCqEvents,
     cm: CmLib,
 }
 
@@ -1088,6 +1202,10 @@ impl Lib {
             destroy_cq: func!(DestroyCq, "ibv_destroy_cq"),
             reg_mr: func!(RegMr, "ibv_reg_mr"),
             dereg_mr: func!(DeregMr, "ibv_dereg_mr"),
+            create_comp_channel: func!(CreateCompChannel, "ibv_create_comp_channel"),
+            destroy_comp_channel: func!(DestroyCompChannel, "ibv_destroy_comp_channel"),
+            get_cq_event: func!(GetCqEvent, "ibv_get_cq_event"),
+            ack_cq_events: func!(AckCqEvents, "ibv_ack_cq_events"),
             // Fields are evaluated in order: librdmacm is opened only once
             // libibverbs proved complete, so the first complaint names the
             // first thing missing.
@@ -1122,6 +1240,10 @@ impl Lib {
                     create_qp: func!(cm_need, CreateQp, "rdma_create_qp"),
                     destroy_qp: func!(cm_need, DestroyQp, "rdma_destroy_qp"),
                     event_str: func!(cm_need, EventStr, "rdma_event_str"),
+                    get_devices: func!(cm_need, GetDevices, "rdma_get_devices"),
+                    free_devices: func!(cm_need, FreeDevices, "rdma_free_devices"),
+                    migrate_id: func!(cm_need, MigrateId, "rdma_migrate_id"),
+                    reject: func!(cm_need, Reject, "rdma_reject"),
                 }
             },
         })
@@ -1165,6 +1287,65 @@ fn made<T>(call: &'static str, p: *mut T) -> Result<*mut T, VerbsError> {
         });
     }
     Ok(p)
+}
+
+/// verbs.h's inline `ibv_poll_cq`: the provider's `poll_cq` from the
+/// CQ's context's ops table, filling the front of `wc`.
+///
+/// # Safety
+/// `cq` is a live completion queue.
+unsafe fn poll_cq(cq: *mut ibv_cq, wc: &mut [ibv_wc]) -> Result<usize, VerbsError> {
+    // SAFETY: cq is live (caller); its context (mirror proven by the
+    // layout test) is open while it is, and so is the ops table.
+    let poll = unsafe { (*(*cq).context).ops.poll_cq }.ok_or(VerbsError::Call {
+        call: "ibv_poll_cq",
+        errno: libc::ENOSYS,
+    })?;
+    let n = c_int::try_from(wc.len()).unwrap_or(c_int::MAX);
+    // SAFETY: the provider's poll_cq with the cq and room for n ibv_wc
+    // (mirror proven by the layout test).
+    let rc = unsafe { poll(cq.cast(), n, wc.as_mut_ptr().cast()) };
+    usize::try_from(rc).map_err(|_| VerbsError::Call {
+        call: "ibv_poll_cq",
+        errno: libc::EIO,
+    })
+}
+
+/// verbs.h's inline `ibv_post_send`.
+///
+/// # Safety
+/// `qp` is a live queue pair; `wr` is one well-formed work request
+/// (`next` NULL) whose scatter/gather entries name memory registered on
+/// the queue pair's protection domain (or, inline, memory readable for
+/// the call) that stays valid until its completion.
+unsafe fn post_send(qp: *mut ibv_qp, wr: &mut ibv_send_wr) -> Result<(), VerbsError> {
+    // SAFETY: qp is live (caller); its context's ops table is rdma-core's.
+    let post = unsafe { (*(*qp).context).ops.post_send }.ok_or(VerbsError::Call {
+        call: "ibv_post_send",
+        errno: libc::ENOSYS,
+    })?;
+    let mut bad = std::ptr::null_mut();
+    // SAFETY: the provider's post_send with the qp, the request (read
+    // during the call) and an out-parameter for the failing one.
+    let rc = unsafe { post(qp.cast(), std::ptr::from_mut(wr).cast(), &mut bad) };
+    check("ibv_post_send", rc)
+}
+
+/// verbs.h's inline `ibv_post_recv`.
+///
+/// # Safety
+/// As [`post_send`], for a receive (the memory stays writable until the
+/// receive completes).
+unsafe fn post_recv(qp: *mut ibv_qp, wr: &mut ibv_recv_wr) -> Result<(), VerbsError> {
+    // SAFETY: as in post_send.
+    let post = unsafe { (*(*qp).context).ops.post_recv }.ok_or(VerbsError::Call {
+        call: "ibv_post_recv",
+        errno: libc::ENOSYS,
+    })?;
+    let mut bad = std::ptr::null_mut();
+    // SAFETY: as in post_send.
+    let rc = unsafe { post(qp.cast(), std::ptr::from_mut(wr).cast(), &mut bad) };
+    check("ibv_post_recv", rc)
 }
 
 // ---------------------------------------------------------------------------
@@ -1853,23 +2034,8 @@ pub struct CompletionQueue<'id> {
 impl CompletionQueue<'_> {
     /// `ibv_poll_cq`: fills the front of `wc`, returns how many.
     pub fn poll(&self, wc: &mut [ibv_wc]) -> Result<usize, VerbsError> {
-        // SAFETY: cq is live; its context field is the device's (mirror
-        // proven by the layout test), live while the cq is.
-        let ctx = unsafe { (*self.cq).context };
-        // SAFETY: ctx is a live context; ops is its table.
-        let poll = unsafe { (*ctx).ops.poll_cq }.ok_or(VerbsError::Call {
-            call: "ibv_poll_cq",
-            errno: libc::ENOSYS,
-        })?;
-        let n = c_int::try_from(wc.len()).unwrap_or(c_int::MAX);
-        // SAFETY: what verbs.h's ibv_poll_cq does: the provider's poll_cq
-        // with the cq and room for n ibv_wc (mirror proven by the layout
-        // test).
-        let rc = unsafe { poll(self.cq.cast(), n, wc.as_mut_ptr().cast()) };
-        usize::try_from(rc).map_err(|_| VerbsError::Call {
-            call: "ibv_poll_cq",
-            errno: libc::EIO,
-        })
+        // SAFETY: cq is live until drop.
+        unsafe { poll_cq(self.cq, wc) }
     }
 }
 
@@ -1915,12 +2081,6 @@ impl QueuePair<'_> {
         unsafe { (*self.qp).qp_num }
     }
 
-    fn ops(&self) -> &ibv_context_ops {
-        // SAFETY: qp is live; its context (mirror proven by the layout
-        // test) is open while the qp exists, so is its ops table.
-        unsafe { &(*(*self.qp).context).ops }
-    }
-
     /// Posts one signaled send-queue work request over `len` bytes of
     /// `mr` at `off`; its completion carries `wr_id`.
     pub fn post_send(
@@ -1953,16 +2113,9 @@ impl QueuePair<'_> {
             bind_mw: [0; 6],
         };
         wr.wr.rdma = rdma;
-        let post = self.ops().post_send.ok_or(VerbsError::Call {
-            call: "ibv_post_send",
-            errno: libc::ENOSYS,
-        })?;
-        let mut bad = std::ptr::null_mut();
-        // SAFETY: what verbs.h's ibv_post_send does: the provider's
-        // post_send with the qp, one well-formed work request (read during
-        // the call) and an out-parameter for the failing one.
-        let rc = unsafe { post(self.qp.cast(), std::ptr::from_mut(&mut wr).cast(), &mut bad) };
-        check("ibv_post_send", rc)
+        // SAFETY: qp is live; wr is one well-formed request over a
+        // region this queue pair's PD registered.
+        unsafe { post_send(self.qp, &mut wr) }
     }
 
     /// Posts one receive of up to `len` bytes into `mr` at `off`.
@@ -1980,14 +2133,8 @@ impl QueuePair<'_> {
             sg_list: &mut sge,
             num_sge: 1,
         };
-        let post = self.ops().post_recv.ok_or(VerbsError::Call {
-            call: "ibv_post_recv",
-            errno: libc::ENOSYS,
-        })?;
-        let mut bad = std::ptr::null_mut();
-        // SAFETY: as in post_send, for verbs.h's ibv_post_recv.
-        let rc = unsafe { post(self.qp.cast(), std::ptr::from_mut(&mut wr).cast(), &mut bad) };
-        check("ibv_post_recv", rc)
+        // SAFETY: as in post_send.
+        unsafe { post_recv(self.qp, &mut wr) }
     }
 }
 

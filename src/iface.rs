@@ -1,5 +1,6 @@
-//! Local network interfaces: the fabrics (networks) and domains
-//! (interfaces) the provider lists.
+//! Local network interfaces and their addresses: the sockets provider
+//! lists them as fabrics (networks) and domains (interfaces), the verbs
+//! provider finds the RDMA device behind each address.
 
 use std::net::IpAddr;
 
@@ -75,8 +76,7 @@ pub fn list() -> Vec<Iface> {
             continue;
         }
         // SAFETY: the kernel gave a sockaddr of the family's size.
-        let Some(sa) = (unsafe { oxifabric::addr::from_sockaddr(ifa.ifa_addr as *const u8, n) })
-        else {
+        let Some(sa) = (unsafe { crate::addr::from_sockaddr(ifa.ifa_addr as *const u8, n) }) else {
             continue;
         };
         let prefix = if ifa.ifa_netmask.is_null() {
@@ -88,7 +88,7 @@ pub fn list() -> Vec<Iface> {
         } else {
             let mn = len(ifa.ifa_netmask).max(n);
             // SAFETY: the netmask is a sockaddr of the address's family.
-            match unsafe { oxifabric::addr::from_sockaddr(ifa.ifa_netmask as *const u8, mn) } {
+            match unsafe { crate::addr::from_sockaddr(ifa.ifa_netmask as *const u8, mn) } {
                 Some(m) => prefix_of(&m.ip()),
                 None => {
                     if sa.is_ipv4() {

@@ -1,0 +1,176 @@
+//! The verbs fabric and domain. A domain is one device: it holds
+//! librdmacm's context of that device and one protection domain, in which
+//! every memory registration and queue pair of the domain lives.
+//! Registrations go through the engine's table (`service::mr`), which
+//! calls [`DomainMr`] so that a region's key is the device's remote key
+//! and `fi_mr_desc` its local key.
+
+use crate::ibv::owned::{DevCtx, Mr, Pd};
+use crate::ibv::{IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE};
+use crate::info::NAME;
+use oxifabric::abi::*;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::Info;
+use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoBuf, PassiveEpOps};
+use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
+use oxifabric::service::progress::{AutoProgress, Progress};
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
+
+/// A verbs fabric (a subnet): it opens domains and passive endpoints.
+pub struct VerbsFabric;
+
+impl FabricOps for VerbsFabric {
+    fn domain(&self, info: &Info) -> Result<Arc<dyn DomainOps>> {
+        let name = info.domain.name.as_deref().ok_or(Error::Inval)?;
+        let dev = DevCtx::open(name).map_err(|e| {
+            oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_DOMAIN, "domain {name}: {e}");
+            Error::NoDev
+        })?;
+        let pd = dev.alloc_pd()?;
+        let lkeys = Arc::new(LkeySet::default());
+        let mrs = Arc::new(MrTable::with_device(
+            info.domain.mr_mode,
+            1,
+            Arc::new(DomainMr {
+                pd: pd.clone(),
+                lkeys: lkeys.clone(),
+            }),
+        ));
+        let auto = (info.domain.data_progress == FI_PROGRESS_AUTO
+            || info.domain.control_progress == FI_PROGRESS_AUTO)
+            .then(|| AutoProgress::new("oxifabric-verbs-progress"));
+        Ok(Arc::new(VerbsDomain {
+            dev,
+            pd,
+            mrs,
+            lkeys,
+            auto,
+        }))
+    }
+
+    fn passive_ep(&self, info: &Info) -> Result<Arc<dyn PassiveEpOps>> {
+        let p: Arc<dyn PassiveEpOps> = crate::pep::VerbsPep::new(info)?;
+        Ok(p)
+    }
+}
+
+/// A domain: one device, one protection domain.
+pub struct VerbsDomain {
+    pub dev: Arc<DevCtx>,
+    pub pd: Arc<Pd>,
+    pub mrs: Arc<MrTable>,
+    /// The local keys of the domain's registrations (`fi_mr_desc`).
+    pub lkeys: Arc<LkeySet>,
+    auto: Option<AutoProgress>,
+}
+
+/// The local keys a domain's registrations hand out as descriptors, so
+/// that an endpoint refuses a descriptor of another domain at post time
+/// instead of the device failing the work request.
+#[derive(Default)]
+pub struct LkeySet(RwLock<HashSet<u32>>);
+
+impl LkeySet {
+    /// Whether `lkey` is one of this domain's registrations.
+    pub fn contains(&self, lkey: u32) -> bool {
+        self.0
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&lkey)
+    }
+
+    fn set(&self, lkey: u32, present: bool) {
+        let mut s = self.0.write().unwrap_or_else(|p| p.into_inner());
+        if present {
+            s.insert(lkey);
+        } else {
+            s.remove(&lkey);
+        }
+    }
+}
+
+/// A registration of the domain: its local key leaves the set when the
+/// region is closed, before the memory is deregistered.
+struct DomainReg {
+    mr: Mr,
+    lkeys: Arc<LkeySet>,
+}
+
+impl Drop for DomainReg {
+    fn drop(&mut self) {
+        self.lkeys.set(self.mr.lkey(), false);
+    }
+}
+
+impl DomainOps for VerbsDomain {
+    fn endpoint(&self, info: &Info) -> Result<Arc<dyn EndpointOps>> {
+        if info.ep.ep_type != FI_EP_MSG {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_DOMAIN,
+                "fi_endpoint: only FI_EP_MSG endpoints (asked for type {})",
+                info.ep.ep_type
+            );
+            return Err(Error::Inval);
+        }
+        let ep = crate::ep::VerbsEp::new(info, self)?;
+        if let Some(a) = &self.auto {
+            a.register(Arc::downgrade(&ep) as std::sync::Weak<dyn Progress>);
+        }
+        let ep: Arc<dyn EndpointOps> = ep;
+        Ok(ep)
+    }
+
+    fn mr_table(&self) -> Option<Arc<MrTable>> {
+        Some(self.mrs.clone())
+    }
+}
+
+/// `ibv_reg_mr` for the engine's table.
+struct DomainMr {
+    pd: Arc<Pd>,
+    lkeys: Arc<LkeySet>,
+}
+
+/// The verbs access bits for `FI_*` access bits: receives and reads into
+/// the memory need local write; peers' writes and reads their remote bits.
+fn ibv_access(access: u64) -> i32 {
+    let mut a = 0;
+    if access & (FI_RECV | FI_READ | FI_REMOTE_WRITE) != 0 {
+        a |= IBV_ACCESS_LOCAL_WRITE;
+    }
+    if access & FI_REMOTE_WRITE != 0 {
+        a |= IBV_ACCESS_REMOTE_WRITE;
+    }
+    if access & FI_REMOTE_READ != 0 {
+        a |= IBV_ACCESS_REMOTE_READ;
+    }
+    a
+}
+
+impl DeviceMr for DomainMr {
+    fn register(&self, buf: IoBuf, access: u64) -> Result<DeviceReg> {
+        let mr = self.pd.register(buf, ibv_access(access)).map_err(|e| {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_MR,
+                "registering {} bytes at {:#x}: {e}",
+                buf.len(),
+                buf.addr()
+            );
+            Error::from(e)
+        })?;
+        self.lkeys.set(mr.lkey(), true);
+        Ok(DeviceReg {
+            key: u64::from(mr.rkey()),
+            desc: mr.lkey() as usize,
+            handle: Box::new(DomainReg {
+                mr,
+                lkeys: self.lkeys.clone(),
+            }),
+        })
+    }
+}

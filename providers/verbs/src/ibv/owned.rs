@@ -1,0 +1,784 @@
+//! rdma-core objects the provider keeps in its domains and endpoints: the
+//! same calls as the borrowed owners of the parent module, but each object
+//! holds an `Arc` of what it must not outlive (instead of a borrow), so
+//! they can live in `'static` provider state. The parent module's
+//! contract holds here; in particular the teardown order rdma-core needs
+//! is encoded by those `Arc`s: a memory region keeps its protection
+//! domain, a protection domain and a completion queue keep their device
+//! context, an id keeps its event channel and, once it has a queue pair,
+//! that queue pair's protection domain and completion queue (the queue
+//! pair is destroyed in the id's `Drop`, before any of them can go).
+//!
+//! The data path takes application memory as [`IoBuf`]s, whose own
+//! contract (the application keeps the bytes valid until the operation
+//! completes) is what makes handing their addresses to the device sound;
+//! the device itself refuses (with an error completion) any access
+//! outside the memory registered under the keys given.
+
+use super::*;
+use oxifabric::ops::IoBuf;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Most scatter/gather entries one work request carries here.
+pub const MAX_SGE: usize = 8;
+
+/// Sets `O_NONBLOCK` on a descriptor rdma-core created.
+fn set_nonblocking(fd: c_int) -> Result<(), VerbsError> {
+    // SAFETY: fcntl on a descriptor; a bad one is EBADF, not UB.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) } < 0 {
+        return Err(VerbsError::Call {
+            call: "fcntl",
+            errno: last_errno(),
+        });
+    }
+    Ok(())
+}
+
+/// The name of the device behind a context.
+fn ctx_name(lib: &Lib, ctx: *mut ibv_context) -> String {
+    // SAFETY: ctx is a live context (callers); device is its first field.
+    let dev = unsafe { (*ctx).device };
+    // SAFETY: dev is the context's device, live while the context is.
+    let p = unsafe { (lib.get_device_name)(dev) };
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: a NUL-terminated name living with the device.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// One device context of librdmacm's (`rdma_get_devices`): the context
+/// its ids use, so that protection domains, queues and queue pairs made
+/// here work with them. The list is freed (the devices released) on drop.
+pub struct DevCtx {
+    lib: &'static Lib,
+    list: *mut *mut ibv_context,
+    ctx: *mut ibv_context,
+}
+
+// SAFETY: librdmacm's contexts are process-wide and the calls made through
+// them are thread-safe in libibverbs (module contract, "Threads").
+unsafe impl Send for DevCtx {}
+// SAFETY: as above.
+unsafe impl Sync for DevCtx {}
+
+impl DevCtx {
+    /// The context of the device called `name`.
+    pub fn open(name: &str) -> Result<Arc<DevCtx>, VerbsError> {
+        let lib = lib()?;
+        let mut n: c_int = 0;
+        // SAFETY: n is a valid out-parameter; the list is NULL-terminated
+        // and ours to free.
+        let list = unsafe { (lib.cm.get_devices)(&mut n) };
+        let list = made("rdma_get_devices", list)?;
+        for i in 0..usize::try_from(n).unwrap_or(0) {
+            // SAFETY: the list has n entries.
+            let ctx = unsafe { *list.add(i) };
+            if !ctx.is_null() && ctx_name(lib, ctx) == name {
+                return Ok(Arc::new(DevCtx { lib, list, ctx }));
+            }
+        }
+        // SAFETY: list came from rdma_get_devices and is freed once.
+        unsafe { (lib.cm.free_devices)(list) };
+        Err(VerbsError::Call {
+            call: "rdma_get_devices",
+            errno: libc::ENODEV,
+        })
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> String {
+        ctx_name(self.lib, self.ctx)
+    }
+
+    /// `ibv_alloc_pd`.
+    pub fn alloc_pd(self: &Arc<Self>) -> Result<Arc<Pd>, VerbsError> {
+        // SAFETY: ctx is live while self is.
+        let pd = made("ibv_alloc_pd", unsafe { (self.lib.alloc_pd)(self.ctx) })?;
+        Ok(Arc::new(Pd {
+            lib: self.lib,
+            pd,
+            _dev: self.clone(),
+        }))
+    }
+
+    /// A completion queue of `cqe` entries with its own completion
+    /// channel (non-blocking descriptor), armed once.
+    pub fn create_cq(self: &Arc<Self>, cqe: usize) -> Result<Arc<Cq>, VerbsError> {
+        // SAFETY: ctx is live.
+        let chan = unsafe { (self.lib.create_comp_channel)(self.ctx) };
+        let chan = made("ibv_create_comp_channel", chan)?;
+        let cqe = c_int::try_from(cqe).unwrap_or(c_int::MAX);
+        // SAFETY: ctx and chan are live; no cq_context.
+        let cq =
+            unsafe { (self.lib.create_cq)(self.ctx, cqe, std::ptr::null_mut(), chan.cast(), 0) };
+        let cq = match made("ibv_create_cq", cq) {
+            Ok(cq) => cq,
+            Err(e) => {
+                // SAFETY: chan was just made and has no CQ.
+                unsafe { (self.lib.destroy_comp_channel)(chan) };
+                return Err(e);
+            }
+        };
+        let cq = Cq {
+            lib: self.lib,
+            cq,
+            chan,
+            _dev: self.clone(),
+        };
+        set_nonblocking(cq.fd())?;
+        cq.arm()?;
+        Ok(Arc::new(cq))
+    }
+
+    fn is(&self, ctx: *mut ibv_context) -> bool {
+        std::ptr::eq(self.ctx, ctx)
+    }
+}
+
+impl Drop for DevCtx {
+    fn drop(&mut self) {
+        // SAFETY: list came from rdma_get_devices and is freed once; every
+        // object made on ctx holds an Arc of self and is gone.
+        unsafe { (self.lib.cm.free_devices)(self.list) };
+    }
+}
+
+/// A protection domain; deallocated on drop (after its regions and queue
+/// pairs, which hold it).
+pub struct Pd {
+    lib: &'static Lib,
+    pd: *mut ibv_pd,
+    _dev: Arc<DevCtx>,
+}
+
+// SAFETY: a PD is used through thread-safe libibverbs calls only.
+unsafe impl Send for Pd {}
+// SAFETY: as above.
+unsafe impl Sync for Pd {}
+
+impl Pd {
+    /// `ibv_reg_mr` over application memory; `access` is `IBV_ACCESS_*`.
+    /// The registration pins the pages; the application keeps the memory
+    /// until it closes the region (fi_mr(3)), which drops the [`Mr`].
+    pub fn register(self: &Arc<Self>, buf: IoBuf, access: c_int) -> Result<Mr, VerbsError> {
+        // SAFETY: pd is live; the range is the application's registered
+        // memory (IoBuf contract); the device accesses it only under the
+        // keys returned, and only until ibv_dereg_mr (Mr's drop).
+        let mr =
+            unsafe { (self.lib.reg_mr)(self.pd, buf.addr() as *mut c_void, buf.len(), access) };
+        let mr = made("ibv_reg_mr", mr)?;
+        Ok(Mr {
+            lib: self.lib,
+            mr,
+            _pd: self.clone(),
+        })
+    }
+}
+
+impl Drop for Pd {
+    fn drop(&mut self) {
+        // SAFETY: deallocated once, after everything holding it.
+        unsafe { (self.lib.dealloc_pd)(self.pd) };
+    }
+}
+
+/// A registration of application memory; deregistered on drop.
+pub struct Mr {
+    lib: &'static Lib,
+    mr: *mut ibv_mr,
+    _pd: Arc<Pd>,
+}
+
+// SAFETY: the keys are read-only after registration; dereg is one call.
+unsafe impl Send for Mr {}
+// SAFETY: as above.
+unsafe impl Sync for Mr {}
+
+impl Mr {
+    /// The local key (what work requests name the memory by).
+    pub fn lkey(&self) -> u32 {
+        // SAFETY: mr is live until drop.
+        unsafe { (*self.mr).lkey }
+    }
+
+    /// The remote key (what peers' RDMA names it by).
+    pub fn rkey(&self) -> u32 {
+        // SAFETY: mr is live until drop.
+        unsafe { (*self.mr).rkey }
+    }
+}
+
+impl Drop for Mr {
+    fn drop(&mut self) {
+        // SAFETY: deregistered once; the memory is the application's, not
+        // freed here.
+        unsafe { (self.lib.dereg_mr)(self.mr) };
+    }
+}
+
+/// A completion queue with its completion channel.
+pub struct Cq {
+    lib: &'static Lib,
+    cq: *mut ibv_cq,
+    chan: *mut ibv_comp_channel,
+    _dev: Arc<DevCtx>,
+}
+
+// SAFETY: polling and arming a CQ are thread-safe in rdma-core's providers.
+unsafe impl Send for Cq {}
+// SAFETY: as above.
+unsafe impl Sync for Cq {}
+
+impl Cq {
+    /// The completion channel's descriptor: readable once a completion
+    /// arrives after [`Cq::arm`].
+    pub fn fd(&self) -> c_int {
+        // SAFETY: chan is live until drop.
+        unsafe { (*self.chan).fd }
+    }
+
+    /// `ibv_req_notify_cq`: the next completion makes [`Cq::fd`] readable.
+    pub fn arm(&self) -> Result<(), VerbsError> {
+        // SAFETY: cq is live; its context's ops table is rdma-core's.
+        let f = unsafe { (*(*self.cq).context).ops.req_notify_cq }.ok_or(VerbsError::Call {
+            call: "ibv_req_notify_cq",
+            errno: libc::ENOSYS,
+        })?;
+        // SAFETY: what verbs.h's inline ibv_req_notify_cq does.
+        check("ibv_req_notify_cq", unsafe { f(self.cq.cast(), 0) })
+    }
+
+    /// Reads and acknowledges the channel's pending notifications without
+    /// blocking; true when there was one (the caller then re-arms).
+    pub fn take_events(&self) -> bool {
+        let mut any = false;
+        loop {
+            let mut cq = std::ptr::null_mut();
+            let mut ctx = std::ptr::null_mut();
+            // SAFETY: chan is live and non-blocking; out-parameters valid.
+            let rc = unsafe { (self.lib.get_cq_event)(self.chan, &mut cq, &mut ctx) };
+            if rc != 0 {
+                return any;
+            }
+            // SAFETY: cq is the CQ the event was for (ours); acked at once,
+            // so destroy_cq never waits for unacknowledged events.
+            unsafe { (self.lib.ack_cq_events)(cq, 1) };
+            any = true;
+        }
+    }
+
+    /// `ibv_poll_cq`: fills the front of `wc`, returns how many.
+    pub fn poll(&self, wc: &mut [ibv_wc]) -> Result<usize, VerbsError> {
+        // SAFETY: cq is live until drop.
+        unsafe { poll_cq(self.cq, wc) }
+    }
+}
+
+impl Drop for Cq {
+    fn drop(&mut self) {
+        // SAFETY: the queue pairs using it hold an Arc of it and are gone;
+        // every event was acked (take_events); then the channel, empty.
+        unsafe {
+            (self.lib.destroy_cq)(self.cq);
+            (self.lib.destroy_comp_channel)(self.chan);
+        }
+    }
+}
+
+/// An rdma-cm event channel with a non-blocking descriptor.
+pub struct Channel {
+    lib: &'static Lib,
+    ch: *mut rdma_event_channel,
+}
+
+// SAFETY: librdmacm's channel calls are thread-safe.
+unsafe impl Send for Channel {}
+// SAFETY: as above.
+unsafe impl Sync for Channel {}
+
+/// A CM event, copied out and acknowledged.
+pub struct Event {
+    /// What happened (`RDMA_CM_EVENT_*`).
+    pub kind: u32,
+    /// Its status (0, a negative errno, or a reject reason).
+    pub status: c_int,
+    /// The address of the id it is about (to tell ids apart).
+    pub id: usize,
+    /// The connection's private data as it arrived (CONNECT_REQUEST,
+    /// ESTABLISHED on the active side, REJECTED).
+    pub data: Vec<u8>,
+    /// A `CONNECT_REQUEST`'s new id, now the caller's.
+    pub request: Option<Id>,
+}
+
+impl Event {
+    /// The event's name, for messages.
+    pub fn name(&self) -> String {
+        CmEventKind(self.kind).to_string()
+    }
+}
+
+impl Channel {
+    /// `rdma_create_event_channel`, non-blocking.
+    pub fn new() -> Result<Arc<Channel>, VerbsError> {
+        let lib = lib()?;
+        // SAFETY: no arguments.
+        let ch = made("rdma_create_event_channel", unsafe {
+            (lib.cm.create_event_channel)()
+        })?;
+        let ch = Channel { lib, ch };
+        set_nonblocking(ch.fd())?;
+        Ok(Arc::new(ch))
+    }
+
+    /// The descriptor, readable when an event waits.
+    pub fn fd(&self) -> c_int {
+        // SAFETY: ch is live; fd is its first field.
+        unsafe { (*self.ch).fd }
+    }
+
+    /// The next event, if one is waiting (never blocks).
+    pub fn next(self: &Arc<Self>) -> Option<Event> {
+        let mut ev = std::ptr::null_mut();
+        // SAFETY: ch is live and non-blocking; ev is an out-parameter.
+        if unsafe { (self.lib.cm.get_cm_event)(self.ch, &mut ev) } != 0 {
+            return None;
+        }
+        // SAFETY: ev is live until acked below; private_data is NULL or
+        // private_data_len bytes owned by the event.
+        let (kind, status, id, data) = unsafe {
+            let e = &*ev;
+            let p = &e.param;
+            let data = if p.private_data.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(
+                    p.private_data.cast::<u8>(),
+                    usize::from(p.private_data_len),
+                )
+                .to_vec()
+            };
+            (e.event, e.status, e.id, data)
+        };
+        // SAFETY: acked once, after everything was copied out.
+        unsafe { (self.lib.cm.ack_cm_event)(ev) };
+        // A request's id belongs to the application from its event on.
+        let request = (kind == RDMA_CM_EVENT_CONNECT_REQUEST).then(|| Id {
+            lib: self.lib,
+            id,
+            chan: self.clone(),
+            qp: None,
+        });
+        Some(Event {
+            kind,
+            status,
+            id: id as usize,
+            data,
+            request,
+        })
+    }
+
+    /// Waits up to `timeout` for the next event (for the short
+    /// synchronous steps of address and route resolution).
+    pub fn wait(self: &Arc<Self>, timeout: std::time::Duration) -> Result<Event, VerbsError> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(e) = self.next() {
+                return Ok(e);
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(VerbsError::Timeout("rdma_get_cm_event"));
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, millis(left)) };
+        }
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        // SAFETY: every id on it holds an Arc of it and is gone.
+        unsafe { (self.lib.cm.destroy_event_channel)(self.ch) };
+    }
+}
+
+/// What a send-queue work request does.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    /// A send consuming a receive at the peer; with immediate data.
+    Send(Option<u32>),
+    /// An RDMA WRITE (with immediate data: a receive is consumed too).
+    Write {
+        addr: u64,
+        rkey: u32,
+        imm: Option<u32>,
+    },
+    /// An RDMA READ.
+    Read { addr: u64, rkey: u32 },
+}
+
+/// Queue-pair sizes asked for and granted.
+pub type QpCap = ibv_qp_cap;
+
+/// An `rdma_cm_id` with, once created, its RC queue pair. Destroyed on
+/// drop (queue pair first).
+pub struct Id {
+    lib: &'static Lib,
+    id: *mut rdma_cm_id,
+    chan: Arc<Channel>,
+    /// The queue pair's protection domain and completion queue, kept
+    /// until the queue pair is destroyed.
+    qp: Option<(Arc<Pd>, Arc<Cq>)>,
+}
+
+// SAFETY: an id is used under its owner's lock; librdmacm's calls on it
+// are thread-safe.
+unsafe impl Send for Id {}
+// SAFETY: as above.
+unsafe impl Sync for Id {}
+
+fn sockaddr_of(a: &SocketAddr) -> libc::sockaddr_storage {
+    let bytes = oxifabric::addr::to_sockaddr(a);
+    // SAFETY: all-zero is a valid sockaddr_storage.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let n = bytes.len().min(size_of::<libc::sockaddr_storage>());
+    // SAFETY: n bytes fit both.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), std::ptr::from_mut(&mut ss).cast(), n) };
+    ss
+}
+
+fn addr_of(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    let n = match c_int::from(ss.ss_family) {
+        libc::AF_INET => size_of::<libc::sockaddr_in>(),
+        libc::AF_INET6 => size_of::<libc::sockaddr_in6>(),
+        _ => return None,
+    };
+    // SAFETY: ss holds n bytes of a sockaddr of its family.
+    unsafe { oxifabric::addr::from_sockaddr(std::ptr::from_ref(ss).cast(), n) }
+}
+
+impl Id {
+    /// `rdma_create_id` (`RDMA_PS_TCP`) with its events on `chan`.
+    pub fn new(chan: &Arc<Channel>) -> Result<Id, VerbsError> {
+        let mut id = std::ptr::null_mut();
+        // SAFETY: ch is live; id is an out-parameter.
+        let rc =
+            unsafe { (chan.lib.cm.create_id)(chan.ch, &mut id, std::ptr::null_mut(), RDMA_PS_TCP) };
+        check("rdma_create_id", rc)?;
+        Ok(Id {
+            lib: chan.lib,
+            id,
+            chan: chan.clone(),
+            qp: None,
+        })
+    }
+
+    /// The id's address, as [`Event::id`] names it.
+    pub fn addr(&self) -> usize {
+        self.id as usize
+    }
+
+    /// `rdma_migrate_id`: its events arrive on `chan` from now on.
+    pub fn migrate(&mut self, chan: &Arc<Channel>) -> Result<(), VerbsError> {
+        // SAFETY: id and chan are live; the old channel's events for this
+        // id were acked (Channel::next acks at once).
+        check("rdma_migrate_id", unsafe {
+            (self.lib.cm.migrate_id)(self.id, chan.ch)
+        })?;
+        self.chan = chan.clone();
+        Ok(())
+    }
+
+    /// `rdma_bind_addr`.
+    pub fn bind(&self, a: &SocketAddr) -> Result<(), VerbsError> {
+        let ss = sockaddr_of(a);
+        // SAFETY: id live; ss read during the call.
+        check("rdma_bind_addr", unsafe {
+            (self.lib.cm.bind_addr)(self.id, std::ptr::from_ref(&ss).cast())
+        })
+    }
+
+    /// `rdma_listen`.
+    pub fn listen(&self, backlog: c_int) -> Result<(), VerbsError> {
+        // SAFETY: id live.
+        check("rdma_listen", unsafe {
+            (self.lib.cm.listen)(self.id, backlog)
+        })
+    }
+
+    /// `rdma_resolve_addr` (ADDR_RESOLVED or ADDR_ERROR follows).
+    pub fn resolve_addr(&self, dst: &SocketAddr, ms: c_int) -> Result<(), VerbsError> {
+        let ss = sockaddr_of(dst);
+        // SAFETY: id live; ss read during the call; NULL source.
+        check("rdma_resolve_addr", unsafe {
+            (self.lib.cm.resolve_addr)(
+                self.id,
+                std::ptr::null(),
+                std::ptr::from_ref(&ss).cast(),
+                ms,
+            )
+        })
+    }
+
+    /// `rdma_resolve_route` (ROUTE_RESOLVED or ROUTE_ERROR follows).
+    pub fn resolve_route(&self, ms: c_int) -> Result<(), VerbsError> {
+        // SAFETY: id live with a resolved address.
+        check("rdma_resolve_route", unsafe {
+            (self.lib.cm.resolve_route)(self.id, ms)
+        })
+    }
+
+    fn param(data: &[u8]) -> rdma_conn_param {
+        rdma_conn_param {
+            private_data: if data.is_empty() {
+                std::ptr::null()
+            } else {
+                data.as_ptr().cast()
+            },
+            private_data_len: u8::try_from(data.len()).unwrap_or(u8::MAX),
+            // rdma-cm's "as many as the device allows" (RDMA_MAX_RESP_RES,
+            // RDMA_MAX_INIT_DEPTH): RDMA READs in flight at once.
+            responder_resources: 0xff,
+            initiator_depth: 0xff,
+            flow_control: 1,
+            retry_count: 7,
+            rnr_retry_count: 7,
+            srq: 0,
+            qp_num: 0,
+        }
+    }
+
+    /// `rdma_connect` with private data (at most 255 bytes; rdma-cm may
+    /// allow fewer).
+    pub fn connect(&self, data: &[u8]) -> Result<(), VerbsError> {
+        let p = Self::param(data);
+        // SAFETY: id live with a route; p and data read during the call.
+        check("rdma_connect", unsafe {
+            (self.lib.cm.connect)(self.id, &p)
+        })
+    }
+
+    /// `rdma_accept` with private data.
+    pub fn accept(&self, data: &[u8]) -> Result<(), VerbsError> {
+        let p = Self::param(data);
+        // SAFETY: as in connect; id came from a CONNECT_REQUEST.
+        check("rdma_accept", unsafe { (self.lib.cm.accept)(self.id, &p) })
+    }
+
+    /// `rdma_reject` with private data.
+    pub fn reject(&self, data: &[u8]) -> Result<(), VerbsError> {
+        let len = u8::try_from(data.len()).unwrap_or(u8::MAX);
+        // SAFETY: id live (a request's); data read during the call.
+        check("rdma_reject", unsafe {
+            (self.lib.cm.reject)(self.id, data.as_ptr().cast(), len)
+        })
+    }
+
+    /// `rdma_disconnect`.
+    pub fn disconnect(&self) -> Result<(), VerbsError> {
+        // SAFETY: id live.
+        check("rdma_disconnect", unsafe {
+            (self.lib.cm.disconnect)(self.id)
+        })
+    }
+
+    /// The device rdma-cm bound the id to, if any yet.
+    pub fn device_name(&self) -> Option<String> {
+        // SAFETY: id live; verbs is NULL or a context librdmacm keeps.
+        let ctx = unsafe { (*self.id).verbs };
+        (!ctx.is_null()).then(|| ctx_name(self.lib, ctx))
+    }
+
+    /// The local address (`rdma_get_local_addr`).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        // SAFETY: id live; route.addr is librdmacm's copy.
+        addr_of(unsafe { &(*self.id).route.addr.src_addr })
+    }
+
+    /// The peer's address (`rdma_get_peer_addr`).
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        // SAFETY: as in local_addr.
+        addr_of(unsafe { &(*self.id).route.addr.dst_addr })
+    }
+
+    /// `rdma_create_qp`: an RC queue pair on `pd` with both queues on
+    /// `cq`; `cap` is updated to what was granted. Both must be of the
+    /// id's device.
+    pub fn create_qp(
+        &mut self,
+        pd: &Arc<Pd>,
+        cq: &Arc<Cq>,
+        cap: &mut QpCap,
+    ) -> Result<(), VerbsError> {
+        // SAFETY: id live.
+        let ctx = unsafe { (*self.id).verbs };
+        if self.qp.is_some() || ctx.is_null() || !pd._dev.is(ctx) || !cq._dev.is(ctx) {
+            return Err(VerbsError::Call {
+                call: "rdma_create_qp",
+                errno: libc::EINVAL,
+            });
+        }
+        let mut attr = ibv_qp_init_attr {
+            qp_context: std::ptr::null_mut(),
+            send_cq: cq.cq,
+            recv_cq: cq.cq,
+            srq: std::ptr::null_mut(),
+            cap: *cap,
+            qp_type: IBV_QPT_RC,
+            sq_sig_all: 0,
+        };
+        // SAFETY: id, pd and cq are live and of one device; self keeps pd
+        // and cq until the queue pair is destroyed (drop).
+        check("rdma_create_qp", unsafe {
+            (self.lib.cm.create_qp)(self.id, pd.pd, &mut attr)
+        })?;
+        *cap = attr.cap;
+        self.qp = Some((pd.clone(), cq.clone()));
+        Ok(())
+    }
+
+    fn qp(&self) -> Result<*mut ibv_qp, VerbsError> {
+        // SAFETY: id live; qp is NULL or the queue pair create_qp made.
+        let qp = unsafe { (*self.id).qp };
+        if self.qp.is_none() || qp.is_null() {
+            return Err(VerbsError::Call {
+                call: "ibv_post",
+                errno: libc::ENOTCONN,
+            });
+        }
+        Ok(qp)
+    }
+
+    fn sges(iov: &[IoBuf], lkeys: &[u32]) -> Result<([ibv_sge; MAX_SGE], usize), VerbsError> {
+        let mut sg = [ibv_sge::default(); MAX_SGE];
+        if iov.len() > MAX_SGE {
+            return Err(VerbsError::Call {
+                call: "ibv_post",
+                errno: libc::EINVAL,
+            });
+        }
+        for (i, b) in iov.iter().enumerate() {
+            sg[i] = ibv_sge {
+                addr: b.addr() as u64,
+                length: u32::try_from(b.len()).map_err(|_| VerbsError::Call {
+                    call: "ibv_post",
+                    errno: libc::EMSGSIZE,
+                })?,
+                lkey: lkeys.get(i).copied().unwrap_or(0),
+            };
+        }
+        Ok((sg, iov.len()))
+    }
+
+    /// Posts one signaled send-queue work request over `iov` (`lkeys`, one
+    /// per buffer, ignored for an inline send), completing with `wr_id`.
+    /// Immediate data goes on the wire in network order, as verbs wants.
+    pub fn post_send(
+        &self,
+        wr_id: u64,
+        op: Op,
+        iov: &[IoBuf],
+        lkeys: &[u32],
+        inline: bool,
+    ) -> Result<(), VerbsError> {
+        let qp = self.qp()?;
+        let (mut sg, n) = Self::sges(iov, lkeys)?;
+        let (opcode, imm, remote) = match op {
+            Op::Send(None) => (IBV_WR_SEND, 0, None),
+            Op::Send(Some(d)) => (IBV_WR_SEND_WITH_IMM, d, None),
+            Op::Write {
+                addr,
+                rkey,
+                imm: None,
+            } => (IBV_WR_RDMA_WRITE, 0, Some((addr, rkey))),
+            Op::Write {
+                addr,
+                rkey,
+                imm: Some(d),
+            } => (IBV_WR_RDMA_WRITE_WITH_IMM, d, Some((addr, rkey))),
+            Op::Read { addr, rkey } => (IBV_WR_RDMA_READ, 0, Some((addr, rkey))),
+        };
+        let mut wr = ibv_send_wr {
+            wr_id,
+            next: std::ptr::null_mut(),
+            sg_list: sg.as_mut_ptr(),
+            num_sge: n as c_int,
+            opcode,
+            send_flags: IBV_SEND_SIGNALED | if inline { IBV_SEND_INLINE } else { 0 },
+            imm_data: imm.to_be(),
+            wr: ibv_send_wr_wr {
+                atomic: ibv_send_wr_atomic::default(),
+            },
+            qp_type: 0,
+            bind_mw: [0; 6],
+        };
+        if let Some((remote_addr, rkey)) = remote {
+            wr.wr.rdma = ibv_send_wr_rdma { remote_addr, rkey };
+        }
+        // SAFETY: qp is live; one well-formed request whose buffers are the
+        // application's (IoBuf contract: valid until completion; an inline
+        // send is copied during the call), under keys of the caller's.
+        unsafe { post_send(qp, &mut wr) }
+    }
+
+    /// Posts one receive into `iov` (`lkeys`, one per buffer).
+    pub fn post_recv(&self, wr_id: u64, iov: &[IoBuf], lkeys: &[u32]) -> Result<(), VerbsError> {
+        let qp = self.qp()?;
+        let (mut sg, n) = Self::sges(iov, lkeys)?;
+        let mut wr = ibv_recv_wr {
+            wr_id,
+            next: std::ptr::null_mut(),
+            sg_list: sg.as_mut_ptr(),
+            num_sge: n as c_int,
+        };
+        // SAFETY: as in post_send; the buffers stay the application's
+        // until the receive completes (IoBuf contract).
+        unsafe { post_recv(qp, &mut wr) }
+    }
+}
+
+impl Drop for Id {
+    fn drop(&mut self) {
+        // SAFETY: the queue pair (if any) goes first, then the id; its
+        // PD and CQ are released after (fields drop after this body).
+        unsafe {
+            if self.qp.is_some() {
+                (self.lib.cm.destroy_qp)(self.id);
+            }
+            (self.lib.cm.destroy_id)(self.id);
+        }
+    }
+}
+
+/// The text of a work completion's status (`ibv_wc_status_str`'s meaning,
+/// our words), for error messages.
+pub fn wc_status_text(status: u32) -> &'static str {
+    match status {
+        0 => "success",
+        1 => "local length error",
+        2 => "local QP operation error",
+        4 => "local protection error",
+        5 => "work request flushed (queue pair in error state)",
+        7 => "bad response",
+        8 => "local access error",
+        9 => "remote invalid request",
+        10 => "remote access error",
+        11 => "remote operation error",
+        12 => "transport retry counter exceeded",
+        13 => "RNR retry counter exceeded",
+        16 => "remote aborted",
+        19 => "fatal error",
+        20 => "response timeout",
+        _ => "general error",
+    }
+}

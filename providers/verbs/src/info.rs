@@ -1,0 +1,555 @@
+//! `fi_getinfo` for verbs: one `FI_EP_MSG` entry per RDMA device and IP
+//! address of the network interface that device serves, its attributes
+//! taken from the device's own limits.
+//!
+//! Names follow upstream's verbs provider: the domain is the device's name
+//! (`rxe0`, `mlx5_0`); the fabric is `IB-0x` and the subnet prefix (hex)
+//! of the port's GID at index `FI_VERBS_GID_IDX` (0 by default), so two
+//! ports on one subnet share a fabric. Addresses are `FI_SOCKADDR_IN` or
+//! `FI_SOCKADDR_IN6` (not link-local): rdma-cm connects by IP address and
+//! port. Which device serves an IP
+//! address is rdma-cm's answer: an id bound to the address reports it.
+//!
+//! On a host without rdma-core, or without devices, or with devices but
+//! no active port or no IP address on their interfaces, there are no
+//! entries (and nothing is printed beyond an info log line).
+
+use crate::device::{self, Device, PortState};
+use crate::ibv::owned::{Channel, Id};
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::{DomainAttr, EpAttr, FabricAttr, Info, RxAttr, TxAttr};
+use oxifabric::ops::IoVec;
+use oxifabric::param::{self, Value};
+use oxifabric::provider::Request;
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+
+/// The name applications select the provider by.
+pub const NAME: &str = "verbs";
+
+/// Largest private data of `fi_connect`/`fi_accept`/`fi_reject`: the 56
+/// bytes rdma-cm carries in a connection request on a TCP port space,
+/// less the one byte of ours that says how many are the application's.
+pub const CM_DATA_SIZE: usize = 55;
+
+/// Defaults of the parameters (upstream's values).
+const DEF_TX_SIZE: usize = 384;
+const DEF_RX_SIZE: usize = 384;
+const DEF_INLINE: usize = 256;
+
+/// The provider's parameters, as `fi_info -e` lists them
+/// (`FI_VERBS_<NAME>`).
+pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
+    (
+        "iface",
+        FI_PARAM_STRING,
+        "The prefix or the full name of the network interface whose addresses MSG endpoints use",
+    ),
+    (
+        "device_name",
+        FI_PARAM_STRING,
+        "The prefix or the full name of the verbs device to use",
+    ),
+    (
+        "inline_size",
+        FI_PARAM_INT,
+        "Largest message sent inline (fi_inject, inject_size); default 256",
+    ),
+    (
+        "tx_size",
+        FI_PARAM_INT,
+        "Transmit queue size when the application asks for none; default 384",
+    ),
+    (
+        "rx_size",
+        FI_PARAM_INT,
+        "Receive queue size when the application asks for none; default 384",
+    ),
+    (
+        "gid_idx",
+        FI_PARAM_INT,
+        "Index of the GID whose subnet prefix names the fabric (0 - 255); default 0",
+    ),
+];
+
+/// A parameter's text (`Str`), or None when unset or empty.
+fn param_str(name: &str) -> Option<String> {
+    match param::get(NAME, name) {
+        Ok(Value::Str(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+/// A non-negative integer parameter, or `def` (with a warning when the
+/// value is out of range).
+pub fn param_int(name: &str, def: usize, max: usize) -> usize {
+    match param::get(NAME, name) {
+        Ok(Value::Int(v)) if v >= 0 && (v as usize) <= max => v as usize,
+        Ok(Value::Int(v)) => {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_CORE,
+                "FI_VERBS_{}={v} is out of range (0 - {max}); using {def}",
+                name.to_uppercase()
+            );
+            def
+        }
+        _ => def,
+    }
+}
+
+/// The inline (inject) size endpoints ask their queue pairs for.
+pub fn inline_size() -> usize {
+    param_int("inline_size", DEF_INLINE, 1 << 16)
+}
+
+/// Where entries can be made: a device and one of its interface's IP
+/// addresses.
+#[derive(Clone)]
+struct Place {
+    dev: Device,
+    ip: IpAddr,
+}
+
+/// The device rdma-cm picks for a local address, if any.
+fn device_of(ip: IpAddr) -> Option<String> {
+    let ch = Channel::new().ok()?;
+    let id = Id::new(&ch).ok()?;
+    id.bind(&SocketAddr::new(ip, 0)).ok()?;
+    id.device_name()
+}
+
+/// Every (device, address) pair, after `FI_VERBS_DEVICE_NAME` and
+/// `FI_VERBS_IFACE`; devices without an active port are left out.
+fn places() -> Vec<Place> {
+    let devs = match device::devices() {
+        Ok(d) => d,
+        Err(e) => {
+            oxifabric::prov_log!(NAME, FI_LOG_INFO, FI_LOG_FABRIC, "no verbs devices: {e}");
+            return Vec::new();
+        }
+    };
+    let want_dev = param_str("device_name");
+    let devs: Vec<Device> = devs
+        .into_iter()
+        .filter(|d| want_dev.as_deref().is_none_or(|w| d.name.starts_with(w)))
+        .filter(|d| d.ports.iter().any(|p| p.state == PortState::Active))
+        .collect();
+    if devs.is_empty() {
+        return Vec::new();
+    }
+    let want_if = param_str("iface");
+    let mut out = Vec::new();
+    for i in oxifabric::iface::list() {
+        // Loopback addresses are no RDMA device's (rdma-cm would bind them
+        // to any device); IPv6 link-local ones need a scope, which an
+        // fi_info address does not carry.
+        let link_local = matches!(i.ip, IpAddr::V6(a) if a.segments()[0] & 0xffc0 == 0xfe80);
+        if link_local
+            || i.ip.is_loopback()
+            || want_if.as_deref().is_some_and(|w| !i.name.starts_with(w))
+        {
+            continue;
+        }
+        let Some(name) = device_of(i.ip) else {
+            continue;
+        };
+        if let Some(d) = devs.iter().find(|d| d.name == name) {
+            out.push(Place {
+                dev: d.clone(),
+                ip: i.ip,
+            });
+        }
+    }
+    out
+}
+
+/// The fabric name: `IB-0x` and the subnet prefix of the GID at
+/// `FI_VERBS_GID_IDX` on the first active port.
+fn fabric_name(d: &Device) -> String {
+    let idx = param_int("gid_idx", 0, 255) as u32;
+    let port = d.ports.iter().find(|p| p.state == PortState::Active);
+    let prefix = port
+        .and_then(|p| p.gids.iter().find(|g| g.index == idx).or(p.gids.first()))
+        .map_or(0, |g| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&g.raw[..8]);
+            u64::from_be_bytes(b)
+        });
+    format!("IB-0x{prefix:x}")
+}
+
+/// Capabilities of an MSG endpoint: messages, and RMA by RDMA READ and
+/// WRITE (the target's device serves peers' accesses; no target events).
+pub const CAPS: u64 = FI_MSG
+    | FI_RMA
+    | FI_SEND
+    | FI_RECV
+    | FI_READ
+    | FI_WRITE
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
+    | FI_LOCAL_COMM
+    | FI_REMOTE_COMM;
+
+/// Ordering an RC queue pair gives: sends in order, writes in order with
+/// each other and with sends, reads after writes and sends.
+const ORDER: u64 = FI_ORDER_SAS
+    | FI_ORDER_WAW
+    | FI_ORDER_WAS
+    | FI_ORDER_SAW
+    | FI_ORDER_RAW
+    | FI_ORDER_RAS
+    | FI_ORDER_RAR;
+
+/// The entry for one place.
+fn entry(
+    p: &Place,
+    src: Option<SocketAddr>,
+    dest: Option<SocketAddr>,
+    hints: Option<&Info>,
+) -> Info {
+    let a = &p.dev.attr;
+    let port = p.dev.ports.iter().find(|p| p.state == PortState::Active);
+    let max_wr = a.max_qp_wr.max(1) as usize;
+    let hinted = |f: fn(&Info) -> usize| hints.map_or(0, f) > 0;
+    let tx_size = if hinted(|h| h.tx.size) {
+        max_wr
+    } else {
+        param_int("tx_size", DEF_TX_SIZE, usize::MAX).clamp(1, max_wr)
+    };
+    let rx_size = if hinted(|h| h.rx.size) {
+        max_wr
+    } else {
+        param_int("rx_size", DEF_RX_SIZE, usize::MAX).clamp(1, max_wr)
+    };
+    let iov = (a.max_sge.max(1) as usize).min(IoVec::CAP);
+    let max_msg = port.map_or(1 << 31, |p| p.max_msg_sz as usize);
+    Info {
+        caps: CAPS,
+        addr_format: if p.ip.is_ipv4() {
+            FI_SOCKADDR_IN as u32
+        } else {
+            FI_SOCKADDR_IN6 as u32
+        },
+        src_addr: src.map(|a| addr::to_sockaddr(&a)),
+        dest_addr: dest.map(|a| addr::to_sockaddr(&a)),
+        tx: TxAttr {
+            caps: FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE,
+            rma_iov_limit: 1,
+            op_flags: FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_COMPLETION,
+            msg_order: ORDER,
+            comp_order: FI_ORDER_STRICT as u64,
+            inject_size: inline_size(),
+            size: tx_size,
+            iov_limit: iov,
+            ..Default::default()
+        },
+        rx: RxAttr {
+            caps: FI_MSG | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE,
+            // A peer's fi_writedata (RDMA WRITE with immediate data)
+            // consumes a posted receive, as upstream's verbs says.
+            mode: FI_RX_CQ_DATA,
+            op_flags: FI_COMPLETION,
+            msg_order: ORDER,
+            comp_order: FI_ORDER_STRICT as u64 | FI_ORDER_DATA,
+            size: rx_size,
+            iov_limit: iov,
+            ..Default::default()
+        },
+        ep: EpAttr {
+            ep_type: FI_EP_MSG,
+            protocol: FI_PROTO_RDMA_CM_IB_RC as u32,
+            protocol_version: 1,
+            max_msg_size: max_msg,
+            tx_ctx_cnt: 1,
+            rx_ctx_cnt: 1,
+            ..Default::default()
+        },
+        domain: DomainAttr {
+            name: Some(p.dev.name.clone()),
+            threading: FI_THREAD_SAFE,
+            control_progress: FI_PROGRESS_MANUAL,
+            data_progress: FI_PROGRESS_MANUAL,
+            resource_mgmt: FI_RM_ENABLED,
+            av_type: FI_AV_UNSPEC,
+            mr_mode: FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY,
+            mr_key_size: 4,
+            cq_data_size: 4,
+            cq_cnt: a.max_cq.max(0) as usize,
+            ep_cnt: a.max_qp.max(0) as usize,
+            tx_ctx_cnt: (a.max_qp.max(0) as usize).min(1024),
+            rx_ctx_cnt: (a.max_qp.max(0) as usize).min(1024),
+            max_ep_tx_ctx: 1,
+            max_ep_rx_ctx: 1,
+            // Counters are the engine's, counted as completions arrive.
+            cntr_cnt: 1024,
+            mr_iov_limit: 1,
+            mr_cnt: a.max_mr.max(0) as usize,
+            caps: FI_LOCAL_COMM | FI_REMOTE_COMM,
+            max_err_data: 255,
+            ..Default::default()
+        },
+        fabric: FabricAttr {
+            name: Some(fabric_name(&p.dev)),
+            prov_version: crate::VERSION,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Bits of the capabilities that RMA needs (keys and addresses of the
+/// device's registrations).
+const RMA_CAPS: u64 = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+/// Whether the request comes from an application that cannot follow
+/// `FI_MR_LOCAL` (API 1.5 or later, its `mr_mode` hints without it) and
+/// asks for no RMA: it gets entries that register its buffers per
+/// operation instead.
+fn unregistered(req: &Request<'_>) -> bool {
+    req.version >= (1 << 16 | 5)
+        && req
+            .hints
+            .is_some_and(|h| h.domain.mr_mode & FI_MR_LOCAL == 0 && h.caps & RMA_CAPS == 0)
+}
+
+/// An entry for such an application: no `mr_mode` bits required, no RMA
+/// (its keys and addresses would have to be the device's).
+fn without_mr_local(e: &mut Info) {
+    e.domain.mr_mode = 0;
+    e.caps &= !RMA_CAPS;
+    e.tx.caps &= !RMA_CAPS;
+    e.rx.caps &= !RMA_CAPS;
+    e.rx.mode &= !FI_RX_CQ_DATA;
+    e.tx.rma_iov_limit = 0;
+}
+
+/// The local address the kernel routes to `dest` from.
+fn route_source(dest: &SocketAddr) -> Option<IpAddr> {
+    let any = if dest.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    };
+    let s = UdpSocket::bind(any).ok()?;
+    s.connect(dest).ok()?;
+    Some(s.local_addr().ok()?.ip())
+}
+
+fn port_of(service: Option<&str>) -> Result<u16> {
+    match service {
+        None => Ok(0),
+        Some(s) => s.parse::<u16>().map_err(|_| Error::NoData),
+    }
+}
+
+/// The candidate entries for a request.
+pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
+    let hints = req.hints;
+    if hints.is_some_and(|h| h.ep.ep_type != FI_EP_UNSPEC && h.ep.ep_type != FI_EP_MSG) {
+        return Ok(Vec::new());
+    }
+    // The address families the hints allow: IPv4, IPv6.
+    let (v4_ok, v6_ok) = match hints.map_or(FI_FORMAT_UNSPEC as u32, |h| h.addr_format) {
+        f if f == FI_SOCKADDR_IN as u32 => (true, false),
+        f if f == FI_SOCKADDR_IN6 as u32 => (false, true),
+        f if f == FI_FORMAT_UNSPEC as u32
+            || f == FI_SOCKADDR as u32
+            || f == FI_SOCKADDR_IP as u32 =>
+        {
+            (true, true)
+        }
+        _ => return Ok(Vec::new()),
+    };
+    let all = places();
+    if all.is_empty() {
+        return Ok(Vec::new());
+    }
+    let fam = |a: &SocketAddr| if a.is_ipv4() { v4_ok } else { v6_ok };
+    let hint_src = hints
+        .and_then(|h| h.src_addr.as_deref())
+        .and_then(oxifabric::service::addr_format::decode)
+        .filter(fam);
+    let hint_dest = hints
+        .and_then(|h| h.dest_addr.as_deref())
+        .and_then(oxifabric::service::addr_format::decode)
+        .filter(fam);
+    let numeric = req.flags & FI_NUMERICHOST != 0;
+    let mut out = Vec::new();
+    let unregistered = unregistered(req);
+    let mut add = |p: &Place, src: SocketAddr, dest: Option<SocketAddr>| {
+        let mut e = entry(p, Some(src), dest, hints);
+        if unregistered {
+            without_mr_local(&mut e);
+        }
+        oxifabric::getinfo::tailor(&mut e, hints);
+        out.push(e);
+    };
+    if req.node.is_some() && req.flags & FI_SOURCE == 0 || req.node.is_none() && hint_dest.is_some()
+    {
+        // Active side: the device that routes to the destination.
+        let dests = match req.node {
+            Some(_) => addr::resolve(req.node, req.service.or(Some("0")), numeric, false)?,
+            None => hint_dest.into_iter().collect(),
+        };
+        for d in dests.into_iter().filter(fam) {
+            let Some(ip) = route_source(&d) else { continue };
+            for p in all.iter().filter(|p| p.ip == ip) {
+                let src = hint_src
+                    .filter(|s| s.ip() == ip)
+                    .unwrap_or(SocketAddr::new(ip, 0));
+                add(p, src, Some(d));
+            }
+        }
+    } else {
+        // Passive side (or no address at all): the local address named by
+        // node (with FI_SOURCE) or the hints, the port by the service.
+        let port = port_of(req.service)?;
+        let want_ip = match req.node {
+            Some(_) => {
+                let a = addr::resolve(req.node, None, numeric, true)?;
+                Some(a.into_iter().find(fam).ok_or(Error::NoData)?.ip())
+            }
+            None => hint_src.map(|s| s.ip()).filter(|ip| !ip.is_unspecified()),
+        };
+        let port = if req.service.is_none() {
+            hint_src.map_or(0, |s| s.port())
+        } else {
+            port
+        };
+        for p in &all {
+            let here = SocketAddr::new(p.ip, port);
+            if fam(&here) && want_ip.is_none_or(|ip| ip == p.ip) {
+                add(p, here, hint_dest);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{AtomicCap, DeviceAttr, Gid, GidType, LinkLayer, Port};
+
+    fn rxe() -> Device {
+        let gid = |index, raw: [u8; 16]| Gid {
+            index,
+            raw,
+            kind: GidType::RoceV2,
+        };
+        let mut link_local = [0u8; 16];
+        link_local[..2].copy_from_slice(&[0xfe, 0x80]);
+        link_local[8..].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+        let mapped = std::net::Ipv4Addr::new(10, 77, 0, 1)
+            .to_ipv6_mapped()
+            .octets();
+        Device {
+            name: "rxe0".into(),
+            attr: DeviceAttr {
+                fw_ver: String::new(),
+                node_guid: 0,
+                max_mr_size: u64::MAX,
+                page_size_cap: 0,
+                vendor_id: 0,
+                vendor_part_id: 0,
+                max_qp: 1 << 20,
+                max_qp_wr: 1 << 20,
+                max_sge: 32,
+                max_sge_rd: 32,
+                max_cq: 1 << 20,
+                max_cqe: 32767,
+                max_mr: 1 << 19,
+                max_pd: 1 << 20,
+                max_qp_rd_atom: 128,
+                max_qp_init_rd_atom: 128,
+                atomic_cap: AtomicCap::Hca,
+                max_srq: 1 << 18,
+                max_srq_wr: 1 << 20,
+                max_srq_sge: 27,
+                device_cap_flags: 0,
+                phys_port_cnt: 1,
+            },
+            ports: vec![Port {
+                num: 1,
+                state: PortState::Active,
+                link_layer: LinkLayer::Ethernet,
+                active_mtu: 1024,
+                max_mtu: 4096,
+                max_msg_sz: 1 << 23,
+                gid_tbl_len: 1024,
+                lid: 0,
+                gids: vec![gid(0, link_local), gid(1, mapped)],
+            }],
+        }
+    }
+
+    #[test]
+    fn entries_are_named_as_upstream_and_sized_from_the_device() {
+        let p = Place {
+            dev: rxe(),
+            ip: "10.77.0.1".parse().unwrap(),
+        };
+        assert_eq!(fabric_name(&p.dev), "IB-0xfe80000000000000");
+        let e = entry(&p, Some("10.77.0.1:0".parse().unwrap()), None, None);
+        assert_eq!(e.domain.name.as_deref(), Some("rxe0"));
+        assert_eq!(e.ep.ep_type, FI_EP_MSG);
+        assert_eq!(e.ep.protocol, FI_PROTO_RDMA_CM_IB_RC as u32);
+        assert_eq!(e.ep.max_msg_size, 1 << 23, "max_msg_size is the port's");
+        assert_eq!(
+            e.tx.iov_limit,
+            IoVec::CAP,
+            "max_sge, capped by the engine's iovec"
+        );
+        assert_eq!(
+            e.tx.size, DEF_TX_SIZE,
+            "the default queue size without hints"
+        );
+        assert_eq!(e.domain.cq_data_size, 4);
+        assert_ne!(e.domain.mr_mode & FI_MR_LOCAL, 0);
+        let mut hints = Info::default();
+        hints.tx.size = 5000;
+        let e = entry(&p, None, None, Some(&hints));
+        assert_eq!(
+            e.tx.size,
+            1 << 20,
+            "up to max_qp_wr when the hints ask for a size"
+        );
+    }
+
+    #[test]
+    fn applications_without_fi_mr_local_get_entries_without_rma() {
+        let mut hints = Info::default();
+        fn req(hints: Option<&Info>) -> Request<'_> {
+            Request {
+                version: 1 << 16 | 17,
+                node: None,
+                service: None,
+                flags: 0,
+                hints,
+            }
+        }
+        assert!(unregistered(&req(Some(&hints))));
+        hints.caps = FI_RMA;
+        assert!(
+            !unregistered(&req(Some(&hints))),
+            "RMA needs the device's keys"
+        );
+        hints.caps = FI_MSG;
+        hints.domain.mr_mode = FI_MR_LOCAL;
+        assert!(!unregistered(&req(Some(&hints))));
+        assert!(!unregistered(&req(None)));
+        let p = Place {
+            dev: rxe(),
+            ip: "10.77.0.1".parse().unwrap(),
+        };
+        let mut e = entry(&p, None, None, None);
+        without_mr_local(&mut e);
+        assert_eq!(e.domain.mr_mode, 0);
+        assert_eq!(e.caps & RMA_CAPS, 0);
+        assert_eq!(e.rx.mode & FI_RX_CQ_DATA, 0);
+    }
+}
