@@ -370,13 +370,17 @@ impl Side {
         if !self.rma.busy() {
             return;
         }
+        self.rma_flush_answers(tp);
         self.rma.replaying = true;
         while let Some(w) = self.rma.work.pop_front() {
             match w {
                 Later::Cell { from, meta, bytes } => {
                     match Op::of(meta.flags) {
                         Some(Op::Write | Op::Read | Op::Atomic) => {
-                            self.rma_serve(Some(tp), from, &meta, &bytes)
+                            self.rma_serve(Some(tp), from, &meta, &bytes);
+                            // Each answer at once: its initiator may post
+                            // more while we move the next part's bytes.
+                            self.rma_flush_answers(tp);
                         }
                         _ => self.on_cell(from, &meta, &bytes),
                     }
@@ -388,6 +392,11 @@ impl Side {
             }
         }
         self.rma.replaying = false;
+        self.rma_issue(tp);
+    }
+
+    /// Sends the answers waiting for room, in order, while there is room.
+    fn rma_flush_answers(&mut self, tp: &mut Transport) {
         while let Some(a) = self.rma.answers.front() {
             // Whether the initiator may name its buffers to us: only once
             // we said we reach them.
@@ -403,7 +412,6 @@ impl Side {
                 }
             }
         }
-        self.rma_issue(tp);
     }
 
     /// Sends the parts of the operations in the issue queue, in order,
