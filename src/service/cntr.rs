@@ -51,6 +51,13 @@ impl Counter {
         self.sources.add(s);
     }
 
+    /// Registers every progress source of `other` too: reads and waits
+    /// of this counter then drive what drives `other` (deferred work
+    /// triggered by `other` updates this one).
+    pub fn add_sources_of(&self, other: &Counter) {
+        self.sources.add_all_of(&other.sources);
+    }
+
     /// Forgets a progress source.
     pub fn remove_source(&self, s: &Weak<dyn Progress>) {
         self.sources.remove(s);

@@ -1,9 +1,11 @@
 //! Engine services every provider reuses instead of writing its own:
 //! completion queues, event queues, counters, address vectors, wake-up
 //! signals, the progress hook, address formats, the memory-registration
-//! table (`mr`), triggered operations and deferred work (`trigger`), and
-//! the endpoint core (`ep_core`: bindings and completion routing; `rxq`:
-//! receive matching; `reassembly`: messages that arrive in pieces).
+//! table (`mr`), one-sided operations (`rma`: checks at the initiator,
+//! atomics and remote completions at the target), triggered operations
+//! and deferred work (`trigger`), and the endpoint core (`ep_core`:
+//! bindings and completion routing; `rxq`: receive matching;
+//! `reassembly`: messages that arrive in pieces).
 
 pub mod addr_format;
 pub mod atomic;
@@ -20,6 +22,7 @@ pub mod keyhash;
 pub mod mr;
 pub mod progress;
 pub mod reassembly;
+pub mod rma;
 pub mod rxq;
 pub mod shm_av;
 pub mod signal;

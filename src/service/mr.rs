@@ -219,6 +219,26 @@ impl Denied {
             Denied::Access => "remote access the registration does not permit",
         }
     }
+
+    /// Its number on a wire (1, 2, 3; never 0, which means "accepted").
+    pub fn to_u64(self) -> u64 {
+        match self {
+            Denied::Key => 1,
+            Denied::Range => 2,
+            Denied::Access => 3,
+        }
+    }
+
+    /// The cause a peer sent ([`Denied::to_u64`]); None for an unknown
+    /// number.
+    pub fn from_u64(v: u64) -> Option<Denied> {
+        Some(match v {
+            1 => Denied::Key,
+            2 => Denied::Range,
+            3 => Denied::Access,
+            _ => return None,
+        })
+    }
 }
 
 /// A domain's registrations.

@@ -219,6 +219,18 @@ impl Sources {
         self.getwait.source_added();
     }
 
+    /// Adds every live source of `other` (a counter that queued work
+    /// will update is driven by what drives that work's trigger).
+    pub fn add_all_of(&self, other: &Sources) {
+        if core::ptr::eq(self, other) {
+            return;
+        }
+        let theirs: Vec<Weak<dyn Progress>> = other.lock().live().map(|(_, w)| w.clone()).collect();
+        for w in theirs {
+            self.add(w);
+        }
+    }
+
     /// Removes a source (when its endpoint is closed).
     pub fn remove(&self, s: &Weak<dyn Progress>) {
         let mut l = self.lock();

@@ -159,6 +159,9 @@ unsafe fn queue(d: &DomainHandle, work: *const fi_deferred_work) -> c_int {
             Err(e) => return e,
         };
         remember(d, &trigger);
+        // Waiting for the target counter must drive the endpoints that
+        // bring the trigger to its threshold (manual progress).
+        target.add_sources_of(&trigger);
         defer_cntr(target, op.value, w.op_type == FI_OP_CNTR_SET, when);
         return 0;
     }

@@ -63,19 +63,27 @@ unsafe fn deferral(
         context,
     };
     match post {
-        Post::Work(w) => Ok((
-            When {
-                cntr: w.trigger,
-                threshold: w.threshold,
-                counts: Counts::SuccessesAndErrors,
-                tag: tag(Some(w.key)),
-            },
-            Some(Hook {
-                context,
-                cntr: w.completion,
-                ep: ep_id(h),
-            }),
-        )),
+        Post::Work(w) => {
+            // The completion counter counts this endpoint's operation: its
+            // reads and waits drive the endpoint (manual progress), as
+            // those of the endpoint's bound counters do.
+            if let (Some(c), Some(p)) = (&w.completion, h.inner.ops.as_progress()) {
+                c.add_source(p);
+            }
+            Ok((
+                When {
+                    cntr: w.trigger,
+                    threshold: w.threshold,
+                    counts: Counts::SuccessesAndErrors,
+                    tag: tag(Some(w.key)),
+                },
+                Some(Hook {
+                    context,
+                    cntr: w.completion,
+                    ep: ep_id(h),
+                }),
+            ))
+        }
         Post::Now => {
             if !h.inner.trigger_cap {
                 core_warn!(

@@ -17,6 +17,11 @@
 //! Sends to one peer leave in the order they were posted: while anything
 //! waits for a peer (its handshake, room in its ring, the rest of a large
 //! message), later sends to it queue behind.
+//!
+//! One-sided operations (RMA, atomics), both sides, are in `ep/rma.rs`.
+
+mod rma;
+pub(crate) use rma::ATOMIC_LIMIT;
 
 use crate::cma::RemoteIov;
 use crate::proto::{self, Op};
@@ -26,7 +31,9 @@ use crate::transport::{Addr, Config, Event, Sent, Transport};
 use oxifabric::abi::*;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
-use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
+use oxifabric::ops::{
+    iov_len, AtomicReq, Binding, EndpointOps, IoVec, OptValue, RecvOp, RmaOp, SendOp,
+};
 use oxifabric::service::ep_core::{self, EpCore, Failure, PeerName, TxCtx};
 use oxifabric::service::epoll::Epoll;
 use oxifabric::service::keyhash::KeyedU64;
@@ -144,6 +151,8 @@ struct Side {
     answers: VecDeque<(Addr, u64, u64)>,
     /// `FI_SHM_DISABLE_CMA`: every byte travels in cells.
     no_cma: bool,
+    /// RMA and atomics, both sides.
+    rma: rma::Rma,
 }
 
 struct State {
@@ -279,6 +288,9 @@ impl Side {
                 self.scratch = bytes;
             }
             Event::Flushed { ctx, .. } => self.cell_left(ctx, None),
+            Event::SendFailed { to, ctx, error } if rma::owns(ctx) => {
+                self.rma_send_failed(ctx, to, error)
+            }
             Event::SendFailed { to, ctx, error } => self.cell_left(ctx, Some((to, error))),
             Event::PeerGone { addr } => self.peer_gone(addr),
             Event::Refused { why } => {
@@ -335,6 +347,9 @@ impl Side {
     /// The peer at `addr` is gone: what waits for it fails, what it was
     /// sending us is dropped (its receives fail).
     fn peer_gone(&mut self, addr: Addr) {
+        if self.rma_hold_gone(addr) {
+            return;
+        }
         oxifabric::prov_log!(PROV, FI_LOG_INFO, FI_LOG_EP_DATA, "peer {addr} is gone");
         if let Some(q) = self.out.remove(&addr) {
             self.out_count -= q.len();
@@ -374,11 +389,15 @@ impl Side {
         self.answers.retain(|a| a.0 != addr);
         self.partial
             .drop_where(&mut self.rxq, |k| k.0 == addr, gone(addr), &self.core.sinks);
+        self.rma_peer_gone(addr);
         self.from_peer.remove(&addr);
     }
 
     /// One cell from `from`.
     fn on_cell(&mut self, from: Addr, cma_pid: Option<libc::pid_t>, meta: &Meta, bytes: &[u8]) {
+        if self.rma_hold(from, meta, bytes) {
+            return;
+        }
         let tag = (meta.flags & proto::HAS_TAG != 0).then_some(meta.tag);
         let data = (meta.flags & proto::HAS_DATA != 0).then_some(meta.data);
         let op = Op::of(meta.flags);
@@ -460,6 +479,9 @@ impl Side {
                 self.ack(from, meta);
             }
             Some(Op::More) => self.append(from, (from, meta.token), bytes),
+            Some(op @ (Op::Write | Op::Read | Op::Atomic | Op::Answer)) => {
+                self.rma_cell(op, from, meta, bytes)
+            }
             None => self.refuse(from, "an operation this endpoint does not know"),
         }
     }
@@ -809,6 +831,7 @@ impl ShmEp {
             None => Addr(crate::attach::EndpointId::random()?),
         };
         let poll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
+        let mr = domain.mr.clone();
         Ok(Arc::new_cyclic(|me| ShmEp {
             me: me.clone(),
             info: info.clone(),
@@ -831,6 +854,7 @@ impl ShmEp {
                     pulls: Vec::new(),
                     answers: VecDeque::new(),
                     no_cma: crate::provider::cma_disabled(),
+                    rma: rma::Rma::new(mr),
                 },
                 addr,
                 armed: false,
@@ -861,6 +885,7 @@ impl ShmEp {
             side.pull_all(tp);
         }
         side.pump(tp);
+        side.rma_pump(tp);
     }
 
     /// Senders ring our doorbell from now on; if something is already
@@ -947,6 +972,9 @@ impl Side {
             return Err(Error::Again);
         }
         let to = self.peer_of(op.dest)?;
+        if self.rma_unsent_to(to) {
+            return Err(Error::Again);
+        }
         let id = self.next_id;
         let cap = tp.payload_capacity();
         let idle = self.out.get(&to).is_none_or(VecDeque::is_empty);
@@ -1181,6 +1209,18 @@ impl EndpointOps for ShmEp {
 
     fn send(&self, op: &SendOp<'_>) -> Result<()> {
         self.post_send(op)
+    }
+
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        self.post_rma(op)
+    }
+
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        self.post_atomic(op)
+    }
+
+    fn atomic_limit(&self) -> usize {
+        ATOMIC_LIMIT
     }
 
     fn rx_size_left(&self) -> Result<usize> {

@@ -21,10 +21,28 @@
 //! - `DONE` (a `Control` cell): the answer to `RNDV` `token`; `data` is 0
 //!   (the receiver has the bytes, or did not want them), [`FALLBACK`], or
 //!   an `FI_E*` code (the receive failed).
+//! - `WRITE`, `READ`, `ATOMIC`: one part of a one-sided operation
+//!   (`ep/rma.rs`): `token` is the initiator's number for the part, `tag`
+//!   the target's memory key, `data` remote CQ data (with `HAS_DATA`, on
+//!   the operation's last part); the payload starts with an
+//!   [`RmaHeader`]. A write or read moves its bytes inline (a write's
+//!   follow the header; a read's come back in the answer) or, with
+//!   [`RMA_CMA`], by cross-memory attach: the header is followed by the
+//!   initiator's ranges, coded as a `RNDV` payload's, which the target
+//!   reads from or writes to itself after its access check. An atomic
+//!   carries its operands and compare values inline.
+//! - `ANSWER`: the target's answer to part `token`: `data` 0 and the bytes
+//!   read or fetched as payload, or a positive `FI_E*` status with the
+//!   cause in `tag` (`Denied::to_u64`, or [`NO_CMA`]: "send it in cells");
+//!   [`ANSWER_CMA`] in `flags` when the target reaches the initiator by
+//!   cross-memory attach.
 //!
 //! Everything here is what the writing peer claims: the receiver checks
 //! that a `MORE` belongs to a message it knows from that sender, and that
-//! no message grows past the length its `FIRST` announced.
+//! no message grows past the length its `FIRST` announced; a target
+//! checks every part's header, ranges and lengths and its access before
+//! it touches memory, and an initiator takes an answer only for a part it
+//! sent that peer, of the length it expects.
 
 /// `tag` carries the message's tag (a tagged send).
 pub const HAS_TAG: u32 = 1;
@@ -45,6 +63,10 @@ pub enum Op {
     More,
     Rndv,
     Done,
+    Write,
+    Read,
+    Atomic,
+    Answer,
 }
 
 impl Op {
@@ -56,6 +78,10 @@ impl Op {
             Op::More => 2,
             Op::Rndv => 3,
             Op::Done => 4,
+            Op::Write => 16,
+            Op::Read => 17,
+            Op::Atomic => 18,
+            Op::Answer => 19,
         };
         n << OP_SHIFT
     }
@@ -68,6 +94,10 @@ impl Op {
             2 => Some(Op::More),
             3 => Some(Op::Rndv),
             4 => Some(Op::Done),
+            16 => Some(Op::Write),
+            17 => Some(Op::Read),
+            18 => Some(Op::Atomic),
+            19 => Some(Op::Answer),
             _ => None,
         }
     }
@@ -139,13 +169,90 @@ pub fn decode_rndv(p: &[u8]) -> Option<(usize, Vec<crate::cma::RemoteIov>)> {
     (sum == total).then_some((total, ranges))
 }
 
+/// An RMA part is its operation's last: the target reports the remote
+/// completion (counters, remote CQ data) once it is done.
+pub const RMA_LAST: u32 = 1;
+/// The bytes move by cross-memory attach; the initiator's ranges follow
+/// the header (coded as a `RNDV` payload's).
+pub const RMA_CMA: u32 = 2;
+/// In an answer's `flags`: the target reaches the initiator's memory by
+/// cross-memory attach, so later parts may name the initiator's buffers.
+pub const ANSWER_CMA: u32 = 8;
+/// The cause of an answer refusing cross-memory attach: the target
+/// cannot reach the initiator's memory; the part is to be sent again
+/// with its bytes in cells.
+pub const NO_CMA: u64 = 16;
+/// Bytes of an [`RmaHeader`].
+pub const RMA_HEADER: usize = 32;
+
+/// The fixed start of an RMA or atomic part's payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RmaHeader {
+    /// Where at the target (a virtual address or an offset, as the
+    /// target's registration mode says).
+    pub addr: u64,
+    /// `WRITE`, `READ`: bytes at the target; `ATOMIC`: its
+    /// `AtomicTag` word.
+    pub word: u64,
+    /// Bytes of the whole operation (what the target's remote completion
+    /// reports, with [`RMA_LAST`]).
+    pub total: u64,
+    /// [`RMA_LAST`], [`RMA_CMA`].
+    pub flags: u32,
+}
+
+impl RmaHeader {
+    /// Its bytes (the last four reserved, 0).
+    pub fn encode(&self) -> [u8; RMA_HEADER] {
+        let mut b = [0u8; RMA_HEADER];
+        b[..8].copy_from_slice(&self.addr.to_le_bytes());
+        b[8..16].copy_from_slice(&self.word.to_le_bytes());
+        b[16..24].copy_from_slice(&self.total.to_le_bytes());
+        b[24..28].copy_from_slice(&self.flags.to_le_bytes());
+        b
+    }
+
+    /// The header at the start of `payload` and what follows it; None
+    /// when it is short, has unknown flags or reserved bytes set.
+    pub fn decode(payload: &[u8]) -> Option<(RmaHeader, &[u8])> {
+        let (h, rest) = payload.split_first_chunk::<RMA_HEADER>()?;
+        let u64_at = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&h[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        let mut f = [0u8; 4];
+        f.copy_from_slice(&h[24..28]);
+        let hdr = RmaHeader {
+            addr: u64_at(0),
+            word: u64_at(8),
+            total: u64_at(16),
+            flags: u32::from_le_bytes(f),
+        };
+        if hdr.flags & !(RMA_LAST | RMA_CMA) != 0 || h[28..] != [0; 4] {
+            return None;
+        }
+        Some((hdr, rest))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn ops_round_trip_and_unknown_ones_are_refused() {
-        for op in [Op::Eager, Op::First, Op::More, Op::Rndv, Op::Done] {
+        for op in [
+            Op::Eager,
+            Op::First,
+            Op::More,
+            Op::Rndv,
+            Op::Done,
+            Op::Write,
+            Op::Read,
+            Op::Atomic,
+            Op::Answer,
+        ] {
             let f = flags(op, Some(1), None);
             assert_eq!(Op::of(f), Some(op));
             assert_eq!(f & HAS_TAG, HAS_TAG);
@@ -176,5 +283,26 @@ mod tests {
         bad[RNDV_HEAD + 8..RNDV_HEAD + 16].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(decode_rndv(&bad[..n]).is_none());
         assert!(encode_rndv(&[(0, 1); MAX_RNDV_IOV + 1], &mut buf).is_none());
+    }
+
+    #[test]
+    fn rma_headers_round_trip_and_bad_ones_are_refused() {
+        let h = RmaHeader {
+            addr: 0x1000,
+            word: 77,
+            total: 4096,
+            flags: RMA_LAST | RMA_CMA,
+        };
+        let mut b = h.encode().to_vec();
+        b.extend_from_slice(&[9; 32]);
+        let (d, rest) = RmaHeader::decode(&b).unwrap();
+        assert_eq!(d, h);
+        assert_eq!(rest.len(), 32);
+        assert_eq!(RmaHeader::decode(&b[..RMA_HEADER - 1]), None);
+        let unknown = RmaHeader { flags: 4, ..h };
+        assert_eq!(RmaHeader::decode(&unknown.encode()), None);
+        let mut reserved = h.encode();
+        reserved[31] = 1;
+        assert_eq!(RmaHeader::decode(&reserved), None);
     }
 }

@@ -20,19 +20,47 @@ const PROV_VERSION: u32 = 117 << 16;
 /// What an endpoint offers.
 const CAPS: u64 = FI_MSG
     | FI_TAGGED
+    | FI_RMA
+    | FI_ATOMIC
+    | FI_READ
+    | FI_WRITE
     | FI_SEND
     | FI_RECV
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
     | FI_MULTI_RECV
+    | FI_RMA_EVENT
     | FI_SOURCE
     | FI_DIRECTED_RECV
     | FI_TRIGGER
+    | FI_FENCE
     | FI_LOCAL_COMM;
+/// Capabilities only the initiating side has (left out of `rx_attr`).
+const TX_ONLY: u64 = FI_SEND | FI_READ | FI_WRITE | FI_FENCE;
+/// Capabilities only the receiving (target) side has (left out of
+/// `tx_attr`).
+const RX_ONLY: u64 = FI_RECV
+    | FI_MULTI_RECV
+    | FI_SOURCE
+    | FI_DIRECTED_RECV
+    | FI_REMOTE_READ
+    | FI_REMOTE_WRITE
+    | FI_RMA_EVENT;
+/// Orders kept: sends in order, and a send after a write is received
+/// after the write's data landed (`ep/rma.rs`).
+const ORDER: u64 = FI_ORDER_SAS | FI_ORDER_SAW;
 /// Operation flags sends may carry (as defaults too): a send completes
 /// once its bytes are in the peer's memory (its ring, or its receive
 /// after a rendezvous); with `FI_DELIVERY_COMPLETE`, once the peer has
 /// taken it (an answer comes back).
-const TX_OP_FLAGS: u64 =
-    FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+/// One-sided operations complete once the target has done them, which is
+/// each of these; `FI_FENCE` holds one until earlier ones completed.
+const TX_OP_FLAGS: u64 = FI_COMPLETION
+    | FI_INJECT
+    | FI_INJECT_COMPLETE
+    | FI_TRANSMIT_COMPLETE
+    | FI_DELIVERY_COMPLETE
+    | FI_FENCE;
 /// Operation flags receives may carry.
 const RX_OP_FLAGS: u64 = FI_COMPLETION | FI_MULTI_RECV;
 /// Operations a transmit or receive context may have queued.
@@ -71,9 +99,9 @@ fn entry() -> Info {
         caps: CAPS,
         addr_format: FI_ADDR_STR as u32,
         tx: TxAttr {
-            caps: CAPS & !(FI_RECV | FI_MULTI_RECV | FI_SOURCE | FI_DIRECTED_RECV | FI_LOCAL_COMM),
+            caps: CAPS & !(RX_ONLY | FI_LOCAL_COMM),
             op_flags: TX_OP_FLAGS,
-            msg_order: FI_ORDER_SAS,
+            msg_order: ORDER,
             comp_order: FI_ORDER_NONE,
             inject_size: INJECT_SIZE,
             size: QUEUE_SIZE,
@@ -82,9 +110,9 @@ fn entry() -> Info {
             ..Default::default()
         },
         rx: RxAttr {
-            caps: CAPS & !(FI_SEND | FI_LOCAL_COMM),
+            caps: CAPS & !(TX_ONLY | FI_LOCAL_COMM),
             op_flags: RX_OP_FLAGS,
-            msg_order: FI_ORDER_SAS,
+            msg_order: ORDER,
             comp_order: FI_ORDER_NONE,
             size: QUEUE_SIZE,
             iov_limit: IOV_LIMIT,
@@ -263,5 +291,9 @@ impl DomainOps for ShmDomain {
 
     fn mr_table(&self) -> Option<Arc<MrTable>> {
         Some(self.mr.clone())
+    }
+
+    fn atomic_limit(&self) -> usize {
+        crate::ep::ATOMIC_LIMIT
     }
 }

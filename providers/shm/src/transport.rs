@@ -32,6 +32,7 @@ use crate::cma::{self, RemoteIov};
 use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
 use oxifabric::abi::{FI_EACCES, FI_ECONNRESET};
 use oxifabric::error::{Error, Result};
+use oxifabric::ops::IoBuf;
 use oxifabric::service::keyhash::KeyedU64;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -363,6 +364,12 @@ impl Transport {
     ) -> Result<usize> {
         let pid = self.cma_target(to)?;
         cma::readv(pid, local, remote)
+    }
+
+    /// [`Transport::cma_read`] into application memory (`cma::read_into`).
+    pub fn cma_read_into(&self, to: Addr, local: &[IoBuf], remote: &[RemoteIov]) -> Result<usize> {
+        let pid = self.cma_target(to)?;
+        cma::read_into(pid, local, remote)
     }
 
     /// Copies `local` (gathered in order) into the ranges `remote` of the

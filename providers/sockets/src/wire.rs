@@ -24,7 +24,7 @@
 //! `tag`; the target answers each with `RmaResp` echoing `msg_id`: status
 //! 0 in `data` and, for a read, the bytes as payload; or a positive
 //! `FI_E*` status, no payload, and the refusal's cause in `tag`
-//! ([`RmaRefusal`]). An RMA operation with several remote pieces travels
+//! (`Denied::to_u64`). An RMA operation with several remote pieces travels
 //! as one frame per piece; only the last write frame of a `fi_writedata`
 //! carries `FLAG_CQ_DATA`. The target checks key, range and access before
 //! it touches memory (`MrTable::access`).
@@ -61,8 +61,7 @@
 //! endpoint without a key closes a connection that opens with a
 //! challenge (a keyed endpoint and an unkeyed one never talk).
 
-use oxifabric::abi::{fi_datatype, fi_op, FI_ATOMIC_READ};
-use oxifabric::service::atomic::{valid, AtomicKind};
+use oxifabric::service::mr::Denied;
 
 /// Version of this wire format.
 pub const VERSION: u8 = 1;
@@ -151,87 +150,9 @@ pub enum Op {
     AuthProof = 24,
 }
 
-/// What an `Atomic` frame asks for, packed in its `tag`: the `fi_op` in
-/// bits 0..8, the `fi_datatype` in 8..16, the kind (0 base, 1 fetch, 2
-/// compare) in 16..24, the element count in 32..64.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AtomicTag {
-    pub kind: AtomicKind,
-    pub op: fi_op,
-    pub datatype: fi_datatype,
-    pub count: u64,
-}
-
-impl AtomicTag {
-    /// Packs it into a header's `tag`.
-    pub fn encode(&self) -> u64 {
-        let kind = match self.kind {
-            AtomicKind::Base => 0u64,
-            AtomicKind::Fetch => 1,
-            AtomicKind::Compare => 2,
-        };
-        (self.op as u64 & 0xff) | (self.datatype as u64 & 0xff) << 8 | kind << 16 | self.count << 32
-    }
-
-    /// Unpacks a `tag`; None for unknown bits or a combination
-    /// fi_atomic(3) does not define (`service::atomic::valid`).
-    pub fn decode(tag: u64) -> Option<AtomicTag> {
-        if tag & 0xff00_0000 != 0 {
-            return None;
-        }
-        let kind = match (tag >> 16) & 0xff {
-            0 => AtomicKind::Base,
-            1 => AtomicKind::Fetch,
-            2 => AtomicKind::Compare,
-            _ => return None,
-        };
-        let t = AtomicTag {
-            kind,
-            op: (tag & 0xff) as fi_op,
-            datatype: ((tag >> 8) & 0xff) as fi_datatype,
-            count: tag >> 32,
-        };
-        t.size()?;
-        Some(t)
-    }
-
-    /// Bytes of one element.
-    pub fn size(&self) -> Option<usize> {
-        valid(self.kind, self.op, self.datatype)
-    }
-
-    /// Payload bytes after the target prefix: operands (none for
-    /// `FI_ATOMIC_READ`) and compare values, `count` elements each.
-    pub fn payload(&self) -> Option<u64> {
-        let one = self.count.checked_mul(self.size()? as u64)?;
-        let n = u64::from(self.op != FI_ATOMIC_READ) + u64::from(self.kind == AtomicKind::Compare);
-        one.checked_mul(n)
-    }
-}
-
-/// Why a target refused an RMA piece, as `RmaResp` carries it in `tag`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u64)]
-pub enum RmaRefusal {
-    /// No enabled region has the key.
-    Key = 1,
-    /// The range lies (partly) outside the region or wraps around.
-    Range = 2,
-    /// The region does not permit the access.
-    Access = 3,
-}
-
-impl RmaRefusal {
-    /// The cause of a refusal in `tag` (None for an unknown value).
-    pub fn from_u64(v: u64) -> Option<RmaRefusal> {
-        Some(match v {
-            1 => RmaRefusal::Key,
-            2 => RmaRefusal::Range,
-            3 => RmaRefusal::Access,
-            _ => return None,
-        })
-    }
-}
+/// What an `Atomic` frame asks for, packed in its `tag` (the engine's
+/// packing, shared with every provider).
+pub use oxifabric::service::rma::AtomicTag;
 
 /// Encodes the target prefix of `Write` and `ReadReq`.
 pub fn rma_prefix(addr: u64, key: u64) -> [u8; RMA_PREFIX] {
@@ -456,7 +377,7 @@ impl Header {
             // names none.
             Op::RmaResp => match h.data {
                 0 => h.tag == 0,
-                s => s <= i32::MAX as u64 && len == 0 && RmaRefusal::from_u64(h.tag).is_some(),
+                s => s <= i32::MAX as u64 && len == 0 && Denied::from_u64(h.tag).is_some(),
             },
             _ => true,
         };
@@ -568,7 +489,7 @@ mod tests {
         a.data = 13;
         assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
         a.len = 0;
-        a.tag = RmaRefusal::Range as u64;
+        a.tag = Denied::Range.to_u64();
         assert_eq!(Header::decode(&a.encode(), 1 << 20), Ok(a));
         a.tag = 9;
         assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
@@ -578,12 +499,11 @@ mod tests {
         assert_eq!(Header::decode(&a.encode(), 1 << 20), Err(WireError::BadRma));
         assert_eq!(parse_rma_prefix(&rma_prefix(7, 9)), (7, 9));
         let t = AtomicTag {
-            kind: AtomicKind::Compare,
+            kind: oxifabric::service::atomic::AtomicKind::Compare,
             op: oxifabric::abi::FI_CSWAP,
             datatype: oxifabric::abi::FI_UINT64,
             count: 3,
         };
-        assert_eq!(AtomicTag::decode(t.encode()), Some(t));
         let mut at = Header::control(Op::Atomic, 9);
         at.tag = t.encode();
         at.len = 16 + 48;
@@ -593,14 +513,6 @@ mod tests {
             Header::decode(&at.encode(), 1 << 20),
             Err(WireError::BadRma)
         );
-        // A combination fi_atomic(3) leaves out: bitwise on floating point.
-        let bad = AtomicTag {
-            kind: AtomicKind::Base,
-            op: oxifabric::abi::FI_BOR,
-            datatype: oxifabric::abi::FI_DOUBLE,
-            count: 1,
-        };
-        assert_eq!(AtomicTag::decode(bad.encode()), None);
     }
 
     #[test]

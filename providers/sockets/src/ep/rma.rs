@@ -21,10 +21,11 @@
 //! posted after it) until the endpoint's earlier RMA operations complete.
 
 use super::*;
-use crate::wire::{parse_rma_prefix, rma_prefix, AtomicTag, RmaRefusal, RMA_PREFIX};
+use crate::wire::{parse_rma_prefix, rma_prefix, AtomicTag, RMA_PREFIX};
 use oxifabric::ops::{AtomicReq, RmaIov, RmaOp};
-use oxifabric::service::atomic::{apply, AtomicKind, AtomicOp};
+use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::mr::Denied;
+use oxifabric::service::rma::{self as one_sided, apply_atomic, remote_complete};
 
 /// An RMA operation in flight.
 pub(super) struct RmaPending {
@@ -72,54 +73,11 @@ pub(super) struct HeldAtomic {
     compare: Vec<u8>,
 }
 
-fn refusal_of(d: Denied) -> RmaRefusal {
-    match d {
-        Denied::Key => RmaRefusal::Key,
-        Denied::Range => RmaRefusal::Range,
-        Denied::Access => RmaRefusal::Access,
-    }
-}
-
-fn denied_of(r: RmaRefusal) -> Denied {
-    match r {
-        RmaRefusal::Key => Denied::Key,
-        RmaRefusal::Range => Denied::Range,
-        RmaRefusal::Access => Denied::Access,
-    }
-}
-
 impl SockEp {
     /// `EndpointOps::rma`: checks and posts (or holds, behind a fence).
     pub(super) fn post_rma(&self, op: &RmaOp<'_>) -> Result<()> {
-        let len = iov_len(op.iov);
-        let rlen = op
-            .rma
-            .iter()
-            .try_fold(0usize, |a, r| a.checked_add(r.len))
-            .ok_or(Error::Inval)?;
-        if rlen != len || op.rma.is_empty() || op.rma.len() > attrs::RMA_IOV_LIMIT {
-            prov_log!(
-                PROV,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "RMA: {} local bytes for {} remote bytes in {} pieces",
-                len,
-                rlen,
-                op.rma.len()
-            );
-            return Err(Error::Inval);
-        }
-        let inject = op.flags & FI_INJECT != 0 || op.internal & internal::NO_COMPLETION != 0;
-        if op.write && inject && len > attrs::INJECT_SIZE {
-            prov_log!(
-                PROV,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "inject write of {len} bytes exceeds inject_size {}",
-                attrs::INJECT_SIZE
-            );
-            return Err(Error::MsgSize);
-        }
+        let len = one_sided::check_rma(PROV, op, attrs::RMA_IOV_LIMIT, attrs::INJECT_SIZE)?;
+        let inject = one_sided::injected(op.flags, op.internal);
         let tx = TxCtx::of_rma(op);
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -165,45 +123,9 @@ impl SockEp {
     /// be reused when the call returns; fetched values land in the result
     /// buffers.
     pub(super) fn post_atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
-        let rlen = op
-            .rma
-            .iter()
-            .try_fold(0usize, |a, r| a.checked_add(r.len))
-            .ok_or(Error::Inval)?;
-        let gather = |v: &[IoBuf]| {
-            let mut b = Vec::with_capacity(rlen);
-            for x in v {
-                b.extend_from_slice(x.as_slice());
-            }
-            b
-        };
-        let operand = gather(op.operand);
-        let compare = gather(op.compare);
-        let bad_len = |n: usize, wanted: bool| wanted && n != rlen;
-        if op.rma.is_empty()
-            || op.rma.len() > attrs::RMA_IOV_LIMIT
-            || op
-                .rma
-                .iter()
-                .any(|r| r.len > attrs::ATOMIC_LIMIT || r.len % op.size != 0)
-            || bad_len(operand.len(), op.op != FI_ATOMIC_READ)
-            || bad_len(compare.len(), op.kind == AtomicKind::Compare)
-            || bad_len(iov_len(op.result), op.kind != AtomicKind::Base)
-        {
-            prov_log!(
-                PROV,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "atomic: {} remote pieces of {} bytes (at most {} each) for {} operand, {} compare, {} result bytes",
-                op.rma.len(),
-                rlen,
-                attrs::ATOMIC_LIMIT,
-                operand.len(),
-                compare.len(),
-                iov_len(op.result)
-            );
-            return Err(Error::Inval);
-        }
+        let one_sided::AtomicArgs {
+            operand, compare, ..
+        } = one_sided::gather_atomic(PROV, op, attrs::RMA_IOV_LIMIT, attrs::ATOMIC_LIMIT)?;
         let tx = TxCtx::of_atomic(op);
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -445,20 +367,14 @@ impl SockEp {
         st: &EpState,
         slot: usize,
         what: &str,
-        (key, addr, len): (u64, u64, u64),
+        range: (u64, u64, u64),
         d: Denied,
     ) {
         let peer = st.conns[slot]
             .as_ref()
             .and_then(|c| c.peer.or_else(|| c.stream.peer_addr().ok()));
-        prov_log!(
-            PROV,
-            FI_LOG_WARN,
-            FI_LOG_EP_DATA,
-            "refused RMA {what} from {}: key {key:#x}, address {addr:#x}, {len} bytes: {}",
-            peer.map_or_else(|| "?".to_string(), |p| p.to_string()),
-            d.cause()
-        );
+        let peer = peer.map_or_else(|| "?".to_string(), |p| p.to_string());
+        one_sided::log_refusal(PROV, &peer, what, range, d);
     }
 
     /// Target: whether a write of `len` bytes at the place the prefix `b`
@@ -556,14 +472,16 @@ impl SockEp {
         mr: Option<Arc<MemRegion>>,
         refused: Option<Denied>,
     ) {
-        if refused.is_none() && hdr.tag == 0 {
-            if let Some(m) = &mr {
-                m.count_remote(true);
-            }
+        if let (None, 0, Some(m)) = (refused, hdr.tag, &mr) {
             let src = self.src_of(st, slot);
-            st.core
-                .sinks
-                .remote_done(true, hdr.len as usize, hdr.cq_data(), src);
+            remote_complete(
+                &st.core.sinks,
+                m,
+                true,
+                hdr.len as usize,
+                hdr.cq_data(),
+                src,
+            );
         }
         self.answer(st, slot, hdr.msg_id, refused, None);
     }
@@ -585,11 +503,8 @@ impl SockEp {
         {
             Ok((mr, region)) => {
                 if hdr.data == 0 {
-                    mr.count_remote(false);
                     let src = self.src_of(st, slot);
-                    st.core
-                        .sinks
-                        .remote_done(false, hdr.tag as usize, None, src);
+                    remote_complete(&st.core.sinks, &mr, false, hdr.tag as usize, None, src);
                 }
                 self.answer(st, slot, hdr.msg_id, None, Some(region));
             }
@@ -608,63 +523,24 @@ impl SockEp {
         let Some(t) = AtomicTag::decode(hdr.tag) else {
             return; // decode checked it already
         };
-        let Some(size) = t.size() else { return };
-        let len = t.count as usize * size;
-        let mut pre = [0u8; RMA_PREFIX];
-        pre.copy_from_slice(&payload[..RMA_PREFIX]);
+        let (pre, rest) = payload.split_at(RMA_PREFIX.min(payload.len()));
+        let (Ok(pre), Some((operand, compare)), Some(len)) =
+            (<[u8; RMA_PREFIX]>::try_from(pre), t.split(rest), t.len())
+        else {
+            return; // decode checked the frame's length already
+        };
         let (addr, key) = parse_rma_prefix(&pre);
-        let rest = &payload[RMA_PREFIX..];
-        let (operand, compare) = match (t.op == FI_ATOMIC_READ, t.kind) {
-            (true, _) => (&rest[..0], &rest[..0]),
-            (false, AtomicKind::Compare) => rest.split_at(len),
-            (false, _) => (rest, &rest[..0]),
-        };
-        let access = match (t.kind, t.op) {
-            (AtomicKind::Base, _) => FI_REMOTE_WRITE,
-            (_, FI_ATOMIC_READ) => FI_REMOTE_READ,
-            _ => FI_REMOTE_READ | FI_REMOTE_WRITE,
-        };
-        let checked = self
-            .domain
-            .mr
-            .access(key, addr, len, access)
-            .and_then(|(mr, iov)| match iov.len() {
-                0 | 1 => Ok((mr, iov)),
-                // Elements must not straddle the pieces of a regv.
-                _ => Err(Denied::Range),
-            });
-        let (mr, iov) = match checked {
-            Ok(x) => x,
+        let mut result = vec![0u8; if t.kind == AtomicKind::Base { 0 } else { len }];
+        let mr = match apply_atomic(&self.domain.mr, key, addr, t, operand, compare, &mut result) {
+            Ok(mr) => mr,
             Err(d) => {
                 self.log_refusal(st, slot, "atomic", (key, addr, len as u64), d);
                 self.answer(st, slot, hdr.msg_id, Some(d), None);
                 return;
             }
         };
-        let mut result = vec![0u8; if t.kind == AtomicKind::Base { 0 } else { len }];
-        let target = iov
-            .first()
-            .map_or(core::ptr::null_mut(), |b| b.addr() as *mut u8);
-        let req = AtomicOp {
-            kind: t.kind,
-            op: t.op,
-            datatype: t.datatype,
-            count: t.count as usize,
-        };
-        let res = (t.kind != AtomicKind::Base).then_some(&mut result[..]);
-        // SAFETY: `target` is the start of `len` bytes of one registered
-        // piece that allows this access (checked just above); the
-        // application keeps registered memory valid while registered, and
-        // other atomics on it go through the same element locks.
-        let done = len == 0 || unsafe { apply(req, target, operand, compare, res) }.is_ok();
-        if !done {
-            self.answer(st, slot, hdr.msg_id, Some(Denied::Access), None);
-            return;
-        }
-        let write = t.op != FI_ATOMIC_READ;
-        mr.count_remote(write);
         let src = self.src_of(st, slot);
-        st.core.sinks.remote_done(write, len, hdr.cq_data(), src);
+        remote_complete(&st.core.sinks, &mr, t.writes(), len, hdr.cq_data(), src);
         let n = result.len();
         self.answer_with(st, slot, hdr.msg_id, None, TxData::Owned(result), n);
     }
@@ -701,7 +577,7 @@ impl SockEp {
         let mut h = Header::control(Op::RmaResp, id);
         if let Some(d) = refused {
             h.data = d.code() as u64;
-            h.tag = refusal_of(d) as u64;
+            h.tag = d.to_u64();
         }
         h.len = len as u64;
         let item = TxItem {
@@ -747,8 +623,8 @@ impl SockEp {
             return None;
         };
         if hdr.data != 0 {
-            let cause = RmaRefusal::from_u64(hdr.tag)
-                .map_or("target refused the access", |r| denied_of(r).cause());
+            let cause =
+                Denied::from_u64(hdr.tag).map_or("target refused the access", Denied::cause);
             let f = Failure {
                 err: hdr.data as c_int,
                 peer: st.conns[slot]
