@@ -101,9 +101,8 @@ upstream-sets:
 	OXI_TRIXIE_ROOT=$(OXI_CACHE)/trixie-root tests/trixie/root.sh >/dev/null
 	tests/abi_oracle/upstream-2.1.sh >/dev/null
 
-# CHECK_SHM=1 makes check run check-shm too. Off by default until the shm
-# provider (issue 25) passes its tests; then this default becomes 1.
-CHECK_SHM ?= 0
+# check runs check-shm too (CHECK_SHM=0 leaves it out).
+CHECK_SHM ?= 1
 
 check: deps lint test-rust all fuzz-quick upstream-sets
 	$(CARGO) run -q -p hdrgen -- --check .

@@ -25,7 +25,13 @@ for upstream's shm must find and use ours the same way):
 - capabilities, ours include upstream's: caps, tx/rx caps and msg_order,
   comp_order. A hint asking for any of upstream's must get an entry, and
   an ordering upstream promises must hold. FI_HMEM (device memory) is
-  upstream's second entry and not ours to offer.
+  upstream's second entry and not ours to offer. One exception, written
+  down rather than promised: upstream's rx comp_order FI_ORDER_STRICT.
+  Ours generates a sender's receive completions in the order its
+  messages arrive, except when a rendezvous falls back to cells (the
+  receiver may not read the sender's memory while the sender thought it
+  could): messages sent after it can complete first. So ours says
+  FI_ORDER_NONE there, and the field must be one of the two.
 - requirements, ours no more than upstream's: mode (every level) and
   mr_mode. A mode bit or MR requirement upstream does not impose makes
   fi_getinfo drop our entry for applications that do not handle it.
@@ -147,7 +153,10 @@ for e, who in ((me, 'ours'), (up, 'upstream')):
 print('src_addr: ours %s, upstream %s' % (me.get('src_addr'), up.get('src_addr')))
 
 SUPERSET = ['caps', 'fi_tx_attr.caps', 'fi_rx_attr.caps', 'fi_tx_attr.msg_order', 'fi_rx_attr.msg_order',
-            'fi_tx_attr.comp_order', 'fi_rx_attr.comp_order']
+            'fi_tx_attr.comp_order']
+fields_present(['fi_rx_attr.comp_order'])
+check(flags(me.get('fi_rx_attr.comp_order')) <= {'FI_ORDER_NONE', 'FI_ORDER_STRICT'},
+      'fi_rx_attr.comp_order: %s' % me.get('fi_rx_attr.comp_order'))
 fields_present(SUPERSET + ['src_addr', 'src_addrlen'])
 for f in SUPERSET:
     missing = flags(up.get(f)) - {'FI_HMEM'} - flags(me.get(f))

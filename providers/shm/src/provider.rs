@@ -49,6 +49,29 @@ const RX_ONLY: u64 = FI_RECV
 /// Orders kept: sends in order, and a send after a write is received
 /// after the write's data landed (`ep/rma.rs`).
 const ORDER: u64 = FI_ORDER_SAS | FI_ORDER_SAW;
+/// Orders a target keeps: it takes every operation of one sender in the
+/// order it was posted, one ring in one order, and carries out each (a
+/// message matched, an RMA part or atomic applied) before the next; the
+/// cells behind a part that waits for the transport wait with it
+/// (`ep/rma.rs`), a rendezvous that matches is pulled before the next
+/// cell is looked at.
+const RX_ORDER: u64 = FI_ORDER_RAR
+    | FI_ORDER_RAW
+    | FI_ORDER_RAS
+    | FI_ORDER_WAR
+    | FI_ORDER_WAW
+    | FI_ORDER_WAS
+    | FI_ORDER_SAR
+    | FI_ORDER_SAW
+    | FI_ORDER_SAS
+    | FI_ORDER_RMA_RAR
+    | FI_ORDER_RMA_RAW
+    | FI_ORDER_RMA_WAR
+    | FI_ORDER_RMA_WAW
+    | FI_ORDER_ATOMIC_RAR
+    | FI_ORDER_ATOMIC_RAW
+    | FI_ORDER_ATOMIC_WAR
+    | FI_ORDER_ATOMIC_WAW;
 /// Operation flags sends may carry (as defaults too): a send completes
 /// once its bytes are in the peer's memory (its ring, or its receive
 /// after a rendezvous); with `FI_DELIVERY_COMPLETE`, once the peer has
@@ -112,7 +135,7 @@ fn entry() -> Info {
         rx: RxAttr {
             caps: CAPS & !(TX_ONLY | FI_LOCAL_COMM),
             op_flags: RX_OP_FLAGS,
-            msg_order: ORDER,
+            msg_order: RX_ORDER,
             comp_order: FI_ORDER_NONE,
             size: QUEUE_SIZE,
             iov_limit: IOV_LIMIT,
