@@ -9,8 +9,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use oxifabric_sockets::wire::{
-    parse_rma_prefix, rma_prefix, Header, Op, RmaRefusal, HEADER_LEN, RMA_PREFIX,
+    parse_rma_prefix, rma_prefix, Header, Op, HEADER_LEN, RMA_PREFIX,
 };
+use oxifabric::service::mr::Denied;
 
 fuzz_target!(|data: &[u8]| {
     let limit = 1 << 20;
@@ -22,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
             Op::Write => assert!(h.len >= RMA_PREFIX as u64),
             Op::ReadReq => assert!(h.len == RMA_PREFIX as u64 && h.tag <= limit),
             Op::RmaResp if h.data != 0 => {
-                assert!(h.len == 0 && RmaRefusal::from_u64(h.tag).is_some())
+                assert!(h.len == 0 && Denied::from_u64(h.tag).is_some())
             }
             _ => {}
         }
