@@ -8,10 +8,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use oxifabric_sockets::wire::{
-    parse_rma_prefix, rma_prefix, Header, Op, HEADER_LEN, RMA_PREFIX,
-};
 use oxifabric::service::mr::Denied;
+use oxifabric_sockets::wire::{parse_rma_prefix, rma_prefix, Header, Op, HEADER_LEN, RMA_PREFIX};
 
 fuzz_target!(|data: &[u8]| {
     let limit = 1 << 20;

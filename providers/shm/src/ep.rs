@@ -141,6 +141,9 @@ struct Side {
     partial: Reassembly<Key>,
     /// `fi_addr_t` to peer and back, valid for one AV generation.
     to_peer: HashMap<fi_addr_t, Addr, KeyedU64>,
+    /// The last entry each way looked up, for the same AV generation.
+    last_to: Option<(fi_addr_t, Addr)>,
+    last_from: Option<(Addr, fi_addr_t)>,
     from_peer: HashMap<Addr, fi_addr_t, KeyedU64>,
     av_gen: u64,
     scratch: Vec<u8>,
@@ -234,13 +237,23 @@ impl Side {
             self.av_gen = g;
             self.to_peer.clear();
             self.from_peer.clear();
+            self.last_to = None;
+            self.last_from = None;
         }
     }
 
     /// The peer behind `dest`.
     fn peer_of(&mut self, dest: fi_addr_t) -> Result<Addr> {
         self.check_av();
+        // The peer of the last send is the likeliest (a ping-pong, a
+        // stream): no hashing then.
+        if let Some((d, a)) = self.last_to {
+            if d == dest {
+                return Ok(a);
+            }
+        }
         if let Some(a) = self.to_peer.get(&dest) {
+            self.last_to = Some((dest, *a));
             return Ok(*a);
         }
         let av = self.core.av.as_ref().ok_or(Error::NoAv)?;
@@ -256,7 +269,13 @@ impl Side {
     /// AV does not hold it).
     fn source_of(&mut self, a: Addr) -> fi_addr_t {
         self.check_av();
+        if let Some((p, s)) = self.last_from {
+            if p == a {
+                return s;
+            }
+        }
         if let Some(s) = self.from_peer.get(&a) {
+            self.last_from = Some((a, *s));
             return *s;
         }
         let Some(av) = self.core.av.as_ref() else {
@@ -391,6 +410,7 @@ impl Side {
             .drop_where(&mut self.rxq, |k| k.0 == addr, gone(addr), &self.core.sinks);
         self.rma_peer_gone(addr);
         self.from_peer.remove(&addr);
+        self.last_from = None;
     }
 
     /// One cell from `from`.
@@ -847,6 +867,8 @@ impl ShmEp {
                     next_id: 0,
                     partial: Reassembly::default(),
                     to_peer: HashMap::default(),
+                    last_to: None,
+                    last_from: None,
                     from_peer: HashMap::default(),
                     av_gen: u64::MAX,
                     scratch: Vec::new(),
@@ -977,7 +999,7 @@ impl Side {
         }
         let id = self.next_id;
         let cap = tp.payload_capacity();
-        let idle = self.out.get(&to).is_none_or(VecDeque::is_empty);
+        let idle = self.out_count == 0 || self.out.get(&to).is_none_or(VecDeque::is_empty);
         if idle && len <= cap {
             let mut parts: [&[u8]; 9] = [&[]; 9];
             for (p, b) in parts.iter_mut().zip(op.iov) {
