@@ -12,8 +12,8 @@ LD_LIBRARY_PATH (ours: build/lib; upstream: Debian's libfabric.so.1):
   fi_rdm_many_peers          one hub endpoint and 1..512 peer endpoints:
                              setup time, memory per peer, aggregate rate
   MPI ping-pong / bandwidth  fabtests-compat/mpi/mpi_bench.c through Open MPI's
-                             ofi MTL (pml cm); for shm also Open MPI's own
-                             shared memory (pml ob1, btl vader)
+                             ofi MTL (pml cm); and Open MPI's own shared
+                             memory (pml ob1, btl vader), the mark for shm
   plain TCP ping-pong/stream bench/tcp_pingpong.c: busy-polling TCP_NODELAY
                              loopback, the best a TCP-based provider can do
 
@@ -145,10 +145,11 @@ JOBS = [
     # flight.
     ('fi_rma_pingpong', 'ft', LAT, 'fi_rma_pingpong', RMA_CFGS),
     ('fi_rma_bw atomic', 'ft', BW, 'fi_rma_bw -o atomic', RMA_CFGS),
-    # MPI over shm: ours and upstream's through the ofi MTL, and Open MPI's
-    # own shared memory (pml ob1, btl vader), the mark to meet.
-    ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')] + SHM_CFGS +
-     [Cfg('vader', 'vader')]),
+    # MPI, and Open MPI's own shared memory (pml ob1, btl vader) as the
+    # mark for shared memory. No shm provider runs here: Open MPI 4.1's
+    # ofi MTL asks for FI_REMOTE_COMM, which no same-host provider offers
+    # (ours and upstream's alike; issue 26 is the way).
+    ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')] + [Cfg('vader', 'vader')]),
     # MPI one-sided: Open MPI's osc rdma over btl ofi (put and get). Open
     # MPI 4.1 does not run it on upstream here (btl ofi finds the ranks
     # unreachable over tcp;ofi_rxm; sockets crashes): the full run tries
@@ -739,6 +740,9 @@ def shm_targets(med, ls):
     for s in [s for s in SIZES if s == MI]:
         line('1 MiB bandwidth (fi_rdm_tagged_bw), ours / upstream shm',
              ratio('fi_rdm_tagged_bw', (ours, s), (up, s), 1), 1.2, False)
+    # Open MPI 4.1's ofi MTL asks for FI_REMOTE_COMM, which no same-host
+    # provider offers (ours and upstream's shm alike): this stays "not
+    # measured" until the sockets provider's same-host path (issue 26).
     line('%d B MPI ping-pong latency, ours (mtl ofi) / Open MPI vader (pml ob1)' % ls,
          ratio('MPI ping-pong', (ours, ls), ('Open MPI vader', ls), 0), 1.5, True)
     most, one = max(PEER_COUNTS), min(PEER_COUNTS)

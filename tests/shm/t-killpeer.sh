@@ -30,15 +30,37 @@ passed=0 failed=0
 ok() { echo "ok: $*"; passed=$((passed + 1)); }
 bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
 dirs=(/dev/shm /tmp /var/tmp)
+# A checkout under one of them (a CI clone in /tmp) stays visible: it is
+# bind-mounted aside first and back onto its own path in the fresh tmpfs,
+# and left out of the listings (with the directories above it there).
+saved=
+for d in "${dirs[@]}"; do
+	case $OXI_ROOT/ in "$d"/*)
+		saved=$(mktemp -d /run/oxi-killpeer.XXXXXX) && mount --bind "$OXI_ROOT" "$saved" ||
+			{ echo "FAIL: cannot keep the checkout ($OXI_ROOT) visible"; exit 1; } ;;
+	esac
+done
+cleanup() { [ -n "$saved" ] && { umount "$saved" 2>/dev/null; rmdir "$saved" 2>/dev/null; }; }
+trap cleanup EXIT
 for d in "${dirs[@]}"; do
 	mount -t tmpfs "oxi-killpeer" "$d" || { echo "FAIL: cannot mount a private tmpfs on $d"; exit 1; }
+	case $OXI_ROOT/ in "$d"/*)
+		mkdir -p "$OXI_ROOT" && mount --bind "$saved" "$OXI_ROOT" ||
+			{ echo "FAIL: cannot put the checkout back at $OXI_ROOT"; exit 1; } ;;
+	esac
 done
-listing() { for d in "${dirs[@]}"; do find "$d" -mindepth 1 -printf "$d: %P\n"; done | sort; }
+# The checkout's own path and the directories above it are not ours to count.
+above() { local p=$OXI_ROOT; while [ "$p" != / ]; do p=$(dirname "$p"); for d in "${dirs[@]}"; do
+	case $p/ in "$d"/?*) echo "$d: ${p#"$d"/}" ;; esac; done; done; }
+listing() {
+	for d in "${dirs[@]}"; do find "$d" -mindepth 1 \( -path "$OXI_ROOT" -prune \) -o -printf "$d: %P\n"; done |
+		grep -vxF -e "$(above)" -e '#none#' | sort
+}
 before=$(listing)
 
 "$exe" victim "$work" >"$work/victim.log" 2>&1 &
 victim=$!
-trap 'kill -9 $victim 2>/dev/null' EXIT
+trap 'kill -9 $victim 2>/dev/null; cleanup' EXIT
 timeout 60 "$exe" survivor "$work" >"$work/survivor.log" 2>&1 &
 survivor=$!
 if wait_line "$work/victim.log" READY; then
