@@ -230,6 +230,12 @@ fn failed_send(addr: Addr, e: Error) -> Failure {
 }
 
 impl Side {
+    /// Transmit operations under way: sends and one-sided operations
+    /// share the transmit queue's size.
+    fn tx_used(&self) -> usize {
+        self.inflight.len() + self.rma.pending()
+    }
+
     /// Brings the address caches in line with the AV.
     fn check_av(&mut self) {
         let g = self.core.av.as_ref().map_or(0, |av| av.generation());
@@ -990,7 +996,7 @@ impl Side {
         tx: TxCtx,
         len: usize,
     ) -> Result<()> {
-        if self.inflight.len() >= crate::provider::QUEUE_SIZE || !self.core.sinks.tx_room(&tx) {
+        if self.tx_used() >= crate::provider::QUEUE_SIZE || !self.core.sinks.tx_room(&tx) {
             return Err(Error::Again);
         }
         let to = self.peer_of(op.dest)?;
@@ -1250,7 +1256,7 @@ impl EndpointOps for ShmEp {
     }
 
     fn tx_size_left(&self) -> Result<usize> {
-        Ok(crate::provider::QUEUE_SIZE.saturating_sub(self.lock().side.inflight.len()))
+        Ok(crate::provider::QUEUE_SIZE.saturating_sub(self.lock().side.tx_used()))
     }
 
     fn as_progress(&self) -> Option<Weak<dyn Progress>> {

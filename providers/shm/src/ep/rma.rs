@@ -350,7 +350,7 @@ impl ShmEp {
         if !st.side.core.enabled || st.tp.is_none() {
             return Err(Error::OpBadState);
         }
-        if st.side.rma.pending() >= crate::provider::QUEUE_SIZE {
+        if st.side.tx_used() >= crate::provider::QUEUE_SIZE {
             Self::progress_locked(st);
             return Err(Error::Again);
         }
