@@ -139,6 +139,32 @@ impl<T> Unexpected<T> {
     }
 }
 
+/// The checks every receive passes before it reaches a queue: a tag
+/// needs `FI_TAGGED` among the endpoint's `caps` (`NoSys`), and a
+/// multi-receive buffer takes no tag (`BadFlags`).
+pub fn check_recv(op: &RecvOp<'_>, caps: u64) -> Result<()> {
+    if op.tag.is_some() && caps & FI_TAGGED == 0 {
+        return Err(Error::NoSys);
+    }
+    if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
+        return Err(Error::BadFlags);
+    }
+    Ok(())
+}
+
+/// A receive as it is queued: without `FI_DIRECTED_RECV` among the
+/// endpoint's `caps` its source address is ignored.
+pub fn as_posted<'a>(op: &RecvOp<'a>, caps: u64) -> RecvOp<'a> {
+    if caps & FI_DIRECTED_RECV == 0 {
+        RecvOp {
+            src: FI_ADDR_UNSPEC,
+            ..*op
+        }
+    } else {
+        *op
+    }
+}
+
 /// A receive matched to a deferred message: the transport fetches the data
 /// into `region` (or, when `discard`, tells the sender to drop it) and then
 /// completes `recv`.
@@ -220,6 +246,14 @@ impl<T: Copy> RxQueues<T> {
         self.unexpected
             .iter()
             .any(|u| u.claimed.is_none() && p.matches(u.msg.src, u.msg.tag))
+    }
+
+    /// Whether a receive may be queued now: `FI_PEEK` and `FI_CLAIM`
+    /// always (they queue nothing); others while fewer than `limit`
+    /// receives are posted and the CQ has room for their completions.
+    pub fn recv_room(&self, op: &RecvOp<'_>, limit: usize, sinks: &Sinks) -> bool {
+        op.flags & (FI_PEEK | FI_CLAIM) != 0
+            || (self.posted_count() < limit && sinks.rx_room(op.flags))
     }
 
     /// Number of receives posted.

@@ -18,7 +18,7 @@ use oxifabric::ops::{iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, Sen
 use oxifabric::service::ep_core::{self, EpCore, Failure, TxCtx};
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::Reassembly;
-use oxifabric::service::rxq::{MsgInfo, RxQueues};
+use oxifabric::service::rxq::{self, MsgInfo, RxQueues};
 use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::SocketAddr;
@@ -484,36 +484,20 @@ impl EndpointOps for LoopEp {
     }
 
     fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
-        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
-            return Err(Error::NoSys);
-        }
-        if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
-            return Err(Error::BadFlags);
-        }
+        rxq::check_recv(op, self.info.caps)?;
         let mut g = self.lock();
         let st = &mut *g;
         // A MSG endpoint may post receives before it is connected.
         if !st.core.enabled && self.info.ep.ep_type != FI_EP_MSG {
             return Err(Error::OpBadState);
         }
-        let peek = op.flags & (FI_PEEK | FI_CLAIM) != 0;
-        if !peek && (st.rxq.posted_count() >= crate::QUEUE_SIZE || !st.core.sinks.rx_room(op.flags))
-        {
+        if !st.rxq.recv_room(op, crate::QUEUE_SIZE, &st.core.sinks) {
             return Err(Error::Again);
         }
         if op.flags & FI_PEEK != 0 {
             self.progress_locked(st);
         }
-        let undirected;
-        let op = if self.info.caps & FI_DIRECTED_RECV == 0 {
-            undirected = RecvOp {
-                src: FI_ADDR_UNSPEC,
-                ..*op
-            };
-            &undirected
-        } else {
-            op
-        };
+        let op = &rxq::as_posted(op, self.info.caps);
         for m in st.rxq.post(op, &st.core.sinks) {
             st.partial.matched(m, &st.core.sinks);
         }

@@ -40,7 +40,7 @@ use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::{Reassembly, Refused};
 use oxifabric::service::rxq::{
-    complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
+    self, complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
 };
 use std::collections::{HashMap, VecDeque};
 use std::os::fd::{AsRawFd, RawFd};
@@ -699,12 +699,14 @@ impl Side {
             return;
         }
         let cap = tp.payload_capacity();
-        let peers: Vec<Addr> = self.out.keys().copied().collect();
-        for to in peers {
-            while let Some(o) = self.out.get_mut(&to).and_then(|q| q.front_mut()) {
-                match push_cell(tp, to, o, cap, !self.no_cma) {
+        // Taken out while it is walked (nothing below touches it), so the
+        // walk needs no list of peers and no lookup per cell.
+        let mut out = std::mem::take(&mut self.out);
+        for (&to, q) in out.iter_mut() {
+            while let Some(o) = q.front_mut() {
+                let id = o.id;
+                let done = match push_cell(tp, to, o, cap, !self.no_cma) {
                     Ok((sent, rndv, ack)) => {
-                        let id = o.id;
                         let whole = o.off >= o.len;
                         if let Some(f) = self.inflight.get_mut(&id) {
                             if sent == Sent::Queued {
@@ -717,17 +719,10 @@ impl Side {
                                 f.wait = Some(Wait::Ack);
                             }
                         }
-                        if whole {
-                            if let Some(q) = self.out.get_mut(&to) {
-                                q.pop_front();
-                            }
-                            self.out_count -= 1;
-                            self.settle(id);
-                        }
+                        whole
                     }
                     Err(Error::Again) => break,
                     Err(e) => {
-                        let id = o.id;
                         if let Some(f) = self.inflight.get_mut(&id) {
                             if !f.failed {
                                 f.failed = true;
@@ -735,18 +730,18 @@ impl Side {
                                 self.core.sinks.tx_err(&tx, failed_send(to, e));
                             }
                         }
-                        if let Some(q) = self.out.get_mut(&to) {
-                            q.pop_front();
-                        }
-                        self.out_count -= 1;
-                        self.settle(id);
+                        true
                     }
+                };
+                if done {
+                    q.pop_front();
+                    self.out_count -= 1;
+                    self.settle(id);
                 }
             }
-            if self.out.get(&to).is_some_and(VecDeque::is_empty) {
-                self.out.remove(&to);
-            }
         }
+        out.retain(|_, q| !q.is_empty());
+        self.out = out;
     }
 }
 
@@ -1191,38 +1186,23 @@ impl EndpointOps for ShmEp {
     }
 
     fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
-        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
-            return Err(Error::NoSys);
-        }
-        if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
-            return Err(Error::BadFlags);
-        }
+        rxq::check_recv(op, self.info.caps)?;
         let mut g = self.lock();
         let st = &mut *g;
         if !st.side.core.enabled {
             return Err(Error::OpBadState);
         }
-        let peek = op.flags & (FI_PEEK | FI_CLAIM) != 0;
         let side = &st.side;
-        if !peek
-            && (side.rxq.posted_count() >= crate::provider::QUEUE_SIZE
-                || !side.core.sinks.rx_room(op.flags))
+        if !side
+            .rxq
+            .recv_room(op, crate::provider::QUEUE_SIZE, &side.core.sinks)
         {
             return Err(Error::Again);
         }
         if op.flags & FI_PEEK != 0 {
             Self::progress_locked(st);
         }
-        let undirected;
-        let op = if self.info.caps & FI_DIRECTED_RECV == 0 {
-            undirected = RecvOp {
-                src: FI_ADDR_UNSPEC,
-                ..*op
-            };
-            &undirected
-        } else {
-            op
-        };
+        let op = &rxq::as_posted(op, self.info.caps);
         let side = &mut st.side;
         for m in side.rxq.post(op, &side.core.sinks) {
             side.matched(m);

@@ -60,7 +60,8 @@ use oxifabric::service::ep_core::{self, EpCore, Failure, TxCtx};
 use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
-    complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected, ENTRY_COST,
+    self, complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected,
+    ENTRY_COST,
 };
 use oxifabric::service::signal;
 use std::collections::HashMap;
@@ -1144,12 +1145,7 @@ impl EndpointOps for SockEp {
     }
 
     fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
-        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
-            return Err(Error::NoSys);
-        }
-        if op.flags & FI_MULTI_RECV != 0 && op.tag.is_some() {
-            return Err(Error::BadFlags);
-        }
+        rxq::check_recv(op, self.info.caps)?;
         let mut guard = self.lock();
         self.recv_locked(&mut guard, op)
     }
@@ -1300,31 +1296,19 @@ impl SockEp {
         if !st.core.is_live(FI_RECV) && self.ep_type != FI_EP_MSG {
             return Err(Error::OpBadState);
         }
-        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+        if !st.rxq.recv_room(op, attrs::QUEUE_SIZE, &st.core.sinks) {
+            // Completed receives may be waiting to be matched: look once
+            // more after progress (a full CQ the application must read).
             self.progress_locked(st);
-            if st.rxq.posted_count() >= attrs::QUEUE_SIZE {
+            if !st.rxq.recv_room(op, attrs::QUEUE_SIZE, &st.core.sinks) {
                 return Err(Error::Again);
             }
-        }
-        if op.flags & (FI_PEEK | FI_CLAIM) == 0 && !st.core.sinks.rx_room(op.flags) {
-            // The application has to read its CQ first.
-            return Err(Error::Again);
         }
         if op.flags & FI_PEEK != 0 {
             // Let whatever has arrived be seen.
             self.progress_locked(st);
         }
-        // Without FI_DIRECTED_RECV the source address of a receive is ignored.
-        let directed;
-        let op = if self.info.caps & FI_DIRECTED_RECV == 0 && op.src != FI_ADDR_UNSPEC {
-            directed = RecvOp {
-                src: FI_ADDR_UNSPEC,
-                ..*op
-            };
-            &directed
-        } else {
-            op
-        };
+        let op = &rxq::as_posted(op, self.info.caps);
         prov_log!(
             PROV,
             FI_LOG_DEBUG,
