@@ -14,8 +14,9 @@
 //!
 //! 1. The connecting side connects and checks the listener's credentials.
 //! 2. It sends a hello (magic, version, the claimer id the peer is to use
-//!    in its ring, its endpoint id, and the address and contents of a
-//!    probe word in its own memory) with two descriptors attached
+//!    in its ring, its endpoint id, the address and contents of a probe
+//!    word in its own memory, and an optional name its owner gives, such
+//!    as its TCP listener's address) with two descriptors attached
 //!    (`SCM_RIGHTS`): its ring's region and its ring's doorbell.
 //! 3. The accepting side checks the connector's credentials, receives the
 //!    hello and descriptor, and answers with its own.
@@ -50,11 +51,14 @@ use std::time::{Duration, Instant};
 const PREFIX: &str = "oxifabric-shm:";
 const HELLO_MAGIC: u64 = u64::from_le_bytes(*b"oxishmh1");
 /// Version 2 added the doorbell and the claimer id; version 3 the probe
-/// word's address and contents.
-const HELLO_VERSION: u32 = 3;
+/// word's address and contents; version 4 the name.
+const HELLO_VERSION: u32 = 4;
 /// magic u64 | version u32 | claimer u32 | endpoint id [u8; 16] |
-/// probe address u64 | probe contents u64.
-const HELLO_LEN: usize = 48;
+/// probe address u64 | probe contents u64 | name length u8 |
+/// name [u8; MAX_NAME].
+const HELLO_LEN: usize = 49 + MAX_NAME;
+/// The longest name a hello carries ([`Offer::name`]).
+pub const MAX_NAME: usize = 63;
 const BACKLOG: libc::c_int = 128;
 
 /// This process's probe word: a random value (not 0) that stays at one
@@ -152,6 +156,20 @@ pub struct Offer<'a> {
     pub doorbell: &'a Doorbell,
     /// The peer's claimer id in this ring (not 0).
     pub claimer: u32,
+    /// What the owner says it is besides its id (the sockets provider:
+    /// its TCP listener's address), at most [`MAX_NAME`] bytes; a claim,
+    /// which the peer checks against our id before believing it.
+    pub name: &'a [u8],
+}
+
+impl<'a> Offer<'a> {
+    /// The offer with `name` (longer than [`MAX_NAME`]: cut).
+    pub fn named(self, name: &'a [u8]) -> Offer<'a> {
+        Offer {
+            name: &name[..name.len().min(MAX_NAME)],
+            ..self
+        }
+    }
 }
 
 /// What one side got from the other: the peer's ring's region (mapped)
@@ -274,6 +292,8 @@ pub struct Peer {
     /// Where the peer said its probe word is (in its memory), and what
     /// it holds.
     probe: (usize, u64),
+    /// The name its hello carried (a claim; may be empty).
+    name: Vec<u8>,
 }
 
 impl Peer {
@@ -290,9 +310,11 @@ impl Peer {
         // Any values: the address is only ever the peer's, for the kernel
         // to check; the contents are only compared.
         let probe = (word(32) as usize, word(40));
-        if claimer == 0 {
+        let name_len = usize::from(hello[48]);
+        if claimer == 0 || name_len > MAX_NAME {
             return Err(Error::Inval);
         }
+        let name = hello[49..49 + name_len].to_vec();
         let grant = Grant {
             region: Region::from_fd(region, MAX_LEN)?,
             doorbell: Doorbell::from_fd(doorbell)?,
@@ -305,6 +327,7 @@ impl Peer {
             sock,
             pidfd,
             probe,
+            name,
         };
         Ok((peer, grant))
     }
@@ -312,6 +335,11 @@ impl Peer {
     /// The id the peer announced (its listener's name).
     pub fn id(&self) -> EndpointId {
         self.id
+    }
+
+    /// The name the peer's hello carried ([`Offer::name`]; a claim).
+    pub fn name(&self) -> &[u8] {
+        &self.name
     }
 
     /// The peer's process id, as the kernel reported it at connect time.
@@ -525,7 +553,13 @@ fn msghdr_over(iov: &mut libc::iovec, cbuf: &mut CmsgBuf, control_len: usize) ->
 }
 
 fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, own: &Offer<'_>) -> Result<()> {
-    send_hello_raw(sock, id, own.claimer, [own.region.fd(), own.doorbell.fd()])
+    send_hello_raw(
+        sock,
+        id,
+        own.claimer,
+        own.name,
+        [own.region.fd(), own.doorbell.fd()],
+    )
 }
 
 /// The step-by-step handshake, for a caller that must never block (a
@@ -568,21 +602,28 @@ impl Listener {
     }
 }
 
-/// One attempt to reach the endpoint `id` without blocking: `None` while
-/// nobody listens under its name yet (or its backlog is full), so the
-/// caller tries again later; else the connection, its credentials
-/// checked and our hello (`own_id`, `own`) sent. The peer's answer comes
-/// through [`Handshake::try_receive`], which also checks that the peer is
-/// `id`.
-pub fn try_connect(
-    id: &EndpointId,
-    own_id: &EndpointId,
-    own: &Offer<'_>,
-) -> Result<Option<Handshake>> {
+/// What one attempt to reach an endpoint found.
+pub enum Attempt {
+    /// Nobody listens under its name (in this network namespace).
+    Absent,
+    /// Its listener's backlog is full, or the call was interrupted: try
+    /// again later.
+    Busy,
+    /// Connected, our hello sent: its answer comes through
+    /// [`Handshake::try_receive`].
+    Started(Handshake),
+}
+
+/// One attempt to reach the endpoint `id` without blocking: when it
+/// listens, the connection, its credentials checked and our hello
+/// (`own_id`, `own`) sent. The peer's answer comes through
+/// [`Handshake::try_receive`], which also checks that the peer is `id`.
+pub fn try_connect(id: &EndpointId, own_id: &EndpointId, own: &Offer<'_>) -> Result<Attempt> {
     let sock = seqpacket(libc::SOCK_NONBLOCK)?;
     if let Err(e) = at_name(sock.as_fd(), id, libc::connect) {
         return match e.raw_os_error() {
-            Some(libc::ECONNREFUSED | libc::ENOENT | libc::EAGAIN | libc::EINTR) => Ok(None),
+            Some(libc::ECONNREFUSED | libc::ENOENT) => Ok(Attempt::Absent),
+            Some(libc::EAGAIN | libc::EINTR) => Ok(Attempt::Busy),
             _ => Err(Error::os(FI_ECONNREFUSED, &e)),
         };
     }
@@ -590,7 +631,7 @@ pub fn try_connect(
     // A new connection's queue is empty: the hello fits, or the send
     // fails (never waits).
     send_hello(sock.as_fd(), own_id, own)?;
-    Ok(Some(Handshake {
+    Ok(Attempt::Started(Handshake {
         sock,
         cred,
         expect: Some(*id),
@@ -644,6 +685,7 @@ fn send_hello_raw(
     sock: BorrowedFd<'_>,
     id: &EndpointId,
     claimer: u32,
+    name: &[u8],
     fds: [BorrowedFd<'_>; 2],
 ) -> Result<()> {
     let mut hello = [0u8; HELLO_LEN];
@@ -654,6 +696,9 @@ fn send_hello_raw(
     let probe = probe_word();
     hello[32..40].copy_from_slice(&(probe as *const u64 as u64).to_ne_bytes());
     hello[40..48].copy_from_slice(&probe.to_ne_bytes());
+    let name = &name[..name.len().min(MAX_NAME)];
+    hello[48] = name.len() as u8;
+    hello[49..49 + name.len()].copy_from_slice(name);
     let mut iov = libc::iovec {
         iov_base: hello.as_mut_ptr().cast(),
         iov_len: hello.len(),
@@ -801,6 +846,7 @@ pub(crate) mod tests {
             region: &region,
             doorbell: &bell,
             claimer: 5,
+            name: &[],
         };
         let l = Listener::bind(EndpointId::random().unwrap()).unwrap();
         // Right size, wrong magic, with a descriptor.
@@ -822,7 +868,7 @@ pub(crate) mod tests {
         ];
         for (claimer, fds, what) in bad {
             let raw = connect_raw(&l.id());
-            send_hello_raw(raw.as_fd(), &EndpointId([1; 16]), claimer, fds).unwrap();
+            send_hello_raw(raw.as_fd(), &EndpointId([1; 16]), claimer, &[], fds).unwrap();
             let r = l.accept(&own, Duration::from_secs(5));
             assert_eq!(r.err(), Some(Error::Inval), "{what}");
         }

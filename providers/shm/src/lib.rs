@@ -28,6 +28,7 @@ pub mod attach;
 pub mod cma;
 pub mod doorbell;
 mod ep;
+pub mod path;
 mod proto;
 pub mod provider;
 pub mod region;

@@ -354,6 +354,7 @@ impl Receiver {
             region: &self.region,
             doorbell: &self.doorbell,
             claimer,
+            name: &[],
         }
     }
 

@@ -168,6 +168,15 @@ pub enum Event<'a> {
         /// Why.
         error: Error,
     },
+    /// A peer's first handshake finished (in either direction), before
+    /// any of its messages is reported.
+    Connected {
+        /// The peer.
+        addr: Addr,
+        /// The name its hello carried (`attach::Offer::name`: a claim,
+        /// maybe empty).
+        name: &'a [u8],
+    },
     /// The peer's process exited or it closed its endpoint; reported once.
     PeerGone {
         /// The peer.
@@ -262,6 +271,8 @@ pub struct Transport {
     maybe_queued: bool,
     /// The most incoming handshakes in flight at once.
     max_incoming: usize,
+    /// What our hellos say we are besides our id (`set_name`).
+    name: Vec<u8>,
 }
 
 impl Transport {
@@ -292,7 +303,82 @@ impl Transport {
             maybe_connecting: false,
             maybe_queued: false,
             max_incoming: MAX_INCOMING_HANDSHAKES,
+            name: Vec::new(),
         })
+    }
+
+    /// What our hellos tell peers we are besides our id (see
+    /// `attach::Offer::name`); `Inval` when longer than
+    /// `attach::MAX_NAME`.
+    pub fn set_name(&mut self, name: &[u8]) -> Result<()> {
+        if name.len() > attach::MAX_NAME {
+            return Err(Error::Inval);
+        }
+        self.name = name.to_vec();
+        Ok(())
+    }
+
+    /// Whether the endpoint `to` can be reached now: one connection
+    /// attempt, without blocking. True when it listens (its handshake is
+    /// then under way, and sends to it queue behind it) or is known
+    /// already (connected, connecting, or gone: sends to it then fail
+    /// at once); false when nobody listens under its name in our
+    /// network namespace; `Err` when the attempt failed otherwise
+    /// (another user's endpoint: `FI_EACCES`; no descriptors left).
+    pub fn reach(&mut self, to: Addr) -> Result<bool> {
+        if self.peers.contains_key(&to.0) {
+            return Ok(true);
+        }
+        let c = self.rx.new_claimer();
+        self.claimers.insert(
+            c,
+            Claim {
+                id: to.0,
+                cma_pid: None,
+            },
+        );
+        let offer = self.rx.offer(c).named(&self.name);
+        let now = Instant::now();
+        let deadline = now + self.cfg.handshake_timeout;
+        let in_flight = match attach::try_connect(&to.0, &self.id, &offer) {
+            Ok(attach::Attempt::Started(hs)) => {
+                self.pending.push(Pending {
+                    hs,
+                    target: Some(to.0),
+                    claimer: c,
+                    deadline,
+                });
+                true
+            }
+            Ok(attach::Attempt::Busy) => {
+                self.claimers.remove(&c);
+                false
+            }
+            Ok(attach::Attempt::Absent) => {
+                self.claimers.remove(&c);
+                return Ok(false);
+            }
+            Err(e) => {
+                self.claimers.remove(&c);
+                self.rx.sender_gone(c);
+                return Err(e);
+            }
+        };
+        self.maybe_connecting = true;
+        self.peers.insert(
+            to.0,
+            PeerEntry {
+                state: State::Connecting {
+                    deadline,
+                    retry_at: now + RETRY_FIRST,
+                    pause: RETRY_FIRST,
+                    in_flight,
+                },
+                queue: VecDeque::new(),
+                claimers: Vec::new(),
+            },
+        );
+        Ok(true)
     }
 
     /// This endpoint's address.
@@ -553,8 +639,15 @@ impl Transport {
                 }),
                 Ok(Err(_)) => self.handshake_failed(target, claimer, Error::TimedOut, sink),
                 Ok(Ok((peer, grant))) => {
-                    if let Err(e) = self.connected(target, claimer, peer, grant) {
-                        self.handshake_failed(target, claimer, e, sink);
+                    let id = peer.id();
+                    let name = peer.name().to_vec();
+                    match self.connected(target, claimer, peer, grant) {
+                        Ok(true) => sink(Event::Connected {
+                            addr: Addr(id),
+                            name: &name,
+                        }),
+                        Ok(false) => {}
+                        Err(e) => self.handshake_failed(target, claimer, e, sink),
                     }
                 }
                 Err(e) => self.handshake_failed(target, claimer, e, sink),
@@ -563,15 +656,17 @@ impl Transport {
     }
 
     /// A finished handshake: answers an incoming one, then records the
-    /// peer (or adds the connection to a known one).
+    /// peer (or adds the connection to a known one); true when the peer
+    /// is new.
     fn connected(
         &mut self,
         target: Option<EndpointId>,
         claimer: u32,
         peer: Peer,
         grant: Grant,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let id = peer.id();
+        let mut first = false;
         if matches!(
             self.peers.get(&id),
             Some(PeerEntry {
@@ -586,7 +681,7 @@ impl Transport {
             let c = self.rx.new_claimer();
             // Known before the peer can use it.
             self.claimers.insert(c, Claim { id, cma_pid: None });
-            if let Err(e) = peer.answer(&self.id, &self.rx.offer(c)) {
+            if let Err(e) = peer.answer(&self.id, &self.rx.offer(c).named(&self.name)) {
                 self.claimers.remove(&c);
                 self.rx.sender_gone(c);
                 return Err(e);
@@ -620,6 +715,7 @@ impl Transport {
                     links: vec![peer],
                     cma_ok,
                 };
+                first = true;
             }
         }
         // Every id this peer holds in our ring now says whether (and as
@@ -637,7 +733,7 @@ impl Transport {
                 }
             }
         }
-        Ok(())
+        Ok(first)
     }
 
     /// A handshake that will not finish: an outgoing one fails what was
@@ -696,8 +792,8 @@ impl Transport {
                     cma_pid: None,
                 },
             );
-            match attach::try_connect(id, &self.id, &self.rx.offer(c)) {
-                Ok(Some(hs)) => {
+            match attach::try_connect(id, &self.id, &self.rx.offer(c).named(&self.name)) {
+                Ok(attach::Attempt::Started(hs)) => {
                     *in_flight = true;
                     self.pending.push(Pending {
                         hs,
@@ -706,7 +802,7 @@ impl Transport {
                         deadline: *deadline,
                     });
                 }
-                Ok(None) => {
+                Ok(attach::Attempt::Absent | attach::Attempt::Busy) => {
                     self.claimers.remove(&c);
                     *retry_at = now + *pause;
                     *pause = (*pause * 2).min(RETRY_MAX);

@@ -56,7 +56,7 @@ enum Ev {
 fn pump(t: &mut Transport) -> Vec<Ev> {
     let mut out = Vec::new();
     t.progress(&mut |e| {
-        out.push(match e {
+        let ev = match e {
             Event::Received {
                 from,
                 meta,
@@ -71,7 +71,10 @@ fn pump(t: &mut Transport) -> Vec<Ev> {
             Event::SendFailed { to, ctx, error } => Ev::Failed { to, ctx, error },
             Event::PeerGone { addr } => Ev::Gone(addr),
             Event::Refused { why } => panic!("refused: {why}"),
-        })
+            // Tested on their own (`named_peers_say_who_they_are`).
+            Event::Connected { .. } => return,
+        };
+        out.push(ev);
     });
     out
 }
@@ -739,6 +742,7 @@ fn incoming_handshakes_in_flight_are_bounded_and_an_honest_peer_gets_through() {
                 refused += 1;
             }
             Event::Received { from, .. } => got = Some(from),
+            Event::Connected { .. } => {}
             _ => panic!("unexpected event"),
         });
         most = most.max(t.incoming_handshakes());
@@ -770,4 +774,44 @@ fn incoming_handshakes_in_flight_are_bounded_and_an_honest_peer_gets_through() {
         .count();
     assert!(spins * 2 < waits.len(), "waits at the limit: {waits:?}");
     drop(silent);
+}
+
+/// A peer's handshake tells its name, reported once as `Connected` before
+/// its first message; `reach` finds a listening endpoint at once and says
+/// so, and says "absent" for an id nobody listens under.
+#[test]
+fn named_peers_say_who_they_are() {
+    let mut a = Transport::new(Config::default()).unwrap();
+    let mut b = Transport::new(Config::default()).unwrap();
+    a.set_name(b"10.0.0.1:7000").unwrap();
+    assert_eq!(a.set_name(&[b'x'; 64]).err(), Some(Error::Inval));
+    let nobody = Addr(crate::attach::EndpointId::random().unwrap());
+    assert_eq!(a.reach(nobody).ok(), Some(false));
+    assert_eq!(a.reach(b.addr()).ok(), Some(true));
+    let meta = Meta {
+        kind: crate::ring::Kind::Inline,
+        sender: 0,
+        flags: 0,
+        tag: 7,
+        data: 0,
+        token: 0,
+    };
+    a.send(b.addr(), meta, &[b"hi"], 1).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen: Vec<String> = Vec::new();
+    while Instant::now() < deadline && !seen.iter().any(|s| s.starts_with("got")) {
+        a.progress(&mut |_| {});
+        b.progress(&mut |e| match e {
+            Event::Connected { addr, name } => {
+                assert_eq!(addr, a.addr());
+                seen.push(format!("connected {}", String::from_utf8_lossy(name)));
+            }
+            Event::Received { from, .. } => {
+                assert_eq!(from, a.addr());
+                seen.push("got".into());
+            }
+            _ => {}
+        });
+    }
+    assert_eq!(seen, ["connected 10.0.0.1:7000", "got"]);
 }

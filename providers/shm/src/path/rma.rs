@@ -60,7 +60,7 @@ use std::io::IoSlice;
 
 /// Bytes one atomic operation may cover per remote piece (`fi_query_atomic`
 /// reports this divided by the element size); parts carry what fits a cell.
-pub(crate) const ATOMIC_LIMIT: usize = 4096;
+pub const ATOMIC_LIMIT: usize = 4096;
 /// Parts in flight (sent, not answered) per endpoint: bounds what a
 /// target holds for us, and keeps a large operation from filling the
 /// peer's ring for everyone.
@@ -288,14 +288,15 @@ fn ranges_of(v: &IoVec) -> ([(usize, usize); IoVec::CAP], usize) {
     (r, v.len())
 }
 
-impl ShmEp {
-    /// `EndpointOps::rma`.
-    pub(super) fn post_rma(&self, op: &RmaOp<'_>) -> Result<()> {
+impl<K: Token> Path<K> {
+    /// `EndpointOps::rma` to the peer `to`.
+    pub fn rma(&mut self, h: &mut Host<'_, K>, op: &RmaOp<'_>, to: Addr) -> Result<()> {
+        let limits = self.st.limits;
         let len = one_sided::check_rma(
             PROV,
             op,
-            self.info.tx.rma_iov_limit.min(IoVec::CAP),
-            self.info.tx.inject_size,
+            limits.rma_iov_limit.min(IoVec::CAP),
+            limits.inject_size,
         )?;
         let inject = op.write && one_sided::injected(op.flags, op.internal);
         let owned = inject.then(|| {
@@ -315,13 +316,14 @@ impl ShmEp {
             flags: op.flags,
             total: len,
         };
-        self.start_one_sided(p, op.rma, op.dest)
+        self.start_one_sided(h, p, op.rma, to)
     }
 
-    /// `EndpointOps::atomic`: operands and compare values are copied at
-    /// once (at most `ATOMIC_LIMIT` bytes per remote piece).
-    pub(super) fn post_atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
-        let rma_iov_limit = self.info.tx.rma_iov_limit.min(IoVec::CAP);
+    /// `EndpointOps::atomic` to the peer `to`: operands and compare
+    /// values are copied at once (at most `ATOMIC_LIMIT` bytes per remote
+    /// piece).
+    pub fn atomic(&mut self, h: &mut Host<'_, K>, op: &AtomicReq<'_>, to: Addr) -> Result<()> {
+        let rma_iov_limit = self.st.limits.rma_iov_limit.min(IoVec::CAP);
         let args = one_sided::gather_atomic(PROV, op, rma_iov_limit, ATOMIC_LIMIT)?;
         let tag = AtomicTag {
             kind: op.kind,
@@ -339,69 +341,66 @@ impl ShmEp {
             flags: op.flags,
             total: args.len,
         };
-        self.start_one_sided(p, op.rma, op.dest)
+        self.start_one_sided(h, p, op.rma, to)
     }
 
     /// Starts (or holds, behind a fence) an operation its caller checked,
-    /// on the remote pieces `rma` of the peer `dest` names.
-    fn start_one_sided(&self, p: Posted, rma: &[RmaIov], dest: fi_addr_t) -> Result<()> {
-        let mut g = self.lock();
-        let st = &mut *g;
-        if !st.side.core.enabled || st.tp.is_none() {
-            return Err(Error::OpBadState);
-        }
-        if st.side.tx_used() >= crate::provider::QUEUE_SIZE {
-            Self::progress_locked(st);
+    /// on the remote pieces `rma` of the peer `to`.
+    fn start_one_sided(
+        &mut self,
+        h: &mut Host<'_, K>,
+        p: Posted,
+        rma: &[RmaIov],
+        to: Addr,
+    ) -> Result<()> {
+        if self.tx_used() >= self.st.limits.queue_size || !h.core.sinks.tx_room(&p.tx) {
+            self.progress(h);
             return Err(Error::Again);
         }
-        if !st.side.core.sinks.tx_room(&p.tx) {
-            Self::progress_locked(st);
-            return Err(Error::Again);
-        }
-        let o = OneSided::new(p, st.side.peer_of(dest)?, rma);
-        let side = &mut st.side;
-        if !side.rma.held.is_empty() || (o.fence && !side.rma.ops.is_empty()) {
-            side.rma.held.push_back(o);
+        let o = OneSided::new(p, to, rma);
+        self.st.posted += 1;
+        let st = &mut self.st;
+        if !st.rma.held.is_empty() || (o.fence && !st.rma.ops.is_empty()) {
+            st.rma.held.push_back(o);
             return Ok(());
         }
+        let mut side = Self::side(h, st);
         side.rma_begin(o);
-        if let Some(tp) = st.tp.as_mut() {
-            st.side.rma_issue(tp);
-        }
+        side.rma_issue(&mut self.tp);
         Ok(())
     }
 }
 
-impl Side {
+impl<K: Token> Side<'_, K> {
     /// Puts an operation in flight: its parts go out from the issue queue.
     fn rma_begin(&mut self, mut o: OneSided) {
-        let id = self.rma.next_id;
-        self.rma.next_id = id.wrapping_add(1);
+        let id = self.p.rma.next_id;
+        self.p.rma.next_id = id.wrapping_add(1);
         o.queued = true;
-        self.rma.ops.insert(id, o);
-        self.rma.issue.push_back(id);
+        self.p.rma.ops.insert(id, o);
+        self.p.rma.issue.push_back(id);
     }
 
     /// Progress's share: requests that waited for the transport, answers
     /// that waited for room, parts that wait to go.
     pub(super) fn rma_pump(&mut self, tp: &mut Transport) {
-        if std::mem::take(&mut self.rma.answered) || self.rma.parts.is_empty() {
-            self.rma.idle = 0;
+        if std::mem::take(&mut self.p.rma.answered) || self.p.rma.parts.is_empty() {
+            self.p.rma.idle = 0;
         } else {
             // Waiting for a target that may share our processor: after a
             // few empty looks, let it run (it moves the bytes; we only
             // wait for its answers).
-            self.rma.idle = self.rma.idle.wrapping_add(1);
-            if self.rma.idle.is_multiple_of(YIELD_AFTER) {
+            self.p.rma.idle = self.p.rma.idle.wrapping_add(1);
+            if self.p.rma.idle.is_multiple_of(YIELD_AFTER) {
                 std::thread::yield_now();
             }
         }
-        if !self.rma.busy() {
+        if !self.p.rma.busy() {
             return;
         }
         self.rma_flush_answers(tp);
-        self.rma.replaying = true;
-        while let Some(w) = self.rma.work.pop_front() {
+        self.p.rma.replaying = true;
+        while let Some(w) = self.p.rma.work.pop_front() {
             match w {
                 Later::Cell { from, meta, bytes } => {
                     match Op::of(meta.flags) {
@@ -420,31 +419,31 @@ impl Side {
                             self.on_cell(from, pid, &meta, &bytes)
                         }
                     }
-                    if self.rma.spare.len() < SPARE_BUFFERS {
-                        self.rma.spare.push(bytes);
+                    if self.p.rma.spare.len() < SPARE_BUFFERS {
+                        self.p.rma.spare.push(bytes);
                     }
                 }
                 Later::Gone(addr) => self.peer_gone(addr),
             }
         }
-        self.rma.replaying = false;
+        self.p.rma.replaying = false;
         self.rma_issue(tp);
     }
 
     /// Sends the answers waiting for room, in order, while there is room.
     fn rma_flush_answers(&mut self, tp: &mut Transport) {
-        while let Some(a) = self.rma.answers.front() {
+        while let Some(a) = self.p.rma.answers.front() {
             // Whether the initiator may name its buffers to us: only once
             // we said we reach them.
             let mut meta = a.meta;
-            if !self.no_cma && tp.cma_ok(a.to) {
+            if !self.p.no_cma && tp.cma_ok(a.to) {
                 meta.flags |= ANSWER_CMA;
             }
             match tp.send(a.to, meta, &[&a.payload], ANSWER_CTX) {
                 Err(Error::Again) => break,
                 // Sent, or never to be (the initiator is gone).
                 _ => {
-                    self.rma.answers.pop_front();
+                    self.p.rma.answers.pop_front();
                 }
             }
         }
@@ -454,28 +453,28 @@ impl Side {
     /// while the window and the transport take them.
     fn rma_issue(&mut self, tp: &mut Transport) {
         let cap = tp.payload_capacity();
-        while let Some(&id) = self.rma.issue.front() {
-            if self.rma.parts.len() >= MAX_PARTS_OUT {
+        while let Some(&id) = self.p.rma.issue.front() {
+            if self.p.rma.parts.len() >= MAX_PARTS_OUT {
                 return;
             }
-            let Some(o) = self.rma.ops.get(&id) else {
-                self.rma.issue.pop_front();
+            let Some(o) = self.p.rma.ops.get(&id) else {
+                self.p.rma.issue.pop_front();
                 continue;
             };
             if o.all_sent() {
-                if let Some(o) = self.rma.ops.get_mut(&id) {
+                if let Some(o) = self.p.rma.ops.get_mut(&id) {
                     o.queued = false;
                 }
-                self.rma.issue.pop_front();
+                self.p.rma.issue.pop_front();
                 self.rma_settle(id);
                 continue;
             }
-            let cma_ok = !self.no_cma && self.rma.reach.contains(&o.to) && tp.cma_ok(o.to);
+            let cma_ok = !self.p.no_cma && self.p.rma.reach.contains(&o.to) && tp.cma_ok(o.to);
             match self.rma_send_part(tp, id, cap, cma_ok) {
                 Ok(()) => {}
                 Err(Error::Again) => return,
                 Err(e) => {
-                    let Some(o) = self.rma.ops.get_mut(&id) else {
+                    let Some(o) = self.p.rma.ops.get_mut(&id) else {
                         continue;
                     };
                     let to = o.to;
@@ -493,7 +492,7 @@ impl Side {
         cap: usize,
         cma_ok: bool,
     ) -> Result<()> {
-        let Some(o) = self.rma.ops.get_mut(&id) else {
+        let Some(o) = self.p.rma.ops.get_mut(&id) else {
             return Ok(());
         };
         // The next span: one to send again in cells, or the rest of the
@@ -605,7 +604,7 @@ impl Side {
             What::Atomic(_) => Op::Atomic,
         };
         let data = o.data.filter(|_| ends);
-        let part_id = self.rma.next_id;
+        let part_id = self.p.rma.next_id;
         let meta = Meta {
             kind: Kind::Inline,
             sender: 0,
@@ -615,7 +614,7 @@ impl Side {
             token: part_id,
         };
         tp.send(o.to, meta, &parts[..k], CTX_BIT | part_id)?;
-        self.rma.next_id = part_id.wrapping_add(1);
+        self.p.rma.next_id = part_id.wrapping_add(1);
         // Advance past what went.
         if forced_inline {
             if chunk == span.len {
@@ -635,7 +634,7 @@ impl Side {
         }
         o.out += 1;
         let to = o.to;
-        self.rma.parts.insert(
+        self.p.rma.parts.insert(
             part_id,
             Part {
                 op: id,
@@ -655,23 +654,23 @@ impl Side {
     /// Completes operation `id` once it is wholly sent and answered; then
     /// starts what a fence held.
     fn rma_settle(&mut self, id: u64) {
-        let Some(o) = self.rma.ops.get(&id) else {
+        let Some(o) = self.p.rma.ops.get(&id) else {
             return;
         };
         if o.out > 0 || !o.all_sent() || o.queued {
             return;
         }
-        if let Some(o) = self.rma.ops.remove(&id) {
+        if let Some(o) = self.p.rma.ops.remove(&id) {
             match o.failure {
                 None => self.core.sinks.tx_done(&o.tx),
                 Some(f) => self.core.sinks.tx_err(&o.tx, f),
             }
         }
-        while let Some(h) = self.rma.held.front() {
-            if h.fence && !self.rma.ops.is_empty() {
+        while let Some(h) = self.p.rma.held.front() {
+            if h.fence && !self.p.rma.ops.is_empty() {
                 break;
             }
-            if let Some(h) = self.rma.held.pop_front() {
+            if let Some(h) = self.p.rma.held.pop_front() {
                 self.rma_begin(h);
             }
         }
@@ -679,10 +678,10 @@ impl Side {
 
     /// Part `part_id` ended: answered (`Ok`), refused or lost (`Err`).
     fn rma_part_done(&mut self, part_id: u64, r: core::result::Result<(), Failure>) {
-        let Some(p) = self.rma.parts.remove(&part_id) else {
+        let Some(p) = self.p.rma.parts.remove(&part_id) else {
             return;
         };
-        let Some(o) = self.rma.ops.get_mut(&p.op) else {
+        let Some(o) = self.p.rma.ops.get_mut(&p.op) else {
             return;
         };
         o.out = o.out.saturating_sub(1);
@@ -703,16 +702,16 @@ impl Side {
     /// `addr` went away: what is in flight to it fails, what it asked of
     /// us is dropped.
     pub(super) fn rma_peer_gone(&mut self, addr: Addr) {
-        let lost: Vec<u64> = (self.rma.parts.iter())
+        let lost: Vec<u64> = (self.p.rma.parts.iter())
             .filter(|(_, p)| p.to == addr)
             .map(|(k, _)| *k)
             .collect();
-        let ops: Vec<u64> = (self.rma.ops.iter())
+        let ops: Vec<u64> = (self.p.rma.ops.iter())
             .filter(|(_, o)| o.to == addr)
             .map(|(k, _)| *k)
             .collect();
         for id in &ops {
-            if let Some(o) = self.rma.ops.get_mut(id) {
+            if let Some(o) = self.p.rma.ops.get_mut(id) {
                 o.failure.get_or_insert(gone(addr));
                 o.redo.clear();
             }
@@ -723,8 +722,8 @@ impl Side {
         for id in ops {
             self.rma_settle(id);
         }
-        self.rma.answers.retain(|a| a.to != addr);
-        self.rma.reach.remove(&addr);
+        self.p.rma.answers.retain(|a| a.to != addr);
+        self.p.rma.reach.remove(&addr);
     }
 
     /// A one-sided cell from `from` (a request or an answer).
@@ -742,10 +741,10 @@ impl Side {
     }
 
     fn rma_later(&mut self, from: Addr, meta: &Meta, bytes: &[u8]) {
-        let mut b = self.rma.spare.pop().unwrap_or_default();
+        let mut b = self.p.rma.spare.pop().unwrap_or_default();
         b.clear();
         b.extend_from_slice(bytes);
-        self.rma.work.push_back(Later::Cell {
+        self.p.rma.work.push_back(Later::Cell {
             from,
             meta: *meta,
             bytes: b,
@@ -757,7 +756,7 @@ impl Side {
     /// after a write is received after the write landed); it is kept if
     /// so.
     pub(super) fn rma_hold(&mut self, from: Addr, meta: &Meta, bytes: &[u8]) -> bool {
-        if self.rma.work.is_empty() || self.rma.replaying {
+        if self.p.rma.work.is_empty() || self.p.rma.replaying {
             return false;
         }
         self.rma_later(from, meta, bytes);
@@ -767,10 +766,10 @@ impl Side {
     /// As [`Side::rma_hold`], for the news that `addr` is gone (its last
     /// cells came before it).
     pub(super) fn rma_hold_gone(&mut self, addr: Addr) -> bool {
-        if self.rma.work.is_empty() || self.rma.replaying {
+        if self.p.rma.work.is_empty() || self.p.rma.replaying {
             return false;
         }
-        self.rma.work.push_back(Later::Gone(addr));
+        self.p.rma.work.push_back(Later::Gone(addr));
         true
     }
 
@@ -778,9 +777,9 @@ impl Side {
     /// before it have parts not yet handed to the transport (a send never
     /// overtakes an earlier write: `FI_ORDER_SAW`).
     pub(super) fn rma_unsent_to(&self, to: Addr) -> bool {
-        (self.rma.held.iter()).any(|o| o.to == to)
-            || (self.rma.issue.iter())
-                .filter_map(|id| self.rma.ops.get(id))
+        (self.p.rma.held.iter()).any(|o| o.to == to)
+            || (self.p.rma.issue.iter())
+                .filter_map(|id| self.p.rma.ops.get(id))
                 .any(|o| o.to == to && !o.all_sent())
     }
 
@@ -814,7 +813,7 @@ impl Side {
             },
             payload,
         };
-        self.rma.answers.push_back(answer);
+        self.p.rma.answers.push_back(answer);
     }
 
     /// Target: checks one part and does it; what its answer carries goes
@@ -847,7 +846,7 @@ impl Side {
                 return Err(Refusal::Bad("an atomic part this endpoint does not send"));
             }
             back.resize(if t.kind == AtomicKind::Base { 0 } else { len }, 0);
-            let mr = apply_atomic(&self.rma.mr, key, h.addr, t, operand, compare, back)
+            let mr = apply_atomic(&self.p.rma.mr, key, h.addr, t, operand, compare, back)
                 .map_err(|d| refused("atomic", len, d))?;
             if last {
                 let src = self.source_of(from);
@@ -884,6 +883,7 @@ impl Side {
             ("read", FI_REMOTE_READ)
         };
         let (mr, region) = self
+            .p
             .rma
             .mr
             .access(key, h.addr, len, access)
@@ -899,7 +899,7 @@ impl Side {
                 }
             }
             (Some(r), Some(tp)) => {
-                if self.no_cma || !tp.cma_ok(from) {
+                if self.p.no_cma || !tp.cma_ok(from) {
                     return Err(Refusal::NoCma);
                 }
                 let moved = if write {
@@ -931,17 +931,17 @@ impl Side {
 
     /// Initiator: the target's answer to one of our parts.
     fn rma_answer(&mut self, from: Addr, meta: &Meta, bytes: &[u8]) {
-        self.rma.answered = true;
+        self.p.rma.answered = true;
         let id = meta.token;
-        let Some(p) = self.rma.parts.get(&id).filter(|p| p.to == from) else {
+        let Some(p) = self.p.rma.parts.get(&id).filter(|p| p.to == from) else {
             return self.refuse(from, "an answer to no part sent to that peer");
         };
         let (span, cma, back) = (p.span, p.cma, p.back);
         let op = p.op;
         if meta.flags & ANSWER_CMA != 0 {
-            self.rma.reach.insert(from);
+            self.p.rma.reach.insert(from);
         } else {
-            self.rma.reach.remove(&from);
+            self.p.rma.reach.remove(&from);
         }
         if meta.data == 0 {
             if bytes.len() != back {
@@ -949,22 +949,22 @@ impl Side {
                 let f = peer_failure(from, FI_EIO, "the target answered with the wrong length");
                 return self.rma_part_done(id, Err(f));
             }
-            if let Some(o) = self.rma.ops.get(&op) {
+            if let Some(o) = self.p.rma.ops.get(&op) {
                 o.local.window(span.local, span.len).scatter(0, bytes);
             }
             return self.rma_part_done(id, Ok(()));
         }
         if meta.tag == NO_CMA && cma {
             // Again, in cells; and so every later part to that peer.
-            self.rma.reach.remove(&from);
-            self.rma.parts.remove(&id);
-            if let Some(o) = self.rma.ops.get_mut(&op) {
+            self.p.rma.reach.remove(&from);
+            self.p.rma.parts.remove(&id);
+            if let Some(o) = self.p.rma.ops.get_mut(&op) {
                 o.out = o.out.saturating_sub(1);
                 if o.failure.is_none() {
                     o.redo.push_back(span);
                     if !o.queued {
                         o.queued = true;
-                        self.rma.issue.push_back(op);
+                        self.p.rma.issue.push_back(op);
                     }
                 }
             }
