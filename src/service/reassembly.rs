@@ -29,12 +29,15 @@ pub enum Refused {
 /// Messages being received in pieces.
 pub struct Reassembly<K> {
     parts: HashMap<K, Partial, KeyedU64>,
+    /// Bytes held for receives not posted yet (all `Dest::Held`).
+    held: usize,
 }
 
 impl<K> Default for Reassembly<K> {
     fn default() -> Reassembly<K> {
         Reassembly {
             parts: HashMap::default(),
+            held: 0,
         }
     }
 }
@@ -61,6 +64,12 @@ enum Dest {
 }
 
 impl<K: Copy + Eq + Hash> Reassembly<K> {
+    /// Bytes held for receives not posted yet: a transport that bounds
+    /// unexpected data counts them with the receive queue's.
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
     /// Whether a message is in flight under `key`.
     pub fn contains(&self, key: &K) -> bool {
         self.parts.contains_key(key)
@@ -126,7 +135,10 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
             Dest::Posted { region, .. } => {
                 region.scatter(p.got, body);
             }
-            Dest::Held(v) => v.extend_from_slice(body),
+            Dest::Held(v) => {
+                v.extend_from_slice(body);
+                self.held += body.len();
+            }
             Dest::Discard => {}
         }
         p.got += body.len();
@@ -168,9 +180,12 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
             return;
         };
         let held = std::mem::replace(&mut p.dest, Dest::Discard);
+        if let Dest::Held(v) = &held {
+            self.held -= v.len();
+        }
         if !m.discard {
-            if let Dest::Held(v) = held {
-                m.region.scatter(0, &v);
+            if let Dest::Held(v) = &held {
+                m.region.scatter(0, v);
             }
             p.dest = Dest::Posted {
                 recv: m.recv,
@@ -196,8 +211,10 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         let keys: Vec<K> = self.parts.keys().filter(|k| gone(k)).copied().collect();
         for k in keys {
             if let Some(p) = self.parts.remove(&k) {
-                if let Dest::Posted { recv, .. } = p.dest {
-                    sinks.rx_err(&recv, f, p.got, 0);
+                match p.dest {
+                    Dest::Posted { recv, .. } => sinks.rx_err(&recv, f, p.got, 0),
+                    Dest::Held(v) => self.held -= v.len(),
+                    Dest::Discard => {}
                 }
             }
         }

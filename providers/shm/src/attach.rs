@@ -379,9 +379,27 @@ impl Peer {
 
     /// Which of `peers` are gone, in one `poll` that does not wait.
     pub fn which_gone(peers: &[&Peer]) -> Result<Vec<bool>> {
-        let mut fds: Vec<libc::pollfd> = peers.iter().flat_map(|p| p.liveness_pollfds()).collect();
-        poll_until(&mut fds, Instant::now())?;
-        Ok(fds.chunks(2).map(Peer::gone_in).collect())
+        let (mut fds, mut gone) = (Vec::new(), Vec::new());
+        Peer::poll_gone(peers.iter().copied(), &mut fds, &mut gone)?;
+        Ok(gone)
+    }
+
+    /// [`Peer::which_gone`] into buffers the caller keeps (progress
+    /// looks every few milliseconds and allocates nothing): `gone` gets
+    /// one flag per peer, in order.
+    pub fn poll_gone<'a>(
+        peers: impl IntoIterator<Item = &'a Peer>,
+        fds: &mut Vec<libc::pollfd>,
+        gone: &mut Vec<bool>,
+    ) -> Result<()> {
+        fds.clear();
+        gone.clear();
+        for p in peers {
+            fds.extend(p.liveness_pollfds());
+        }
+        poll_until(fds, Instant::now())?;
+        gone.extend(fds.chunks(2).map(Peer::gone_in));
+        Ok(())
     }
 
     /// The connection (watched for hang-up) and the pidfd (readable on

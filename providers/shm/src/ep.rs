@@ -121,6 +121,7 @@ impl ShmEp {
             queue_size: crate::provider::QUEUE_SIZE,
             inject_size: self.info.tx.inject_size,
             rma_iov_limit: self.info.tx.rma_iov_limit,
+            handshake: crate::transport::Config::default().handshake_timeout,
         }
     }
 }

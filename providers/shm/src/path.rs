@@ -65,6 +65,9 @@ const PROV: &str = crate::provider::NAME;
 /// each, so that every `fi_inject` fits one cell.
 const CELLS: usize = 256;
 const CELL_SIZE: usize = crate::ring::CELL_HEADER + crate::provider::INJECT_SIZE;
+/// The most one ring's cells can add to what the receive queue holds for
+/// receives not posted yet.
+const RING_HELD: usize = CELLS * (CELL_SIZE + oxifabric::service::rxq::ENTRY_COST);
 /// The transport's `ctx` of cells that belong to no send (answers).
 const NO_SEND: u64 = u64::MAX;
 /// Why a peer's operations fail when it goes away.
@@ -129,6 +132,8 @@ pub struct Limits {
     pub queue_size: usize,
     pub inject_size: usize,
     pub rma_iov_limit: usize,
+    /// How long a peer has to answer our handshake.
+    pub handshake: Duration,
 }
 /// Where the bytes of a send come from.
 enum Body {
@@ -280,23 +285,35 @@ pub(crate) fn addr_for_name(raw: &[u8]) -> Addr {
     Addr(crate::attach::EndpointId(id))
 }
 
-fn gone(addr: Addr) -> Failure {
+fn gone(name: PeerName) -> Failure {
     Failure {
-        peer_name: Some(PeerName::new(&addr.to_string())),
+        peer_name: Some(name),
         ..Failure::cause(FI_ECONNRESET, GONE)
     }
 }
 
-fn failed_send(addr: Addr, e: Error) -> Failure {
-    let cause = match e {
-        Error::TimedOut => "no answer from the peer endpoint within the handshake bound",
-        Error::Other(FI_ECONNRESET) => GONE,
-        Error::MsgSize => "message does not fit the peer's cells",
+fn failed_send(name: PeerName, e: Error) -> Failure {
+    let cause = match (e, e.errno()) {
+        (Error::TimedOut, _) => "no answer from the peer endpoint within the handshake bound",
+        (_, FI_ECONNRESET) => GONE,
+        (_, FI_ECONNREFUSED) => "the peer endpoint is not listening (it closed or exited)",
+        (Error::MsgSize, _) => "message does not fit the peer's cells",
         _ => "could not reach the peer endpoint",
     };
     Failure {
-        peer_name: Some(PeerName::new(&addr.to_string())),
+        peer_name: Some(name),
         ..Failure::cause(e.errno(), cause)
+    }
+}
+
+impl<K> PathState<K> {
+    /// How errors name the peer `a`: by the address the application
+    /// knows it by, when it told us (`Naming::Sockaddr`).
+    fn label(&self, a: Addr) -> PeerName {
+        match self.names.get(&a) {
+            Some(sa) => PeerName::new(&sa.to_string()),
+            None => PeerName::new(&a.to_string()),
+        }
     }
 }
 
@@ -438,7 +455,9 @@ impl<K: Token> Side<'_, K> {
             if !f.failed {
                 f.failed = true;
                 let tx = f.tx;
-                self.core.sinks.tx_err(&tx, failed_send(to, e));
+                self.core
+                    .sinks
+                    .tx_err(&tx, failed_send(self.p.label(to), e));
                 // What is left of it will not go either.
                 self.drop_outgoing(id);
             }
@@ -487,7 +506,7 @@ impl<K: Token> Side<'_, K> {
                     if !f.failed {
                         f.failed = true;
                         let tx = f.tx;
-                        self.core.sinks.tx_err(&tx, gone(addr));
+                        self.core.sinks.tx_err(&tx, gone(self.p.label(addr)));
                     }
                 }
                 self.settle(o.id);
@@ -504,14 +523,16 @@ impl<K: Token> Side<'_, K> {
             if let Some(f) = self.p.inflight.get_mut(&id) {
                 f.failed = true;
                 let tx = f.tx;
-                self.core.sinks.tx_err(&tx, gone(addr));
+                self.core.sinks.tx_err(&tx, gone(self.p.label(addr)));
             }
             self.settle(id);
         }
         self.p.rndv_in.retain(|k, _| k.0 != addr);
         for p in std::mem::take(&mut self.p.pulls) {
             if p.from == addr {
-                self.core.sinks.rx_err(&p.recv, gone(addr), 0, p.len);
+                self.core
+                    .sinks
+                    .rx_err(&p.recv, gone(self.p.label(addr)), 0, p.len);
             } else {
                 self.p.pulls.push(p);
             }
@@ -520,7 +541,7 @@ impl<K: Token> Side<'_, K> {
         self.p.partial.drop_where(
             self.rxq,
             |k| k.as_shm().is_some_and(|k| k.0 == addr),
-            gone(addr),
+            gone(self.p.label(addr)),
             &self.core.sinks,
         );
         self.rma_peer_gone(addr);
@@ -668,7 +689,7 @@ impl<K: Token> Side<'_, K> {
                 self.core.sinks.tx_err(
                     &tx,
                     Failure {
-                        peer_name: Some(PeerName::new(&from.to_string())),
+                        peer_name: Some(self.p.label(from)),
                         ..Failure::cause(err, "the receiver could not take the message")
                     },
                 );
@@ -748,7 +769,7 @@ impl<K: Token> Side<'_, K> {
                     }
                     Err(e) => {
                         let f = Failure {
-                            peer_name: Some(PeerName::new(&p.from.to_string())),
+                            peer_name: Some(self.p.label(p.from)),
                             ..Failure::cause(e.errno(), "could not read the sender's buffer")
                         };
                         self.core.sinks.rx_err(&p.recv, f, 0, p.len);
@@ -844,7 +865,9 @@ impl<K: Token> Side<'_, K> {
                             if !f.failed {
                                 f.failed = true;
                                 let tx = f.tx;
-                                self.core.sinks.tx_err(&tx, failed_send(to, e));
+                                self.core
+                                    .sinks
+                                    .tx_err(&tx, failed_send(self.p.label(to), e));
                             }
                         }
                         true
@@ -1016,7 +1039,10 @@ impl<K: Token> Side<'_, K> {
                     );
                 }
                 Err(Error::Again) => return Err(Error::Again),
-                Err(e) => self.core.sinks.tx_err(&tx, failed_send(to, e)),
+                Err(e) => self
+                    .core
+                    .sinks
+                    .tx_err(&tx, failed_send(self.p.label(to), e)),
             }
             return Ok(());
         }
@@ -1074,6 +1100,8 @@ impl<K: Token> Path<K> {
         let cfg = Config {
             cells: CELLS,
             cell_size: CELL_SIZE,
+            handshake_timeout: limits.handshake,
+            ids_reused: naming == Naming::Sockaddr,
             ..Config::default()
         };
         let mut tp = Transport::with_id(id, cfg)?;
@@ -1134,7 +1162,12 @@ impl<K: Token> Path<K> {
     /// with it if so (`Naming::Sockaddr` owners decide by this which path
     /// a peer takes). `Err` when reaching it failed for another reason
     /// than its absence (another user's endpoint, no descriptors left).
-    pub fn reach(&mut self, to: Addr) -> Result<bool> {
+    /// `name`: the address the application knows it by.
+    pub fn reach(&mut self, to: Addr, name: Option<SocketAddr>) -> Result<bool> {
+        if let Some(sa) = name {
+            // Errors name it so even before its handshake says so.
+            self.st.names.insert(to, sa);
+        }
         self.tp.reach(to)
     }
 
@@ -1152,6 +1185,10 @@ impl<K: Token> Path<K> {
             let _ = tp.after_wait();
             *armed = false;
         }
+        // Messages nobody asked for yet are held within the receive
+        // queue's bound: while a ring's worth more might not fit, they
+        // wait in the ring (its senders wait for room).
+        tp.set_receiving(h.rxq.unexpected_room(st.partial.held() + RING_HELD));
         let mut side = Self::side(h, st);
         side.pump(tp);
         tp.progress(&mut |ev| side.on_event(ev));

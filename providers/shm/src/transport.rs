@@ -30,7 +30,7 @@
 use crate::attach::{self, EndpointId, Grant, Handshake, Listener, Peer};
 use crate::cma::{self, RemoteIov};
 use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
-use oxifabric::abi::{FI_EACCES, FI_ECONNRESET};
+use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET};
 use oxifabric::error::{Error, Result};
 use oxifabric::ops::IoBuf;
 use oxifabric::service::keyhash::KeyedU64;
@@ -110,6 +110,14 @@ pub struct Config {
     /// Messages queued per peer (while connecting, or while its ring is
     /// full) before `send` answers `Again`.
     pub max_queued: usize,
+    /// Ids are derived from something a later endpoint may take over
+    /// (the sockets provider's listening addresses), not random: a gone
+    /// peer's id may come back. A send to a gone peer then tries to reach
+    /// it anew, an incoming handshake under its id is a new peer, and an
+    /// attempt that finds nobody listening fails the sends at once
+    /// (`FI_ECONNREFUSED`: the owner found the peer listening before it
+    /// chose this transport, so it has gone) instead of retrying.
+    pub ids_reused: bool,
 }
 
 impl Default for Config {
@@ -119,6 +127,7 @@ impl Default for Config {
             cell_size: 512,
             handshake_timeout: Duration::from_secs(5),
             max_queued: 256,
+            ids_reused: false,
         }
     }
 }
@@ -273,6 +282,14 @@ pub struct Transport {
     max_incoming: usize,
     /// What our hellos say we are besides our id (`set_name`).
     name: Vec<u8>,
+    /// Buffers the liveness look reuses.
+    live_ids: Vec<EndpointId>,
+    live_fds: Vec<libc::pollfd>,
+    live_gone: Vec<bool>,
+    /// When a send last looked at its peer's liveness ([`coarse_ms`]).
+    send_looked: u64,
+    /// Progress takes what arrived (see [`Transport::set_receiving`]).
+    receiving: bool,
 }
 
 impl Transport {
@@ -304,7 +321,21 @@ impl Transport {
             maybe_queued: false,
             max_incoming: MAX_INCOMING_HANDSHAKES,
             name: Vec::new(),
+            live_ids: Vec::new(),
+            live_fds: Vec::new(),
+            live_gone: Vec::new(),
+            send_looked: 0,
+            receiving: true,
         })
+    }
+
+    /// Whether progress takes what arrives in our ring. An owner that
+    /// has no room left for messages nobody asked for yet turns it off:
+    /// they stay in the ring, whose senders then wait for room (their
+    /// queues fill, then their sends answer `Again`), until it is turned
+    /// on again.
+    pub fn set_receiving(&mut self, on: bool) {
+        self.receiving = on;
     }
 
     /// What our hellos tell peers we are besides our id (see
@@ -505,6 +536,18 @@ impl Transport {
             return Err(Error::MsgSize);
         }
         let max_queued = self.cfg.max_queued;
+        if self.cfg.ids_reused
+            && matches!(
+                self.peers.get(&to.0),
+                Some(PeerEntry {
+                    state: State::Gone,
+                    ..
+                })
+            )
+        {
+            // Maybe another endpoint under that id by now: try anew.
+            self.peers.remove(&to.0);
+        }
         let entry = match self.peers.get_mut(&to.0) {
             Some(e) => e,
             None => {
@@ -523,6 +566,27 @@ impl Transport {
             }
         };
         let mut meta = meta;
+        // The peer's death may not have been seen yet (progress looks
+        // every few milliseconds), and a message put in a dead peer's ring
+        // would complete as sent: a send looks at its peer itself when
+        // no send has for a coarse clock tick (a few milliseconds; that
+        // clock is read without a system call, and a busy sender looks
+        // a few hundred times a second).
+        if let State::Up { links, .. } = &entry.state {
+            let now = coarse_ms();
+            if now != self.send_looked {
+                self.send_looked = now;
+                if links
+                    .iter()
+                    .any(|p| p.wait_gone(Duration::ZERO).unwrap_or(false))
+                {
+                    // Reported by the next progress (PeerGone).
+                    self.next_liveness = Instant::now();
+                    self.look_now = true;
+                    return Err(Error::Other(FI_ECONNRESET));
+                }
+            }
+        }
         match &entry.state {
             State::Gone => return Err(Error::Other(FI_ECONNRESET)),
             State::Up { tx, .. } if entry.queue.is_empty() => {
@@ -569,7 +633,9 @@ impl Transport {
             self.flush(&mut count);
             self.maybe_queued = self.peers.values().any(|e| !e.queue.is_empty());
         }
-        self.receive(&mut count);
+        if self.receiving {
+            self.receive(&mut count);
+        }
         n
     }
 
@@ -674,8 +740,12 @@ impl Transport {
                 ..
             })
         ) {
-            // A closed endpoint's id is never reused by an honest peer.
-            return Err(Error::Inval);
+            if !self.cfg.ids_reused {
+                // A closed endpoint's id is never reused by an honest peer.
+                return Err(Error::Inval);
+            }
+            // A new endpoint under the id of one that went.
+            self.peers.remove(&id);
         }
         let claimer = if target.is_none() {
             let c = self.rx.new_claimer();
@@ -698,6 +768,15 @@ impl Transport {
         entry.claimers.push(claimer);
         // A new connection is watched closely at first.
         self.liveness_pause = LIVENESS_FIRST;
+        // Room in the liveness look's buffers now, not on its first look
+        // (which may come in the middle of the owner's traffic).
+        let links = self.claimers.len();
+        self.live_ids
+            .reserve(links.saturating_sub(self.live_ids.len()));
+        self.live_fds
+            .reserve((2 * links).saturating_sub(self.live_fds.len()));
+        self.live_gone
+            .reserve(links.saturating_sub(self.live_gone.len()));
         match &mut entry.state {
             State::Up { links, .. } => links.push(peer),
             state => {
@@ -802,6 +881,10 @@ impl Transport {
                         deadline: *deadline,
                     });
                 }
+                Ok(attach::Attempt::Absent) if self.cfg.ids_reused => {
+                    self.claimers.remove(&c);
+                    failed.push((*id, Error::Other(FI_ECONNREFUSED)));
+                }
                 Ok(attach::Attempt::Absent | attach::Attempt::Busy) => {
                     self.claimers.remove(&c);
                     *retry_at = now + *pause;
@@ -824,27 +907,32 @@ impl Transport {
     /// Reports connected peers that died or closed, once each, after the
     /// messages they published before.
     fn watch_liveness(&mut self, sink: &mut impl FnMut(Event<'_>)) {
-        let mut ids = Vec::new();
-        let mut links = Vec::new();
+        let mut ids = std::mem::take(&mut self.live_ids);
+        ids.clear();
         for (id, e) in &self.peers {
-            if let State::Up { links: l, .. } = &e.state {
-                for p in l {
-                    ids.push(*id);
-                    links.push(p);
-                }
+            if let State::Up { links, .. } = &e.state {
+                ids.extend(links.iter().map(|_| *id));
             }
         }
-        if links.is_empty() {
+        // The same walk again (the map did not change): the links in the
+        // order of `ids`.
+        let links = self.peers.values().flat_map(|e| match &e.state {
+            State::Up { links, .. } => links.as_slice(),
+            _ => &[],
+        });
+        let looked = ids.is_empty()
+            || Peer::poll_gone(links, &mut self.live_fds, &mut self.live_gone).is_err()
+            || !self.live_gone.contains(&true);
+        if looked {
+            self.live_ids = ids;
             return;
         }
-        let Ok(gone) = Peer::which_gone(&links) else {
-            return;
-        };
         let mut dead: Vec<EndpointId> = ids
-            .into_iter()
-            .zip(gone)
-            .filter_map(|(id, g)| g.then_some(id))
+            .iter()
+            .zip(&self.live_gone)
+            .filter_map(|(id, g)| g.then_some(*id))
             .collect();
+        self.live_ids = ids;
         dead.dedup();
         let mut newly = Vec::new();
         for id in dead {
@@ -1066,6 +1154,18 @@ impl Transport {
     pub fn after_wait(&mut self) -> Result<()> {
         self.rx.after_sleep()
     }
+}
+
+/// The coarse monotonic clock in milliseconds: read without a system
+/// call, ticking every few milliseconds.
+fn coarse_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    (ts.tv_sec as u64) * 1000 + (ts.tv_nsec as u64) / 1_000_000
 }
 
 /// Fails every message of `queue` (for `to`) with `error`.

@@ -29,6 +29,7 @@ fn cfg(handshake: Duration) -> Config {
         cell_size: CELL,
         handshake_timeout: handshake,
         max_queued: QUEUED,
+        ids_reused: false,
     }
 }
 
@@ -814,4 +815,62 @@ fn named_peers_say_who_they_are() {
         });
     }
     assert_eq!(seen, ["connected 10.0.0.1:7000", "got"]);
+}
+
+/// With ids that a later endpoint may take over (`Config::ids_reused`): a
+/// peer that went is reported gone, a send to it then fails at once with
+/// `FI_ECONNREFUSED` (nobody listens), and a new endpoint under the same
+/// id is reached again.
+#[test]
+fn a_reused_id_is_a_new_peer() {
+    let reused = Config {
+        ids_reused: true,
+        ..Config::default()
+    };
+    let mut a = Transport::new(reused).unwrap();
+    let id = EndpointId::random().unwrap();
+    let to = Addr(id);
+    let m = meta(0, 0);
+    let until = |a: &mut Transport, b: &mut Option<Transport>, want: &dyn Fn(&Ev) -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(b) = b.as_mut() {
+                pump(b);
+            }
+            if pump(a).iter().any(want) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "no such event");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let mut b = Some(Transport::with_id(id, reused).unwrap());
+    a.send(to, m, &[b"one"], 1).unwrap();
+    until(&mut a, &mut b, &|e| matches!(e, Ev::Flushed { ctx: 1, .. }));
+    drop(b.take());
+    until(&mut a, &mut b, &|e| matches!(e, Ev::Gone(x) if *x == to));
+    assert_eq!(a.send(to, m, &[b"two"], 2).ok(), Some(Sent::Queued));
+    until(
+        &mut a,
+        &mut b,
+        &|e| matches!(e, Ev::Failed { ctx: 2, error, .. } if *error == Error::Other(oxifabric::abi::FI_ECONNREFUSED)),
+    );
+    let mut b = Some(Transport::with_id(id, reused).unwrap());
+    a.send(to, m, &[b"three"], 3).unwrap();
+    let got = std::cell::Cell::new(false);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !got.get() {
+        pump(&mut a);
+        if let Some(b) = b.as_mut() {
+            got.set(
+                pump(b)
+                    .iter()
+                    .any(|e| matches!(e, Ev::Got { bytes, .. } if bytes == b"three")),
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new endpoint never got the message"
+        );
+    }
 }

@@ -168,6 +168,11 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
         "Connections an RDM endpoint keeps open; past it, the least recently used idle one is closed (by agreement with its peer) and reopened on the next send (default: 0, no limit)",
     ),
     (
+        "shm",
+        FI_PARAM_BOOL,
+        "Reach peers on this host (same network namespace, same user) by shared memory instead of TCP, from RDM endpoints without an authorization key (default: true)",
+    ),
+    (
         "max_unexp_sz",
         FI_PARAM_SIZE_T,
         "Bytes an endpoint holds for messages that arrived before their receive, counting 256 per message on top of its payload; senders beyond wait (default: 268435456)",

@@ -272,9 +272,9 @@ impl Rma {
     }
 }
 
-fn peer_failure(to: Addr, err: c_int, cause: &'static str) -> Failure {
+fn peer_failure(name: PeerName, err: c_int, cause: &'static str) -> Failure {
     Failure {
-        peer_name: Some(PeerName::new(&to.to_string())),
+        peer_name: Some(name),
         ..Failure::cause(err, cause)
     }
 }
@@ -474,11 +474,13 @@ impl<K: Token> Side<'_, K> {
                 Ok(()) => {}
                 Err(Error::Again) => return,
                 Err(e) => {
-                    let Some(o) = self.p.rma.ops.get_mut(&id) else {
+                    let Some(to) = self.p.rma.ops.get(&id).map(|o| o.to) else {
                         continue;
                     };
-                    let to = o.to;
-                    o.failure.get_or_insert(failed_send(to, e));
+                    let f = failed_send(self.p.label(to), e);
+                    if let Some(o) = self.p.rma.ops.get_mut(&id) {
+                        o.failure.get_or_insert(f);
+                    }
                 }
             }
         }
@@ -696,7 +698,7 @@ impl<K: Token> Side<'_, K> {
         if ctx & ANSWER_CTX == ANSWER_CTX {
             return;
         }
-        self.rma_part_done(ctx & !CTX_BIT, Err(failed_send(to, e)));
+        self.rma_part_done(ctx & !CTX_BIT, Err(failed_send(self.p.label(to), e)));
     }
 
     /// `addr` went away: what is in flight to it fails, what it asked of
@@ -710,14 +712,15 @@ impl<K: Token> Side<'_, K> {
             .filter(|(_, o)| o.to == addr)
             .map(|(k, _)| *k)
             .collect();
+        let f = gone(self.p.label(addr));
         for id in &ops {
             if let Some(o) = self.p.rma.ops.get_mut(id) {
-                o.failure.get_or_insert(gone(addr));
+                o.failure.get_or_insert(f);
                 o.redo.clear();
             }
         }
         for k in lost {
-            self.rma_part_done(k, Err(gone(addr)));
+            self.rma_part_done(k, Err(gone(self.p.label(addr))));
         }
         for id in ops {
             self.rma_settle(id);
@@ -946,7 +949,11 @@ impl<K: Token> Side<'_, K> {
         if meta.data == 0 {
             if bytes.len() != back {
                 self.refuse(from, "an answer of the wrong length");
-                let f = peer_failure(from, FI_EIO, "the target answered with the wrong length");
+                let f = peer_failure(
+                    self.p.label(from),
+                    FI_EIO,
+                    "the target answered with the wrong length",
+                );
                 return self.rma_part_done(id, Err(f));
             }
             if let Some(o) = self.p.rma.ops.get(&op) {
@@ -973,7 +980,7 @@ impl<K: Token> Side<'_, K> {
         let err = c_int::try_from(meta.data).unwrap_or(FI_EIO);
         let cause =
             Denied::from_u64(meta.tag).map_or("the target refused the operation", Denied::cause);
-        self.rma_part_done(id, Err(peer_failure(from, err, cause)));
+        self.rma_part_done(id, Err(peer_failure(self.p.label(from), err, cause)));
     }
 }
 

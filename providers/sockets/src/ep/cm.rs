@@ -175,7 +175,8 @@ impl SockEp {
         for (_, m) in std::mem::take(&mut st.rndv_rx) {
             st.core.sinks.rx_err(&m.recv, canceled, 0, 0);
         }
-        st.rxq.drop_deferred(|a| a.slot == slot);
+        st.rxq
+            .drop_deferred(|t| matches!(t, Token::Tcp(a) if a.slot == slot));
         st.rxq.fail_all(canceled, &st.core.sinks);
         Ok(())
     }

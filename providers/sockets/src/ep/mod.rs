@@ -27,6 +27,7 @@
 pub(crate) mod auth;
 mod cm;
 mod dgram;
+mod local;
 mod lru;
 mod progress;
 mod rdm;
@@ -37,9 +38,10 @@ pub mod sep;
 pub mod srx;
 
 use self::cm::MsgState;
+use self::local::Token;
 use self::rdm::Peer;
 use self::rma::{HeldRma, RmaPart, RmaPending};
-use self::rndv::{Announced, RndvMatch};
+use self::rndv::RndvMatch;
 use crate::attrs;
 use crate::conn::{Conn, ConnState, Dest, RxState, TxData, TxDone, TxItem};
 use crate::domain::SockDomain;
@@ -82,7 +84,7 @@ const DGRAM_UNEXPECTED: usize = 256;
 struct EpState {
     /// Bindings, completion routing, enable rules.
     core: EpCore,
-    rxq: RxQueues<Announced>,
+    rxq: RxQueues<Token>,
     local: Option<SocketAddr>,
     listener: Option<TcpListener>,
     udp: Option<UdpSocket>,
@@ -153,6 +155,11 @@ struct EpState {
     next_retry: Option<std::time::Instant>,
     /// The shared receive context bound to it (`srx.rs`).
     srx: Option<Arc<srx::SharedRx>>,
+    /// Same-host peers' path (`local.rs`), from `fi_enable` on.
+    local_path: Option<Box<local::Local>>,
+    /// Messages and one-sided operations posted over TCP (each makes at
+    /// least one data frame), for the close log.
+    tcp_data: u64,
 }
 
 /// A sockets endpoint.
@@ -175,6 +182,9 @@ pub struct SockEp {
     /// Coalesced sends wait for a progress call; the auto-progress thread
     /// writes them if the application makes none soon (see `flush_pending`).
     deferred_pending: std::sync::atomic::AtomicBool,
+    /// Same-host peers go by shared memory (`local.rs`): an RDM endpoint
+    /// without an authorization key, unless `FI_SOCKETS_SHM=0`.
+    local_wanted: bool,
 }
 
 /// Sends coalesced on one connection before they are written anyway.
@@ -249,6 +259,7 @@ impl SockEp {
             return Err(Error::NoSys);
         }
         let epoll = Epoll::new().map_err(|e| Error::os(FI_EMFILE, &e))?;
+        let local_wanted = auth_key.is_none() && local::enabled();
         let ep = Arc::new_cyclic(|me| SockEp {
             auth_key,
             me: me.clone(),
@@ -290,6 +301,8 @@ impl SockEp {
                 tx_queued: 0,
                 next_retry: None,
                 srx: None,
+                local_path: None,
+                tcp_data: 0,
                 next_conn_id: 1,
                 verifying: 0,
                 accept_backoff: Default::default(),
@@ -301,6 +314,7 @@ impl SockEp {
             }),
             coalesce: coalesce_enabled(),
             deferred_pending: std::sync::atomic::AtomicBool::new(false),
+            local_wanted: ep_type == FI_EP_RDM && local_wanted,
         });
         // Bound at open, as upstream does: fi_getname reports the real
         // address (port included) before fi_enable, and peers that connect
@@ -525,7 +539,8 @@ impl SockEp {
                 st.core.sinks.rx_err(&m.recv, err, 0, 0);
             }
         }
-        st.rxq.drop_deferred(|a| a.slot == slot);
+        st.rxq
+            .drop_deferred(|t| matches!(t, Token::Tcp(a) if a.slot == slot));
         // A peer whose connection died: its waiting sends fail too (those
         // announced and waiting for a clear-to-send among them), and the
         // next send connects afresh.
@@ -904,9 +919,10 @@ impl SockEp {
         if !st.core.is_live(FI_SEND) {
             return Err(Error::OpBadState);
         }
-        if st.tx_queued >= attrs::QUEUE_SIZE {
+        let used = |st: &EpState| st.tx_queued + Self::local_used(st);
+        if used(st) >= attrs::QUEUE_SIZE {
             self.progress_locked(st);
-            if st.tx_queued >= attrs::QUEUE_SIZE {
+            if used(st) >= attrs::QUEUE_SIZE {
                 return Err(Error::Again);
             }
         }
@@ -1021,6 +1037,7 @@ impl EndpointOps for SockEp {
         }
         st.rxq.posted.reserve(1024);
         st.core.finish_enable(dirs);
+        self.local_open(&mut st);
         drop(st);
         self.domain.register(self.me.clone());
         Ok(())
@@ -1046,6 +1063,7 @@ impl EndpointOps for SockEp {
         }
         st.listener = None;
         st.udp = None;
+        self.local_close(&mut st);
         if let Some(srx) = st.srx.take() {
             srx.detach(&self.me);
         }
@@ -1183,6 +1201,10 @@ impl EndpointOps for SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
+        if let Some(to) = self.local_dest(st, op.dest) {
+            return self.local_send(st, op, len, to);
+        }
+        st.tcp_data += 1;
         let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
             || tx.internal & internal::NO_COMPLETION != 0;
         if copied && self.ep_type != FI_EP_DGRAM {
@@ -1267,7 +1289,8 @@ impl EndpointOps for SockEp {
     }
 
     fn tx_size_left(&self) -> Result<usize> {
-        Ok(attrs::QUEUE_SIZE.saturating_sub(self.lock().tx_queued))
+        let st = self.lock();
+        Ok(attrs::QUEUE_SIZE.saturating_sub(st.tx_queued + Self::local_used(&st)))
     }
 
     fn as_progress(&self) -> Option<Weak<dyn Progress>> {
@@ -1323,6 +1346,7 @@ impl SockEp {
         for m in st.rxq.post(op, &st.core.sinks) {
             self.clear_to_send(st, m);
         }
+        self.local_after_post(st);
         self.resume_paused(st);
         Ok(())
     }

@@ -19,6 +19,10 @@ const RECV_CHUNK: usize = 32 * 1024;
 /// A pass with a lone connection still waits on epoll once in this many
 /// (the listener, output readiness, a connection that arrived meanwhile).
 const SOLO_EPOLL_EVERY: u32 = 16;
+/// A pass of an endpoint without connections (its peers all reached by
+/// shared memory) waits on epoll once in this many: only a new
+/// connection can be there, and it waits a few microseconds longer.
+const NONE_EPOLL_EVERY: u32 = 256;
 /// Endpoints with more connection slots than this are not searched for a
 /// lone connection (the search would cost O(connections) per epoll pass).
 const SOLO_SLOTS: usize = 4;
@@ -53,6 +57,11 @@ const SOLO_SLOTS: usize = 4;
 #[derive(Default)]
 pub(super) struct Solo {
     slot: Option<usize>,
+    /// The last epoll pass found no connection at all (an RDM endpoint
+    /// whose peers are all reached by shared memory, `local.rs`, or that
+    /// has none yet): only the listener could have input, and it waits
+    /// for the next epoll pass as a lone connection's neighbours do.
+    none: bool,
     pass: u32,
     /// The lone connection's slot while it is out of the epoll set.
     unwatched: Option<usize>,
@@ -71,6 +80,7 @@ impl Solo {
     /// A connection was added: there may be two now.
     pub(super) fn forget(&mut self) {
         self.slot = None;
+        self.none = false;
     }
 
     /// The slot of the connection that is out of the epoll set, if any.
@@ -644,6 +654,7 @@ impl SockEp {
     /// set, see [`Solo`]).
     fn progress_pass(&self, st: &mut EpState, direct: bool) {
         self.housekeeping(st);
+        self.local_progress(st);
         self.progress_io(st, direct);
         self.retry_due(st);
     }
@@ -666,7 +677,12 @@ impl SockEp {
     /// Reads, writes and accepts what is ready.
     fn progress_io(&self, st: &mut EpState, direct: bool) {
         st.solo.pass = st.solo.pass.wrapping_add(1);
-        let epoll_pass = st.solo.pass.is_multiple_of(SOLO_EPOLL_EVERY);
+        let every = if st.solo.none {
+            NONE_EPOLL_EVERY
+        } else {
+            SOLO_EPOLL_EVERY
+        };
+        let epoll_pass = st.solo.pass.is_multiple_of(every);
         let solo = st.solo.slot.filter(|&s| Solo::fits(&st.conns, s));
         if let Some(slot) = solo {
             // An unwatched connection is read on every pass: epoll would
@@ -681,7 +697,7 @@ impl SockEp {
                 self.rewatch(st);
             }
         }
-        if solo.is_some() && !epoll_pass {
+        if (solo.is_some() || st.solo.none) && !epoll_pass {
             return;
         }
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 32];
@@ -691,6 +707,8 @@ impl SockEp {
             match token {
                 TOKEN_LISTENER => self.accept_all(st),
                 TOKEN_UDP => self.read_udp(st),
+                // Looked at on every pass (`progress_pass`).
+                local::TOKEN_SHM => {}
                 t => {
                     let slot = (t - TOKEN_CONN) as usize;
                     if bits & libc::EPOLLOUT as u32 != 0 {
@@ -727,6 +745,10 @@ impl SockEp {
             }
         }
         st.solo.slot = Solo::find(&st.conns);
+        st.solo.none = st.conns.len() <= SOLO_SLOTS
+            && st.conns.iter().all(Option::is_none)
+            && st.udp.is_none()
+            && self.ep_type == FI_EP_RDM;
         if direct {
             self.maybe_unwatch(st);
         }
@@ -840,11 +862,15 @@ impl Progress for SockEp {
 
     fn progress_settled(&self) {
         self.app_polls.note();
-        self.app_pass(&mut self.lock(), true, false);
+        let mut st = self.lock();
+        self.app_pass(&mut st, true, false);
+        // The caller sleeps on our set next if nothing came.
+        self.local_arm(&mut st);
     }
 
     fn wait_fd(&self) -> Option<RawFd> {
         let mut st = self.lock();
+        self.local_arm(&mut st);
         self.rewatch(&mut st);
         st.solo.last_wait_ms = Some(now_ms());
         Some(self.epoll.raw())
@@ -858,6 +884,12 @@ impl Progress for SockEp {
 
     fn tick(&self) {
         self.app_call(false, false);
+    }
+
+    /// With a same-host path: its ring is cheap to look at and its
+    /// descriptor reports arrivals only while armed (`local.rs`).
+    fn poll_always(&self) -> bool {
+        self.local_wanted
     }
 
     /// Whether the application drove this endpoint's progress itself in

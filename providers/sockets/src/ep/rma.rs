@@ -82,6 +82,10 @@ impl SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
+        if let Some(to) = self.local_dest(st, op.dest) {
+            return self.local_rma(st, op, to);
+        }
+        st.tcp_data += 1;
         if op.write && inject {
             self.copies_admit(st, len + op.rma.len() * RMA_PREFIX)?;
         }
@@ -123,6 +127,15 @@ impl SockEp {
     /// be reused when the call returns; fetched values land in the result
     /// buffers.
     pub(super) fn post_atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        if self.local_wanted {
+            // The path checks and copies the operands itself.
+            let mut guard = self.lock();
+            let st = &mut *guard;
+            if let Some(to) = self.local_dest(st, op.dest) {
+                self.tx_admit(st, &TxCtx::of_atomic(op))?;
+                return self.local_atomic(st, op, to);
+            }
+        }
         let one_sided::AtomicArgs {
             operand, compare, ..
         } = one_sided::gather_atomic(PROV, op, attrs::RMA_IOV_LIMIT, attrs::ATOMIC_LIMIT)?;
@@ -130,6 +143,7 @@ impl SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
+        st.tcp_data += 1;
         self.copies_admit(
             st,
             operand.len() + compare.len() + op.rma.len() * RMA_PREFIX,

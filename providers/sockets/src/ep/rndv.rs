@@ -8,20 +8,23 @@ use super::*;
 /// Where an announced (rendezvous) message comes from: the connection and
 /// the sender's message id, to answer with `Cts`. The receive queue keeps
 /// it as the token of a deferred message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Announced {
     pub slot: usize,
     pub msg_id: u64,
 }
 
 /// A receive matched to an announced message.
-pub(super) type RndvMatch = DeferredMatch<Announced>;
+pub(super) type RndvMatch = DeferredMatch<Token>;
 
 impl SockEp {
     /// A receive matched an announced message: answer `Cts` (with
     /// `FI_DISCARD`, telling the sender to drop it) and wait for its data.
     pub(super) fn clear_to_send(&self, st: &mut EpState, m: RndvMatch) {
-        let a = m.from.token;
+        let a = match m.from.token {
+            Token::Tcp(a) => a,
+            Token::Shm(_) => return self.local_matched(st, m),
+        };
         let mut h = Header::control(Op::Cts, a.msg_id);
         if m.discard {
             h.flags = FLAG_DISCARD;
@@ -52,10 +55,10 @@ impl SockEp {
     pub(super) fn on_rts(&self, st: &mut EpState, slot: usize, hdr: Header) -> Option<RxState> {
         let src = self.src_of(st, slot);
         let from = Deferred {
-            token: Announced {
+            token: Token::Tcp(Announced {
                 slot,
                 msg_id: hdr.msg_id,
-            },
+            }),
             len: hdr.len as usize,
         };
         match self.place(st, src, hdr.tag(), from.len, true) {

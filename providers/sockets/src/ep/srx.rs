@@ -20,7 +20,7 @@ use oxifabric::service::ep_core::Sinks;
 
 /// A shared receive context.
 pub struct SharedRx {
-    q: Mutex<RxQueues<Announced>>,
+    q: Mutex<RxQueues<Token>>,
     eps: Mutex<Vec<Weak<SockEp>>>,
 }
 
@@ -32,7 +32,7 @@ impl SharedRx {
         })
     }
 
-    fn queue(&self) -> std::sync::MutexGuard<'_, RxQueues<Announced>> {
+    fn queue(&self) -> std::sync::MutexGuard<'_, RxQueues<Token>> {
         self.q.lock().unwrap_or_else(|p| p.into_inner())
     }
 

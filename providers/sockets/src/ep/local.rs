@@ -1,0 +1,291 @@
+//! Same-host peers by shared memory (issue 26).
+//!
+//! An RDM endpoint owns, besides its TCP listener, a same-host path
+//! (`oxifabric_shm::path`: the `shm` provider's own, not a copy) listening
+//! under an id derived from its TCP listener's address and our user id
+//! (`id_for_sockaddr`), in the abstract socket namespace, which is the
+//! network namespace's. At the first operation to a peer, the endpoint
+//! tries to reach the id derived from the peer's address in the AV: if
+//! something listens there, it is an endpoint of ours in the same network
+//! namespace, run by the same user, on this kernel, and every later
+//! message and one-sided operation to it goes by shared memory; if not (a
+//! remote host, another container, another user, an endpoint with the
+//! path off), by TCP. Each direction chooses for itself (ordering is per
+//! sender), once per peer address for the endpoint's life, and the choice
+//! is logged at info level.
+//!
+//! Both transports feed one receive queue (the deferred messages are
+//! [`Token`]s of either), one endpoint core (CQs, counters), one MR table
+//! (a key a remote peer uses works for a local one), and `FI_SOURCE`
+//! names a local sender by the AV entry of the TCP address its handshake
+//! gives (checked against its id), as for a TCP sender.
+//!
+//! Waiting: the path's descriptors sit in the endpoint's epoll set under
+//! [`TOKEN_SHM`], and every request for that set's descriptor (a blocking
+//! wait, `fi_trywait`, the auto-progress thread) arms the path, so that
+//! peers ring its doorbell while we sleep; progress disarms it.
+//!
+//! Off: `FI_SOCKETS_SHM=0`; endpoints with an authorization key (peers
+//! prove keys on TCP connections only), a shared receive context (whose
+//! queue is not the endpoint's) or a connection limit
+//! (`FI_SOCKETS_MAX_CONNS`, which bounds the descriptors peers take); or
+//! when the path cannot be made (logged: every peer then goes by TCP).
+
+use super::rndv::Announced;
+use super::*;
+use oxifabric::service::keyhash::KeyedU64;
+use oxifabric_shm::path::{self as shm, Host, Key, Limits, Naming, Path};
+use oxifabric_shm::transport::Addr;
+
+/// The epoll token of the path's descriptors (connection tokens count up
+/// from `TOKEN_CONN`).
+pub(super) const TOKEN_SHM: u64 = u64::MAX;
+/// How long a local peer has to answer our handshake: as long as a TCP
+/// peer has to answer our `Hello` (no bound), within reason. A peer that
+/// dies meanwhile closes its socket and fails the handshake at once.
+const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// What the receive queue holds for a message whose receive is not
+/// posted yet and whose bytes stay with the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Token {
+    /// A TCP rendezvous (`rndv.rs`).
+    Tcp(Announced),
+    /// A same-host message (`oxifabric_shm::path`).
+    Shm(Key),
+}
+
+impl shm::Token for Token {
+    fn shm(key: Key) -> Token {
+        Token::Shm(key)
+    }
+    fn as_shm(&self) -> Option<Key> {
+        match self {
+            Token::Shm(k) => Some(*k),
+            Token::Tcp(_) => None,
+        }
+    }
+}
+
+/// `FI_SOCKETS_SHM` (default on).
+pub(super) fn enabled() -> bool {
+    !matches!(
+        oxifabric::param::get(PROV, "shm"),
+        Ok(oxifabric::param::Value::Bool(false))
+    )
+}
+
+/// An endpoint's same-host path and which peers take it.
+pub(super) struct Local {
+    path: Path<Token>,
+    /// Each AV entry's route (`Some`: by shared memory), for one AV
+    /// generation, and the last one looked up.
+    by_dest: HashMap<fi_addr_t, Option<Addr>, KeyedU64>,
+    last: Option<(fi_addr_t, Option<Addr>)>,
+    av_gen: u64,
+    /// The choice made for each peer address, for the endpoint's life.
+    by_sa: HashMap<SocketAddr, Option<Addr>>,
+}
+
+impl SockEp {
+    /// Opens the path at `fi_enable` (RDM endpoints that want it).
+    pub(super) fn local_open(&self, st: &mut EpState) {
+        if !self.local_wanted || st.local_path.is_some() || st.srx.is_some() {
+            return;
+        }
+        if st.max_conns != usize::MAX {
+            // FI_SOCKETS_MAX_CONNS bounds the descriptors peers take;
+            // same-host peers would take theirs outside that bound.
+            prov_log!(
+                PROV,
+                FI_LOG_INFO,
+                FI_LOG_EP_CTRL,
+                "a connection limit is set: every peer is reached by TCP"
+            );
+            return;
+        }
+        let Some(me) = st.local else { return };
+        let limits = Limits {
+            queue_size: attrs::QUEUE_SIZE,
+            inject_size: attrs::INJECT_SIZE,
+            rma_iov_limit: attrs::RMA_IOV_LIMIT,
+            handshake: HANDSHAKE,
+        };
+        let id = shm::id_for_sockaddr(&me);
+        let name = me.to_string();
+        match Path::new(
+            id,
+            self.domain.mr.clone(),
+            Naming::Sockaddr,
+            name.as_bytes(),
+            limits,
+        ) {
+            Ok(mut path) => {
+                path.watch_in(&self.epoll, TOKEN_SHM);
+                st.local_path = Some(Box::new(Local {
+                    path,
+                    by_dest: HashMap::default(),
+                    last: None,
+                    av_gen: u64::MAX,
+                    by_sa: HashMap::new(),
+                }));
+            }
+            Err(e) => prov_log!(
+                PROV,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "endpoint {me}: no shared-memory path ({e:?}); every peer is reached by TCP"
+            ),
+        }
+    }
+
+    /// The same-host peer `dest` names, if it is one (else it is reached
+    /// by TCP). Decided at the first operation to each peer address.
+    pub(super) fn local_dest(&self, st: &mut EpState, dest: fi_addr_t) -> Option<Addr> {
+        let l = st.local_path.as_deref_mut()?;
+        let av = st.core.av.as_ref()?;
+        let g = av.generation();
+        if g != l.av_gen {
+            l.av_gen = g;
+            l.by_dest.clear();
+            l.last = None;
+        }
+        if let Some((d, to)) = l.last {
+            if d == dest {
+                return to;
+            }
+        }
+        if let Some(&to) = l.by_dest.get(&dest) {
+            l.last = Some((dest, to));
+            return to;
+        }
+        let sa = sep::ctx_sockaddr(av, dest)?;
+        let to = match l.by_sa.get(&sa) {
+            Some(&to) => to,
+            None => {
+                let to = Self::local_choose(&mut l.path, sa);
+                l.by_sa.insert(sa, to);
+                to
+            }
+        };
+        l.by_dest.insert(dest, to);
+        l.last = Some((dest, to));
+        to
+    }
+
+    /// Whether the endpoint at `sa` listens on our path: one attempt to
+    /// reach it, which starts its handshake when it does.
+    fn local_choose(path: &mut Path<Token>, sa: SocketAddr) -> Option<Addr> {
+        let to = Addr(shm::id_for_sockaddr(&sa));
+        let why = match path.reach(to, Some(sa)) {
+            Ok(true) => {
+                prov_log!(
+                    PROV,
+                    FI_LOG_INFO,
+                    FI_LOG_EP_CTRL,
+                    "peer {sa} reached by shared memory"
+                );
+                return Some(to);
+            }
+            Ok(false) => "no endpoint of ours under its address in this network namespace".into(),
+            Err(e) => format!("shared memory refused: {e:?}"),
+        };
+        prov_log!(
+            PROV,
+            FI_LOG_INFO,
+            FI_LOG_EP_CTRL,
+            "peer {sa} reached by TCP ({why})"
+        );
+        None
+    }
+
+    /// Runs `f` on the path with the receive queue and core it borrows.
+    fn with_local<R>(
+        st: &mut EpState,
+        f: impl FnOnce(&mut Path<Token>, &mut Host<'_, Token>) -> R,
+    ) -> Option<R> {
+        let l = st.local_path.as_deref_mut()?;
+        let mut h = Host {
+            core: &mut st.core,
+            rxq: &mut st.rxq,
+        };
+        Some(f(&mut l.path, &mut h))
+    }
+
+    /// A send to the same-host peer `to`.
+    pub(super) fn local_send(
+        &self,
+        st: &mut EpState,
+        op: &SendOp<'_>,
+        len: usize,
+        to: Addr,
+    ) -> Result<()> {
+        Self::with_local(st, |p, h| p.send(h, op, len, to)).unwrap_or(Err(Error::OpBadState))
+    }
+
+    /// An RMA operation on the same-host peer `to`.
+    pub(super) fn local_rma(&self, st: &mut EpState, op: &RmaOp<'_>, to: Addr) -> Result<()> {
+        Self::with_local(st, |p, h| p.rma(h, op, to)).unwrap_or(Err(Error::OpBadState))
+    }
+
+    /// An atomic operation on the same-host peer `to`.
+    pub(super) fn local_atomic(
+        &self,
+        st: &mut EpState,
+        op: &AtomicReq<'_>,
+        to: Addr,
+    ) -> Result<()> {
+        Self::with_local(st, |p, h| p.atomic(h, op, to)).unwrap_or(Err(Error::OpBadState))
+    }
+
+    /// A receive matched a same-host message the queue held.
+    pub(super) fn local_matched(&self, st: &mut EpState, m: DeferredMatch<Token>) {
+        Self::with_local(st, |p, h| p.matched(h, m));
+    }
+
+    /// After receives were posted: what they matched is pulled.
+    pub(super) fn local_after_post(&self, st: &mut EpState) {
+        Self::with_local(st, |p, h| p.after_post(h));
+    }
+
+    /// Progress's share.
+    pub(super) fn local_progress(&self, st: &mut EpState) {
+        Self::with_local(st, |p, h| p.progress(h));
+    }
+
+    /// Someone is about to sleep on our epoll set: it watches the path's
+    /// descriptors and peers ring our doorbell until the next progress.
+    pub(super) fn local_arm(&self, st: &mut EpState) {
+        if let Some(l) = st.local_path.as_deref_mut() {
+            l.path.watch_in(&self.epoll, TOKEN_SHM);
+            l.path.arm();
+        }
+    }
+
+    /// Transmit operations the path holds.
+    pub(super) fn local_used(st: &EpState) -> usize {
+        st.local_path.as_ref().map_or(0, |l| l.path.tx_used())
+    }
+
+    /// Closes the path (peers see it hang up), saying how much went
+    /// each way.
+    pub(super) fn local_close(&self, st: &mut EpState) {
+        let shm_ops = match st.local_path.take() {
+            Some(mut l) => {
+                l.path.unwatch(&self.epoll);
+                l.path.posted()
+            }
+            None => 0,
+        };
+        if self.ep_type == FI_EP_RDM {
+            let me = st.local.map(|a| a.to_string()).unwrap_or_default();
+            prov_log!(
+                PROV,
+                FI_LOG_INFO,
+                FI_LOG_EP_CTRL,
+                "endpoint {me} closed: {} TCP data frames sent, {shm_ops} shared-memory messages sent",
+                st.tcp_data
+            );
+        }
+    }
+}
