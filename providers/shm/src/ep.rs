@@ -2,7 +2,7 @@
 //! queue over one same-host [`Path`] (`path.rs`), which reaches every
 //! peer; the AV names peers by our `fi_shm://` strings.
 
-use crate::path::{self, Host, Key, Limits, Naming, Path};
+use crate::path::{self, Host, Key, Limits, Naming, Path, Quick};
 use crate::provider::ShmDomain;
 use crate::transport::Addr;
 use oxifabric::abi::*;
@@ -52,6 +52,8 @@ pub struct ShmEp {
     mr: Arc<MrTable>,
     _domain: Arc<ShmDomain>,
     st: Mutex<State>,
+    /// Idle progress calls return before the lock.
+    quick: Quick,
 }
 
 impl ShmEp {
@@ -77,6 +79,7 @@ impl ShmEp {
                 armed: false,
                 poll,
             }),
+            quick: Quick::default(),
         }))
     }
 
@@ -84,16 +87,19 @@ impl ShmEp {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn progress_locked(st: &mut State) {
+    fn progress_locked(&self, st: &mut State) {
         if let Some((path, mut h)) = st.parts() {
             path.progress(&mut h);
+            self.quick.busy(!path.quiet());
         }
     }
 
     /// Our poll set watches the path's descriptors and the path is armed
     /// for a sleeper.
-    fn arm(st: &mut State) {
+    fn arm(&self, st: &mut State) {
         st.armed = true;
+        // The next pass disarms us.
+        self.quick.busy(true);
         let State { path, poll, .. } = st;
         if let Some(path) = path.as_mut() {
             path.watch_in(poll, 0);
@@ -113,7 +119,9 @@ impl ShmEp {
         }
         let (path, mut h) = g.parts().ok_or(Error::OpBadState)?;
         let to = path.peer_of(&mut h, dest)?;
-        f(path, &mut h, to)
+        let r = f(path, &mut h, to);
+        self.quick.busy(true);
+        r
     }
 
     fn limits(&self) -> Limits {
@@ -128,8 +136,11 @@ impl ShmEp {
 
 impl Progress for ShmEp {
     fn progress(&self) {
+        if self.quick.skip() {
+            return;
+        }
         if let Ok(mut st) = self.st.try_lock() {
-            Self::progress_locked(&mut st);
+            self.progress_locked(&mut st);
         }
     }
 
@@ -137,13 +148,13 @@ impl Progress for ShmEp {
         // `fi_trywait`: the caller sleeps on our descriptor next if
         // nothing is left, so senders must ring from now on.
         let mut g = self.lock();
-        Self::progress_locked(&mut g);
-        Self::arm(&mut g);
+        self.progress_locked(&mut g);
+        self.arm(&mut g);
     }
 
     fn wait_fd(&self) -> Option<RawFd> {
         let mut g = self.lock();
-        Self::arm(&mut g);
+        self.arm(&mut g);
         Some(g.poll.raw())
     }
 
@@ -172,11 +183,12 @@ impl EndpointOps for ShmEp {
             &[],
             self.limits(),
         )?;
+        self.quick.watch(path.peek());
         st.path = Some(path);
         st.core.finish_enable(ep_core::BOTH);
         if st.armed {
             // Someone already sleeps on our poll set.
-            Self::arm(&mut st);
+            self.arm(&mut st);
         }
         Ok(())
     }
@@ -235,7 +247,7 @@ impl EndpointOps for ShmEp {
             return Err(Error::Again);
         }
         if op.flags & FI_PEEK != 0 {
-            Self::progress_locked(st);
+            self.progress_locked(st);
         }
         let op = &rxq::as_posted(op, self.info.caps);
         let Some((path, mut h)) = st.parts() else {
@@ -245,6 +257,7 @@ impl EndpointOps for ShmEp {
             path.matched(&mut h, m);
         }
         path.after_post(&mut h);
+        self.quick.busy(true);
         Ok(())
     }
 

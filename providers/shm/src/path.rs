@@ -40,7 +40,7 @@ pub use rma::ATOMIC_LIMIT;
 use crate::attach::EndpointId;
 use crate::cma::RemoteIov;
 use crate::proto::{self, Op};
-use crate::ring::{Kind, Meta};
+use crate::ring::{Kind, Meta, Peek};
 use crate::transport::{Addr, Config, Event, Sent, Transport};
 use oxifabric::abi::*;
 use oxifabric::error::{Error, Result};
@@ -57,6 +57,8 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -1148,6 +1150,24 @@ impl<K: Token> Path<K> {
         self.tp.addr()
     }
 
+    /// A look at our ring from outside the owner's lock ([`Quick`]).
+    pub fn peek(&self) -> Peek {
+        self.tp.peek()
+    }
+
+    /// Whether only input (in our ring) and timers can give progress
+    /// work: nothing queued, pulled, answered, held or connecting, and
+    /// no waiter armed us.
+    pub fn quiet(&self) -> bool {
+        let s = &self.st;
+        !self.armed
+            && s.out_count == 0
+            && s.pulls.is_empty()
+            && s.answers.is_empty()
+            && !s.rma.busy()
+            && self.tp.quiet()
+    }
+
     /// Transmit operations under way (sends and one-sided ones).
     pub fn tx_used(&self) -> usize {
         self.st.inflight.len() + self.st.rma.pending()
@@ -1285,6 +1305,57 @@ impl<K: Token> Path<K> {
         if !self.st.pulls.is_empty() {
             Self::side(h, &mut self.st).pull_all(&mut self.tp);
         }
+    }
+}
+
+/// Progress that costs next to nothing while there is nothing to do.
+///
+/// A queue drives every endpoint that polls a ring (`Progress::poll_always`)
+/// on every read; with hundreds of endpoints on one queue, each idle one's
+/// full pass (its lock, its transport's bookkeeping) made most of the
+/// read's cost. An owner keeps one of these outside its lock: after a pass
+/// that left nothing under way it says [`Quick::busy`]`(false)`, any call
+/// that may queue work says `busy(true)`, and a progress call that finds
+/// it not busy and its ring empty ([`Peek`]) returns at once, except one
+/// call in [`QUICK_FULL_EVERY`], which runs the timers (handshakes coming
+/// in, liveness, the owner's other sockets).
+#[derive(Default)]
+pub struct Quick {
+    peek: std::sync::OnceLock<Peek>,
+    busy: AtomicBool,
+    calls: AtomicU32,
+}
+
+/// One progress call in this many runs a full pass while idle.
+pub const QUICK_FULL_EVERY: u32 = 32;
+
+impl Quick {
+    /// The ring to look at (once the path exists; before, never skip).
+    pub fn watch(&self, peek: Peek) {
+        let _ = self.peek.set(peek);
+        self.busy(true);
+    }
+
+    /// Whether work may be under way (relaxed: a pass that misses it
+    /// runs within [`QUICK_FULL_EVERY`] calls).
+    pub fn busy(&self, b: bool) {
+        if self.busy.load(Relaxed) != b {
+            self.busy.store(b, Relaxed);
+        }
+    }
+
+    /// Whether this progress call may return at once.
+    pub fn skip(&self) -> bool {
+        let Some(p) = self.peek.get() else {
+            return false;
+        };
+        if self.busy.load(Relaxed) || p.maybe_ready() {
+            return false;
+        }
+        // A lost count (two threads at once) only moves the full pass.
+        let n = self.calls.load(Relaxed).wrapping_add(1);
+        self.calls.store(n, Relaxed);
+        !n.is_multiple_of(QUICK_FULL_EVERY)
     }
 }
 

@@ -120,8 +120,9 @@
 use crate::doorbell::Doorbell;
 use crate::region::Region;
 use oxifabric::error::{Error, Result};
-use std::sync::atomic::fence;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::{fence, AtomicU64};
+use std::sync::Arc;
 use std::time::Instant;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"oxiring1");
@@ -307,12 +308,37 @@ impl Geometry {
     }
 }
 
+/// Whether a ring may hold something to drain, seen from outside its
+/// receiver (another thread, without the owner's lock): a sender has
+/// claimed a position the receiver has not drained. Reads one word the
+/// senders write and one the receiver does, relaxed: a cell published a
+/// moment ago may be seen on the next look only, and a scribbled `tail`
+/// only ever says "maybe" (the receiver then looks properly).
+#[derive(Clone)]
+pub struct Peek {
+    region: Arc<Region>,
+    seen: Arc<AtomicU64>,
+}
+
+impl Peek {
+    /// False only when nothing was claimed past what was drained.
+    pub fn maybe_ready(&self) -> bool {
+        match self.region.load_u64(TAIL, Relaxed) {
+            Ok(tail) => tail != self.seen.load(Relaxed),
+            Err(_) => true,
+        }
+    }
+}
+
 /// The receiving side: owns the region, drains the ring.
 pub struct Receiver {
-    region: Region,
+    /// Shared with [`Peek`]s.
+    region: Arc<Region>,
     geo: Geometry,
     /// The next position to drain; private, so no peer can move it.
     head: u64,
+    /// `head` as [`Peek`]s see it (stored as it moves).
+    seen: Arc<AtomicU64>,
     /// Senders reported gone: their claimer id, and `tail` when the
     /// report came (every cell they claimed lies below it).
     gone: Vec<(u32, u64)>,
@@ -338,13 +364,23 @@ impl Receiver {
         // Published last: a sender that sees the magic sees the rest.
         region.store_u64(H_MAGIC, MAGIC, Release)?;
         Ok(Receiver {
-            region,
+            region: Arc::new(region),
             geo,
             head: 0,
+            seen: Arc::new(AtomicU64::new(0)),
             gone: Vec::new(),
             last_claimer: 0,
             doorbell: Doorbell::new()?,
         })
+    }
+
+    /// A look at this ring that needs neither the receiver nor its
+    /// owner's lock.
+    pub fn peek(&self) -> Peek {
+        Peek {
+            region: self.region.clone(),
+            seen: self.seen.clone(),
+        }
     }
 
     /// What to hand a new sender at attach: this ring's region and
@@ -495,6 +531,7 @@ impl Receiver {
         r.store_u64(cell + C_CLAIM, self.geo.unclaimed(next), Relaxed)?;
         r.store_u64(cell + C_SEQ, next, Release)?;
         self.head = pos.wrapping_add(1);
+        self.seen.store(self.head, Relaxed);
         Ok(())
     }
 

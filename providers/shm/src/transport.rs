@@ -49,6 +49,10 @@ const ADDR_PREFIX: &str = "fi_shm://oxifabric-shm:";
 /// endpoints makes one `poll` per endpoint per pause).
 const LIVENESS_FIRST: Duration = Duration::from_millis(1);
 const LIVENESS_MAX: Duration = Duration::from_millis(16);
+/// A peer a message came from this recently (milliseconds) was alive
+/// then: sends to it and the periodic look skip looking at its liveness
+/// (a system call per look).
+const HEARD_MS: u64 = 10;
 /// The first and the longest pause between attempts to reach a peer whose
 /// listener does not exist yet.
 const RETRY_FIRST: Duration = Duration::from_millis(1);
@@ -251,6 +255,9 @@ struct Claim {
     id: EndpointId,
     /// Set once connected, when cross-memory attach to it works.
     cma_pid: Option<libc::pid_t>,
+    /// When a message from it last arrived ([`coarse_ms`]): it was alive
+    /// then, so its liveness need not be looked at for a while.
+    heard: u64,
 }
 
 /// One endpoint's shared-memory transport.
@@ -338,6 +345,17 @@ impl Transport {
         self.receiving = on;
     }
 
+    /// A look at our ring from outside (see `ring::Peek`).
+    pub fn peek(&self) -> crate::ring::Peek {
+        self.rx.peek()
+    }
+
+    /// Nothing under way but what arrives in our ring and what runs on
+    /// timers: no handshake, no connection attempt, no queued message.
+    pub fn quiet(&self) -> bool {
+        self.pending.is_empty() && !self.maybe_connecting && !self.maybe_queued && self.receiving
+    }
+
     /// What our hellos tell peers we are besides our id (see
     /// `attach::Offer::name`); `Inval` when longer than
     /// `attach::MAX_NAME`.
@@ -366,6 +384,7 @@ impl Transport {
             Claim {
                 id: to.0,
                 cma_pid: None,
+                heard: 0,
             },
         );
         let offer = self.rx.offer(c).named(&self.name);
@@ -574,7 +593,12 @@ impl Transport {
         // a few hundred times a second).
         if let State::Up { links, .. } = &entry.state {
             let now = coarse_ms();
-            if now != self.send_looked {
+            let claimers = &self.claimers;
+            let heard = || {
+                let h = entry.claimers.iter().filter_map(|c| claimers.get(c));
+                h.map(|k| k.heard).max().unwrap_or(0)
+            };
+            if now != self.send_looked && now.saturating_sub(heard()) > HEARD_MS {
                 self.send_looked = now;
                 if links
                     .iter()
@@ -750,7 +774,14 @@ impl Transport {
         let claimer = if target.is_none() {
             let c = self.rx.new_claimer();
             // Known before the peer can use it.
-            self.claimers.insert(c, Claim { id, cma_pid: None });
+            self.claimers.insert(
+                c,
+                Claim {
+                    id,
+                    cma_pid: None,
+                    heard: 0,
+                },
+            );
             if let Err(e) = peer.answer(&self.id, &self.rx.offer(c).named(&self.name)) {
                 self.claimers.remove(&c);
                 self.rx.sender_gone(c);
@@ -869,6 +900,7 @@ impl Transport {
                 Claim {
                     id: *id,
                     cma_pid: None,
+                    heard: 0,
                 },
             );
             match attach::try_connect(id, &self.id, &self.rx.offer(c).named(&self.name)) {
@@ -907,6 +939,23 @@ impl Transport {
     /// Reports connected peers that died or closed, once each, after the
     /// messages they published before.
     fn watch_liveness(&mut self, sink: &mut impl FnMut(Event<'_>)) {
+        // Peers that sent us something a moment ago were alive then: when
+        // all were, the look (a system call) waits for the next time.
+        let now = coarse_ms();
+        let claimers = &self.claimers;
+        let heard = |e: &PeerEntry| {
+            let h = e.claimers.iter().filter_map(|c| claimers.get(c));
+            h.map(|k| k.heard)
+                .max()
+                .is_some_and(|h| now.saturating_sub(h) <= HEARD_MS)
+        };
+        let all_heard = self.peers.values().all(|e| match &e.state {
+            State::Up { .. } => heard(e),
+            _ => true,
+        });
+        if all_heard {
+            return;
+        }
         let mut ids = std::mem::take(&mut self.live_ids);
         ids.clear();
         for (id, e) in &self.peers {
@@ -1012,17 +1061,22 @@ impl Transport {
     /// Hands over what our ring holds (at most one ring's worth); how
     /// many cells went back to the senders.
     fn drain(&mut self, sink: &mut impl FnMut(Event<'_>)) -> usize {
+        // Read once per drain that finds something.
+        let mut tick = None;
         for n in 0..self.cfg.cells {
-            let claimers = &self.claimers;
+            let claimers = &mut self.claimers;
             let polled = self
                 .rx
-                .poll(|r, payload| match claimers.get(&r.meta.sender) {
-                    Some(k) => sink(Event::Received {
-                        from: Addr(k.id),
-                        cma_pid: k.cma_pid,
-                        meta: r.meta,
-                        payload,
-                    }),
+                .poll(|r, payload| match claimers.get_mut(&r.meta.sender) {
+                    Some(k) => {
+                        k.heard = *tick.get_or_insert_with(coarse_ms);
+                        sink(Event::Received {
+                            from: Addr(k.id),
+                            cma_pid: k.cma_pid,
+                            meta: r.meta,
+                            payload,
+                        })
+                    }
                     None => sink(Event::Refused {
                         why: "message from an unknown sender",
                     }),

@@ -267,7 +267,7 @@ impl Rma {
     }
 
     /// Whether progress has anything to do here.
-    fn busy(&self) -> bool {
+    pub(super) fn busy(&self) -> bool {
         !(self.work.is_empty() && self.answers.is_empty() && self.issue.is_empty())
     }
 }

@@ -122,6 +122,7 @@ impl SockEp {
         ) {
             Ok(mut path) => {
                 path.watch_in(&self.epoll, TOKEN_SHM);
+                self.quick.watch(path.peek());
                 st.local_path = Some(Box::new(Local {
                     path,
                     by_dest: HashMap::default(),
@@ -257,9 +258,26 @@ impl SockEp {
     /// descriptors and peers ring our doorbell until the next progress.
     pub(super) fn local_arm(&self, st: &mut EpState) {
         if let Some(l) = st.local_path.as_deref_mut() {
+            // The next pass disarms it.
+            self.quick.busy(true);
             l.path.watch_in(&self.epoll, TOKEN_SHM);
             l.path.arm();
         }
+    }
+
+    /// Whether only input on the path and timers can give progress work
+    /// (see `oxifabric_shm::path::Quick`): no connection, nothing queued
+    /// or in flight on TCP, and the path quiet.
+    pub(super) fn quiet(st: &EpState) -> bool {
+        st.solo.is_none()
+            && st.tx_queued == 0
+            && st.dirty.is_empty()
+            && st.rma_ops.is_empty()
+            && st.fenced.is_empty()
+            && st.rndv_tx.is_empty()
+            && st.next_retry.is_none()
+            && !(st.over_limit || st.slot_waiting || st.accept_paused)
+            && st.local_path.as_ref().is_some_and(|l| l.path.quiet())
     }
 
     /// Transmit operations the path holds.

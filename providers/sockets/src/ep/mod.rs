@@ -185,6 +185,9 @@ pub struct SockEp {
     /// Same-host peers go by shared memory (`local.rs`): an RDM endpoint
     /// without an authorization key, unless `FI_SOCKETS_SHM=0`.
     local_wanted: bool,
+    /// Idle progress calls of an endpoint whose peers are all reached by
+    /// shared memory return before the lock (`local.rs`).
+    quick: oxifabric_shm::path::Quick,
 }
 
 /// Sends coalesced on one connection before they are written anyway.
@@ -315,6 +318,7 @@ impl SockEp {
             coalesce: coalesce_enabled(),
             deferred_pending: std::sync::atomic::AtomicBool::new(false),
             local_wanted: ep_type == FI_EP_RDM && local_wanted,
+            quick: Default::default(),
         });
         // Bound at open, as upstream does: fi_getname reports the real
         // address (port included) before fi_enable, and peers that connect
@@ -919,6 +923,8 @@ impl SockEp {
         if !st.core.is_live(FI_SEND) {
             return Err(Error::OpBadState);
         }
+        // What is posted next may leave work for progress.
+        self.quick.busy(true);
         let used = |st: &EpState| st.tx_queued + Self::local_used(st);
         if used(st) >= attrs::QUEUE_SIZE {
             self.progress_locked(st);
@@ -1332,6 +1338,7 @@ impl SockEp {
             self.progress_locked(st);
         }
         let op = &rxq::as_posted(op, self.info.caps);
+        self.quick.busy(true);
         prov_log!(
             PROV,
             FI_LOG_DEBUG,

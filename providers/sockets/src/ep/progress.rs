@@ -21,8 +21,10 @@ const RECV_CHUNK: usize = 32 * 1024;
 const SOLO_EPOLL_EVERY: u32 = 16;
 /// A pass of an endpoint without connections (its peers all reached by
 /// shared memory) waits on epoll once in this many: only a new
-/// connection can be there, and it waits a few microseconds longer.
-const NONE_EPOLL_EVERY: u32 = 256;
+/// connection can be there, and it waits a little longer. Idle passes
+/// of such an endpoint are themselves one progress call in
+/// `QUICK_FULL_EVERY` (`local.rs`): epoll once in 512 calls.
+const NONE_EPOLL_EVERY: u32 = 16;
 /// Endpoints with more connection slots than this are not searched for a
 /// lone connection (the search would cost O(connections) per epoll pass).
 const SOLO_SLOTS: usize = 4;
@@ -77,6 +79,11 @@ pub(super) struct Solo {
 const UNWATCH_AFTER_WAIT_MS: u64 = 250;
 
 impl Solo {
+    /// The last epoll pass found no connection at all.
+    pub(super) fn is_none(&self) -> bool {
+        self.none
+    }
+
     /// A connection was added: there may be two now.
     pub(super) fn forget(&mut self) {
         self.slot = None;
@@ -657,6 +664,7 @@ impl SockEp {
         self.local_progress(st);
         self.progress_io(st, direct);
         self.retry_due(st);
+        self.quick.busy(!Self::quiet(st));
     }
 
     /// What progress does without waiting on a descriptor: held sends,
@@ -833,6 +841,9 @@ impl SockEp {
     /// needs (the queue's nested set reports this endpoint's I/O).
     fn app_call(&self, io: bool, direct: bool) {
         self.app_polls.note();
+        if io && self.quick.skip() {
+            return;
+        }
         let Ok(mut st) = self.st.try_lock() else {
             return;
         };
