@@ -17,12 +17,16 @@ LD_LIBRARY_PATH (ours: build/lib; upstream: Debian's libfabric.so.1):
   plain TCP ping-pong/stream bench/tcp_pingpong.c: busy-polling TCP_NODELAY
                              loopback, the best a TCP-based provider can do
 
-Ours uses our sockets provider, and for the RDM, MPI and many-peer jobs
+Ours uses our sockets provider over TCP ("oxifabric sockets", with
+FI_SOCKETS_SHM=0: every process here shares one host, and the network
+jobs' targets are about TCP), and for the RDM, MPI and many-peer jobs
 also our shm provider (issue 25), compared with upstream's shm (and, for
-MPI, with Open MPI's vader); upstream uses its best providers for the job
-on this machine (tcp for MSG; tcp;ofi_rxm, sockets, udp;ofi_rxd and shm
-for RDM; a provider that fails here, ours shm included, is skipped with a
-note). Each
+MPI, with Open MPI's vader), and our sockets provider as it comes, its
+same-host peers reached by shared memory ("+shm", issue 26; for MPI under
+the name Open MPI picks, tcp;ofi_rxm); upstream uses its best providers
+for the job on this machine (tcp for MSG; tcp;ofi_rxm, sockets,
+udp;ofi_rxd and shm for RDM; a provider that fails here, ours shm
+included, is skipped with a note). Each
 configuration runs several times, interleaved (A B A B ...); medians,
 ratios ours/upstream, the peak RSS of every process (server and client, or
 each MPI rank) and the report targets (met or missed) are written to
@@ -87,26 +91,46 @@ TIMEOUT = 30 if SMOKE else 90  # seconds for one process pair
 PEER_COUNTS = [4] if SMOKE else ([1, 128, 512] if QUICK else [1, 16, 128, 512])
 PEER_MSGS = 200 if SMOKE else 20000
 RATE_SIZES = [s for s in SIZES if s <= 64 * KI]
+# Round trips of the ping-pong jobs whose programs cap large sizes
+# themselves (fabtests-compat benchmarks, mpi_bench): a sub-microsecond
+# latency over a few hundred round trips is mostly the machine's noise
+# (one preemption adds tenths of a microsecond to the mean).
+LAT_ITERS = 1 if SMOKE else 20000
 LAT, BW = 'latency', 'bandwidth'
 
 
 class Cfg:
     """One library/provider configuration of a job."""
 
-    def __init__(self, lib, prov, slow=False, oob=False):
+    def __init__(self, lib, prov, slow=False, oob=False, env=None, suffix=''):
         self.lib, self.prov, self.slow, self.oob = lib, prov, slow, oob
+        self.env = env or {}
         self.label = 'plain TCP' if lib == 'tcp' else 'Open MPI vader' if lib == 'vader' else {
-            'ours': 'oxifabric ', 'before': 'oxifabric before '}.get(lib, 'upstream ') + prov
+            'ours': 'oxifabric ', 'before': 'oxifabric before '}.get(lib, 'upstream ') + prov + suffix
 
-    def iters(self):
+    def iters(self, lat=False):
         # Upstream's sockets and udp;ofi_rxd take milliseconds per transfer
         # here; fewer iterations keep the run short (medians stay valid).
-        return max(1, ITERS // 50) if self.slow else ITERS
+        if self.slow:
+            return max(1, ITERS // 50)
+        return max(ITERS, LAT_ITERS) if lat else ITERS
+
+
+# Our sockets provider over TCP: every process here is on one host, where
+# its RDM endpoints would take the same-host path (issue 26); the network
+# jobs and their targets are about TCP, so that path is off for them.
+TCP_ONLY = {'FI_SOCKETS_SHM': '0'}
 
 
 def ours_cfgs():
-    """Our build, and the earlier one when OXI_BENCH_BEFORE names it."""
-    return [Cfg('ours', 'sockets')] + ([Cfg('before', 'sockets')] if BEFORE else [])
+    """Our build over TCP, and the earlier one when OXI_BENCH_BEFORE names it."""
+    return [Cfg('ours', 'sockets', env=TCP_ONLY)] + ([Cfg('before', 'sockets', env=TCP_ONLY)] if BEFORE else [])
+
+
+# Our sockets provider as it comes (issue 26): same-host peers by shared
+# memory, under the names an application picks (Open MPI: tcp;ofi_rxm).
+HYBRID = [Cfg('ours', 'sockets', suffix='+shm')]
+HYBRID_MPI = [Cfg('ours', 'tcp;ofi_rxm', suffix='+shm')]
 
 
 # Shared memory (issue 25): ours against upstream's shm. Names are made
@@ -129,13 +153,14 @@ def comparable(ours, other):
 
 MSG_CFGS = ours_cfgs() + [Cfg('upstream', 'tcp')]
 # One-sided jobs: an earlier build of ours may not have RMA at all.
-RMA_CFGS = [Cfg('ours', 'sockets')] + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)]
+RMA_CFGS = [Cfg('ours', 'sockets', env=TCP_ONLY)] + [Cfg('upstream', 'tcp;ofi_rxm'),
+                                                      Cfg('upstream', 'sockets', slow=True)]
 # (job name, kind, metric, program/endpoint, configurations)
 JOBS = [
     ('fi_pingpong MSG', 'fipp', LAT, 'msg', MSG_CFGS),
     ('fi_pingpong RDM', 'fipp', LAT, 'rdm', rdm_cfgs()),
     ('fi_msg_pingpong', 'ft', LAT, 'fi_msg_pingpong', MSG_CFGS),
-    ('fi_rdm_tagged_pingpong', 'ft', LAT, 'fi_rdm_tagged_pingpong', rdm_cfgs()),
+    ('fi_rdm_tagged_pingpong', 'ft', LAT, 'fi_rdm_tagged_pingpong', rdm_cfgs() + HYBRID),
     ('fi_rdm_tagged_bw', 'ft', BW, 'fi_rdm_tagged_bw', rdm_cfgs()),
     # RMA streaming (a window of 64 in flight): the providers with FI_RMA.
     ('fi_rma_bw write', 'ft', BW, 'fi_rma_bw -o write', RMA_CFGS),
@@ -149,15 +174,15 @@ JOBS = [
     # mark for shared memory. No shm provider runs here: Open MPI 4.1's
     # ofi MTL asks for FI_REMOTE_COMM, which no same-host provider offers
     # (ours and upstream's alike; issue 26 is the way).
-    ('MPI', 'mpi', None, None, ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm')] + [Cfg('vader', 'vader')]),
+    ('MPI', 'mpi', None, None, ours_cfgs() + HYBRID_MPI + [Cfg('upstream', 'tcp;ofi_rxm')] + [Cfg('vader', 'vader')]),
     # MPI one-sided: Open MPI's osc rdma over btl ofi (put and get). Open
     # MPI 4.1 does not run it on upstream here (btl ofi finds the ranks
     # unreachable over tcp;ofi_rxm; sockets crashes): the full run tries
     # and notes that, the smoke run in make check does not.
-    ('MPI one-sided', 'mpi1', None, None, [Cfg('ours', 'sockets')] + ([] if SMOKE else [
+    ('MPI one-sided', 'mpi1', None, None, [Cfg('ours', 'sockets', env=TCP_ONLY)] + ([] if SMOKE else [
         Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)])),
     ('many peers', 'peers', None, None,
-     ours_cfgs() + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)] + SHM_CFGS),
+     ours_cfgs() + HYBRID + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)] + SHM_CFGS),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
 ]
 if os.environ.get('OXI_BENCH_JOBS'):
@@ -272,8 +297,9 @@ def parse_lines(out, usec_col, mbps_col):
 def run_cfg(job, kind, arg, cfg, size=None):
     """One run of one configuration: ({result job: {size: (usec, MB/s)}}, {process: KiB}) or None."""
     env = env_for(cfg.lib)
+    env.update(cfg.env)
     port = free_port()
-    n = str(cfg.iters())
+    n = str(cfg.iters(lat=(kind == 'ft' and job in (j[0] for j in JOBS if j[2] == LAT)) or kind == 'mpi'))
     sizes = ','.join(str(s) for s in SIZES)
     warm = ['-w', '0' if SMOKE else ('1' if cfg.slow else '10')]
     if kind == 'fipp':
@@ -314,6 +340,7 @@ def run_cfg(job, kind, arg, cfg, size=None):
         cmd = ['mpirun', '--oversubscribe', '-np', '2', '--host', 'localhost:2'] + pml + [
                '--mca', 'oob_tcp_if_include', 'lo']
         cmd += ['-x', 'FI_TCP_IFACE', '-x', 'FI_SOCKETS_IFACE', '-x', 'FI_UDP_IFACE']
+        cmd += [a for k in cfg.env for a in ('-x', k)]
         if cfg.lib in ('ours', 'before'):
             cmd += ['-x', 'LD_LIBRARY_PATH']
         cmd += [os.path.join(BIN, 'mpi_bench'), '-S', sizes, '-I', n, '-W', '1' if SMOKE else '64']
@@ -381,9 +408,9 @@ SYSCALL_RUNS = [
     ('fi_rdm_tagged_pingpong', '8 B ping-pong, per round trip', ['-S', '8']),
     ('fi_rdm_tagged_bw', '8 B, 64 in flight, per message', ['-S', '8', '-W', '64']),
 ]
-SYSCALL_CFGS = [('oxifabric sockets', 'ours', 'sockets', {}),
+SYSCALL_CFGS = [('oxifabric sockets', 'ours', 'sockets', TCP_ONLY),
                 ('oxifabric sockets, FI_SOCKETS_TX_COALESCE=0', 'ours', 'sockets',
-                 {'FI_SOCKETS_TX_COALESCE': '0'}),
+                 dict(TCP_ONLY, FI_SOCKETS_TX_COALESCE='0')),
                 ('upstream tcp;ofi_rxm', 'upstream', 'tcp;ofi_rxm', {})]
 SEND_CALLS = ('sendmsg', 'sendto', 'write', 'writev', 'sendmmsg')
 RECV_CALLS = ('recvmsg', 'recvfrom', 'read', 'readv', 'recvmmsg')
@@ -488,7 +515,8 @@ def main():
     # Upstream providers, an earlier build of ours and our shm provider
     # (until issue 25 lands) that fail are only noted; this build's sockets
     # provider must run.
-    ours_failed = sorted('%s (%s)' % k for k in skipped if k[1].startswith('oxifabric sockets'))
+    ours_failed = sorted('%s (%s)' % k for k in skipped
+                         if k[1].startswith('oxifabric sockets') or k[1].endswith('+shm'))
     if ours_failed:
         # Upstream providers that fail here are only noted; ours must run.
         sys.exit('bench: failed: ' + ', '.join(ours_failed))
@@ -712,6 +740,33 @@ def targets(med, tcp_lat, tcp_bw):
     line('%d B MPI ping-pong latency (mtl ofi), ours / upstream tcp;ofi_rxm' % ls,
          o[0] / b[0] if o and b else None, 0.8, True)
     out.extend(shm_targets(med, ls))
+    out.extend(hybrid_targets(med, ls))
+    return out
+
+
+def hybrid_targets(med, ls):
+    """Issue 26's targets: our sockets provider with same-host peers by
+    shared memory (its default), against our shm provider."""
+    out = []
+
+    def line(text, a, b, col, goal, le):
+        x, y = med.get(a), med.get(b)
+        if not x or not y or not x[col] or not y[col]:
+            out.append('- same-host path: %s: not measured' % text)
+            return
+        r = x[col] / y[col] if le else x[col] / y[col]
+        met = r <= goal if le else r >= goal
+        out.append('- same-host path: %s: %.2fx (target %s %.1fx) %s' % (text, r, '<=' if le else '>=', goal,
+                                                                         'MET' if met else 'MISSED'))
+    shm = 'oxifabric shm'
+    line('%d B MPI ping-pong latency, Open MPI over mtl ofi with tcp;ofi_rxm / our shm provider\'s own '
+         '(fi_rdm_tagged_pingpong)' % ls, ('MPI ping-pong', 'oxifabric tcp;ofi_rxm+shm', ls),
+         ('fi_rdm_tagged_pingpong', shm, ls), 0, 1.2, True)
+    line('%d B tagged latency (fi_rdm_tagged_pingpong), sockets / our shm provider' % ls,
+         ('fi_rdm_tagged_pingpong', 'oxifabric sockets+shm', ls), ('fi_rdm_tagged_pingpong', shm, ls), 0, 1.2, True)
+    most, one = max(PEER_COUNTS), min(PEER_COUNTS)
+    line('aggregate message rate with %d peers / with %d' % (most, one),
+         ('many peers', 'oxifabric sockets+shm', most), ('many peers', 'oxifabric sockets+shm', one), 1, 0.8, False)
     return out
 
 
@@ -741,10 +796,11 @@ def shm_targets(med, ls):
         line('1 MiB bandwidth (fi_rdm_tagged_bw), ours / upstream shm',
              ratio('fi_rdm_tagged_bw', (ours, s), (up, s), 1), 1.2, False)
     # Open MPI 4.1's ofi MTL asks for FI_REMOTE_COMM, which no same-host
-    # provider offers (ours and upstream's shm alike): this stays "not
-    # measured" until the sockets provider's same-host path (issue 26).
-    line('%d B MPI ping-pong latency, ours (mtl ofi) / Open MPI vader (pml ob1)' % ls,
-         ratio('MPI ping-pong', (ours, ls), ('Open MPI vader', ls), 0), 1.5, True)
+    # provider offers (ours and upstream's shm alike): Open MPI reaches our
+    # shared memory through the sockets provider's same-host path (issue
+    # 26), under the name it picks.
+    line('%d B MPI ping-pong latency, ours (mtl ofi, tcp;ofi_rxm, same-host path) / Open MPI vader (pml ob1)' % ls,
+         ratio('MPI ping-pong', ('oxifabric tcp;ofi_rxm+shm', ls), ('Open MPI vader', ls), 0), 1.5, True)
     most, one = max(PEER_COUNTS), min(PEER_COUNTS)
     a, b = med.get(('many peers', ours, most)), med.get(('many peers', ours, one))
     line('aggregate message rate with %d peers / with %d' % (most, one),

@@ -309,22 +309,27 @@ impl Geometry {
 }
 
 /// Whether a ring may hold something to drain, seen from outside its
-/// receiver (another thread, without the owner's lock): a sender has
-/// claimed a position the receiver has not drained. Reads one word the
-/// senders write and one the receiver does, relaxed: a cell published a
-/// moment ago may be seen on the next look only, and a scribbled `tail`
-/// only ever says "maybe" (the receiver then looks properly).
+/// receiver (another thread, without the owner's lock): the cell at the
+/// receiver's position is published. That is the line the receiver reads
+/// next anyway (looking at `tail` instead cost a second transfer of a
+/// line the sender had just written, on every message's path). Relaxed:
+/// a cell published a moment ago may be seen on the next look only; a
+/// cell whose sender died before publishing it is taken back by the
+/// receiver's own passes (which its owner runs now and then regardless);
+/// a scribbled sequence number only ever says "maybe".
 #[derive(Clone)]
 pub struct Peek {
     region: Arc<Region>,
     seen: Arc<AtomicU64>,
+    geo: Geometry,
 }
 
 impl Peek {
-    /// False only when nothing was claimed past what was drained.
+    /// False when the next cell to drain is not published.
     pub fn maybe_ready(&self) -> bool {
-        match self.region.load_u64(TAIL, Relaxed) {
-            Ok(tail) => tail != self.seen.load(Relaxed),
+        let pos = self.seen.load(Relaxed);
+        match self.region.load_u64(self.geo.cell(pos) + C_SEQ, Relaxed) {
+            Ok(seq) => seq != pos,
             Err(_) => true,
         }
     }
@@ -380,6 +385,7 @@ impl Receiver {
         Peek {
             region: self.region.clone(),
             seen: self.seen.clone(),
+            geo: self.geo,
         }
     }
 
