@@ -22,6 +22,9 @@ pub struct DomainObj {
     /// Counters that deferred work of this domain was queued on
     /// (`FI_FLUSH_WORK` looks there).
     pub deferred_cntrs: std::sync::Mutex<Vec<std::sync::Weak<oxifabric::service::cntr::Counter>>>,
+    /// Every endpoint opened on it (dropped ones forgotten lazily): what a
+    /// counter bound to one of its memory regions drives.
+    pub endpoints: Arc<oxifabric::service::progress::Sources>,
 }
 
 pub type DomainHandle = Handle<fid_domain, DomainObj>;
@@ -111,6 +114,7 @@ pub(crate) extern "C" fn fabric_domain2(
                     _fabric: BindRef::new(&fh.binds),
                     eq: std::sync::Mutex::new(None),
                     deferred_cntrs: Default::default(),
+                    endpoints: Default::default(),
                 };
                 // SAFETY: rule 3, dom is not NULL (checked above).
                 unsafe { *dom = DomainHandle::boxed(c, FI_CLASS_DOMAIN, obj) };

@@ -28,6 +28,8 @@ pub struct MrObj {
     /// Counters bound with `fi_mr_bind` (held so they cannot close first).
     binds: Mutex<Vec<BindRef>>,
     _domain: BindRef,
+    /// The domain's endpoints (see `DomainObj::endpoints`).
+    endpoints: Arc<oxifabric::service::progress::Sources>,
 }
 
 pub type MrHandle = Handle<fid_mr, MrObj>;
@@ -148,6 +150,7 @@ unsafe fn register(
             table,
             binds: Mutex::new(Vec::new()),
             _domain: BindRef::new(&d.binds),
+            endpoints: d.inner.endpoints.clone(),
         };
         let p = MrHandle::boxed(c, FI_CLASS_MR, obj);
         // SAFETY: `p` is the handle just made, not yet shared; the
@@ -302,6 +305,9 @@ unsafe extern "C" fn mr_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
                 );
                 return e.code();
             }
+            // Reads and waits of the counter drive the domain's endpoints
+            // (those open now), which serve the accesses it counts.
+            c.inner.cntr.add_sources(&h.inner.endpoints);
             h.inner
                 .binds
                 .lock()

@@ -58,6 +58,14 @@ impl Counter {
         self.sources.add_all_of(&other.sources);
     }
 
+    /// Registers every source of `s` too (a counter bound to a memory
+    /// region counts what any endpoint of the domain serves: reading or
+    /// waiting on it must drive them, or a manual-progress provider never
+    /// serves the access it waits for).
+    pub fn add_sources(&self, s: &Sources) {
+        self.sources.add_all_of(s);
+    }
+
     /// Forgets a progress source.
     pub fn remove_source(&self, s: &Weak<dyn Progress>) {
         self.sources.remove(s);

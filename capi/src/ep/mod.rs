@@ -138,6 +138,9 @@ pub unsafe extern "C" fn domain_endpoint2(
                 if let Err(e) = unsafe { inherit_pep_addr(&*ops, &info) } {
                     return e.code();
                 }
+                if let Some(p) = ops.as_progress() {
+                    d.inner.endpoints.add(p);
+                }
                 let h = new_ep(ops, &info, BindRef::new(&d.binds), context);
                 // SAFETY: `ep` is not NULL and writable (pointer contract).
                 unsafe { *ep = h };

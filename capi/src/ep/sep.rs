@@ -115,6 +115,9 @@ pub unsafe extern "C" fn domain_scalable_ep(
             Ok(eps) => eps,
             Err(e) => return e.code(),
         };
+        for p in eps.iter().filter_map(|e| e.as_progress()) {
+            d.inner.endpoints.add(p);
+        }
         let count = |c: usize| if c == 0 { 1 } else { c };
         let c = fid_ep {
             fid: fid {
