@@ -48,6 +48,7 @@ pub static PROVIDERS: &[&dyn Provider] = &[
     &UDP_RXD,
     &oxifabric_shm::provider::PROVIDER,
     &oxifabric_verbs::PROVIDER,
+    &oxifabric_verbs::RXM_PROVIDER,
     &oxifabric_loopback::PROVIDER,
 ];
 

@@ -46,7 +46,8 @@ cp -L "$root/build/lib/libfabric.so.1" "$work/lib/libfabric.so.1" || exit 1
 # builds them.
 mkdir -p "$work/ft"
 for t in functional/fi_msg functional/fi_cm_data functional/fi_msg_epoll functional/fi_inject_test \
-	benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw; do
+	functional/fi_rdm functional/fi_rdm_tagged_peek functional/fi_cq_data functional/fi_multi_recv \
+	functional/fi_av_xfer benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -L"$root/build/lib" -lfabric -lm || exit 1
 done

@@ -170,9 +170,9 @@ list=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -l 2>&1)
 # (oxi_loopback is ours: proof that $OXILIB, not Debian's library, answered.)
 [[ $'\n'$list == *$'\nverbs:\n'* && $list == *oxi_loopback* ]] && ok fi_info_lists_verbs ||
 	fail fi_info_lists_verbs "$list"
-entries=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs 2>&1)
+entries=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -t FI_EP_MSG 2>&1)
 rc=$?
-echo "-- fi_info -p verbs (rc=$rc)"; echo "$entries"
+echo "-- fi_info -p verbs -t FI_EP_MSG (rc=$rc)"; echo "$entries"
 # Upstream names the fabric after GID 0's subnet prefix: on RoCE GID 0 is
 # the link-local fe80::/64 address.
 [[ $devgids == " gid[0]=fe80::"* ]] && want_fabric=IB-0xfe80000000000000 || want_fabric="(GID 0 is not fe80::/64: $devgids)"
@@ -183,6 +183,28 @@ if [ $rc = 0 ] && [[ $entries == *"provider: verbs"* && $entries == *"domain: rx
 else
 	fail fi_info_verbs_entries "rc=$rc, want provider verbs, domain rxe0, fabric $want_fabric, MSG only: $entries"
 fi
+# RDM entries: under upstream's name for verbs RDM entries (verbs;ofi_rxm),
+# which -p verbs selects too, with upstream's protocol and the same fabric
+# and domain; ours offer tagged messages and FI_SOURCE when asked for.
+rdm_entry() { # NAME LIBPATH
+	local out rc
+	out=$(LD_LIBRARY_PATH=$2 timeout 30 fi_info -p verbs -t FI_EP_RDM 2>&1)
+	rc=$?
+	echo "-- $1: fi_info -p verbs -t FI_EP_RDM (rc=$rc)"; echo "$out"
+	if [ $rc = 0 ] && [[ $out == *"provider: verbs;ofi_rxm"* && $out == *"domain: rxe0"* &&
+		$out == *"type: FI_EP_RDM"* && $out == *"protocol: FI_PROTO_RXM"* &&
+		$out != *"FI_EP_MSG"* && $out == *"fabric: $want_fabric"* ]]; then
+		ok "$1"
+	else
+		fail "$1" "rc=$rc, want provider verbs;ofi_rxm, domain rxe0, fabric $want_fabric, RDM only: $(head -c 300 <<<"$out" | tr "\n" " ")"
+	fi
+	out=$(LD_LIBRARY_PATH=$2 timeout 30 fi_info -p "verbs;ofi_rxm" -c FI_TAGGED -t FI_EP_RDM -v 2>&1)
+	echo "$out" >"$W/$1_tagged.txt"
+	local first=${out#*caps: \[ }
+	[[ $out == *"type: FI_EP_RDM"* && ${first%%]*} == *FI_TAGGED* ]] && ok "$1_tagged" ||
+		fail "$1_tagged" "no FI_TAGGED in the first entry's caps (see $1_tagged.txt)"
+}
+rdm_entry fi_info_verbs_rdm_entry "$OXILIB"
 info_v=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -v 2>&1)
 [[ $info_v == *"max_msg_size: ${dev[max_msg_sz]:-?}"* || $info_v == *"max_msg_size: $((${dev[max_msg_sz]:-0}))"* ]] &&
 	ok fi_info_max_msg_size_from_port || fail fi_info_max_msg_size_from_port "port max_msg_sz ${dev[max_msg_sz]:-?}"
@@ -238,6 +260,32 @@ sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.tx
 rm -f "$W/results.tmp"
 failed=$before
 
+# RDM (verbs;ofi_rxm): Debian's fi_pingpong -e rdm with data checks, at its
+# default sizes (64 B to 1 MiB: eager and segmented messages), at 1 MiB
+# alone, and with tagged messages.
+pingpong_rdm() { # NAME LIBPATH PORT ARGS...: Debian's fi_pingpong -e rdm
+	local name=$1 libpath=$2 port=$3
+	shift 3
+	pair "$name" "$libpath" "$port" fi_pingpong -e rdm "$@"
+	grep -q '^[0-9]' "$W/$name-client.log" || fail "$name" "no result line"
+}
+pingpong_rdm fi_pingpong_rdm "$OXILIB" 47631 -c
+pingpong_rdm fi_pingpong_rdm_1m "$OXILIB" 47632 -c -S 1048576
+pingpong_rdm fi_pingpong_rdm_tagged "$OXILIB" 47633 -c -m tagged
+# The same on Debian's libfabric (upstream's verbs;ofi_rxm), reported as
+# info lines. Upstream's ofi_rxm sizes its verbs CQ as (tx + rx size) x
+# FI_UNIVERSE_SIZE (256 by default), more than rxe's max_cqe (32767): its
+# fi_enable then fails with -FI_EINVAL ("Unable to create verbs CQ"), so
+# these runs set FI_UNIVERSE_SIZE=16.
+before=$failed
+rdm_entry upstream_fi_info_verbs_rdm_entry ""
+FI_UNIVERSE_SIZE=16 pingpong_rdm upstream_fi_pingpong_rdm "" 47634 -c
+FI_UNIVERSE_SIZE=16 pingpong_rdm upstream_fi_pingpong_rdm_tagged "" 47635 -c -m tagged
+mv "$W/results.txt" "$W/results.tmp"
+sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
+rm -f "$W/results.tmp"
+failed=$before
+
 # fabtests-compat programs (built on the host by check.sh into $FT) on MSG
 # endpoints: the two-sided functional ones (they register nothing: the
 # provider registers their buffers per operation) and the benchmarks, with
@@ -251,6 +299,20 @@ pair ft_inject_test "$OXILIB" 47627 "$FT/fi_inject_test" -e msg "${S[@]}"
 pair ft_msg_pingpong "$OXILIB" 47618 "$FT/fi_msg_pingpong" -e msg -S 1,64,1k,64k,1m -I 20 -v "${S[@]}"
 pair ft_rma_bw_write "$OXILIB" 47619 "$FT/fi_rma_bw" -e msg -o write -S 1,64k,1m -I 20 -v "${S[@]}"
 pair ft_rma_bw_read "$OXILIB" 47620 "$FT/fi_rma_bw" -e msg -o read -S 1,64k,1m -I 20 -v "${S[@]}"
+
+# The same programs' RDM runs on verbs;ofi_rxm (the engine's receive
+# queue over our RC connections): sizes 0 B to 64 MiB, tag matching,
+# directed receive, ordering, cancel, truncation (fi_rdm); FI_PEEK,
+# FI_CLAIM, FI_DISCARD (fi_rdm_tagged_peek); 8-byte CQ data; multi-receive
+# buffers; inject limits; AV insertion forms (fi_av_xfer); the tagged
+# benchmark with data checks.
+pair ft_rdm "$OXILIB" 47640 "$FT/fi_rdm" -e rdm "${S[@]}"
+pair ft_rdm_tagged_peek "$OXILIB" 47641 "$FT/fi_rdm_tagged_peek" -e rdm "${S[@]}"
+pair ft_rdm_cq_data "$OXILIB" 47642 "$FT/fi_cq_data" -e rdm "${S[@]}"
+pair ft_rdm_multi_recv "$OXILIB" 47643 "$FT/fi_multi_recv" -e rdm "${S[@]}"
+pair ft_rdm_inject_test "$OXILIB" 47644 "$FT/fi_inject_test" -e rdm "${S[@]}"
+pair ft_rdm_av_xfer "$OXILIB" 47645 "$FT/fi_av_xfer" -e rdm "${S[@]}"
+pair ft_rdm_tagged_pingpong "$OXILIB" 47646 "$FT/fi_rdm_tagged_pingpong" -e rdm -S 1,64,1k,64k,1m -I 20 -v "${S[@]}"
 
 # msg_check (tests/verbs/msg_check.c): CM data, names, sendv, senddata,
 # inject, refused iov/size/descriptor limits, writedata, read, a blocking

@@ -105,21 +105,31 @@ impl Drop for DomainReg {
 
 impl DomainOps for VerbsDomain {
     fn endpoint(&self, info: &Info) -> Result<Arc<dyn EndpointOps>> {
-        if info.ep.ep_type != FI_EP_MSG {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_DOMAIN,
-                "fi_endpoint: only FI_EP_MSG endpoints (asked for type {})",
-                info.ep.ep_type
-            );
-            return Err(Error::Inval);
-        }
-        let ep = crate::ep::VerbsEp::new(info, self)?;
-        if let Some(a) = &self.auto {
-            a.register(Arc::downgrade(&ep) as std::sync::Weak<dyn Progress>);
-        }
-        let ep: Arc<dyn EndpointOps> = ep;
+        let ep: Arc<dyn EndpointOps> = match info.ep.ep_type {
+            FI_EP_MSG => {
+                let ep = crate::ep::VerbsEp::new(info, self)?;
+                if let Some(a) = &self.auto {
+                    a.register(Arc::downgrade(&ep) as std::sync::Weak<dyn Progress>);
+                }
+                ep
+            }
+            FI_EP_RDM => {
+                let ep = crate::rdm::RdmEp::new(info, self)?;
+                if let Some(a) = &self.auto {
+                    a.register(Arc::downgrade(&ep) as std::sync::Weak<dyn Progress>);
+                }
+                ep
+            }
+            t => {
+                oxifabric::prov_log!(
+                    NAME,
+                    FI_LOG_WARN,
+                    FI_LOG_DOMAIN,
+                    "fi_endpoint: only FI_EP_MSG and FI_EP_RDM endpoints (asked for type {t})"
+                );
+                return Err(Error::Inval);
+            }
+        };
         Ok(ep)
     }
 

@@ -32,6 +32,7 @@ use crate::domain::{LkeySet, VerbsDomain};
 use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
+use crate::watch::Watch;
 use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
@@ -41,22 +42,16 @@ use oxifabric::ops::{
 };
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
-use oxifabric::service::epoll::Epoll;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{rx_flags, Posted};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// How long one step of address or route resolution may take.
 const RESOLVE_MS: i32 = 2000;
-
-/// Progress calls between two reads of the CM and completion channels
-/// when nobody waits on them.
-const FD_CHECK_EVERY: u32 = 64;
 
 /// What `info->handle` of a connection request stands for.
 pub struct Request {
@@ -146,16 +141,12 @@ pub struct VerbsEp {
     lkeys: Arc<LkeySet>,
     chan: Arc<Channel>,
     /// The CM channel's and the completion channel's descriptors.
-    waits: Epoll,
-    /// A blocking wait asked for `waits`: the next progress reads them.
-    want_fds: AtomicBool,
-    /// `waits` is watched for good ([`Progress::pin_watch`]).
-    pinned: AtomicBool,
+    waits: Watch,
     st: Mutex<State>,
 }
 
 /// The `FI_E*` code for a failed work completion.
-fn wc_error(status: u32) -> c_int {
+pub(crate) fn wc_error(status: u32) -> c_int {
     match status {
         IBV_WC_WR_FLUSH_ERR => FI_ECANCELED,
         IBV_WC_LOC_LEN_ERR => FI_ETRUNC,
@@ -164,6 +155,30 @@ fn wc_error(status: u32) -> c_int {
         IBV_WC_RNR_RETRY_EXC_ERR => FI_ENORX,
         _ => FI_EIO,
     }
+}
+
+/// A failed work completion as the error entry reports it: the peer and
+/// the verbs status; logged unless it is a flush (the queue pair went
+/// down, which is reported on its own).
+pub(crate) fn wc_failure(status: u32, peer: Option<SocketAddr>, what: &str) -> Failure {
+    let f = Failure {
+        err: wc_error(status),
+        prov_errno: status as c_int,
+        peer,
+        cause: wc_status_text(status),
+        prov_errno_kind: "verbs status",
+        ..Default::default()
+    };
+    if status != IBV_WC_WR_FLUSH_ERR {
+        oxifabric::prov_log!(
+            NAME,
+            FI_LOG_WARN,
+            FI_LOG_EP_DATA,
+            "{what}: {}",
+            f.describe()
+        );
+    }
+    f
 }
 
 fn verbs_err(what: &str, e: VerbsError) -> Error {
@@ -197,8 +212,8 @@ impl VerbsEp {
             }
             id
         };
-        let waits = Epoll::new()?;
-        waits.add(chan.fd(), 0, false)?;
+        let waits = Watch::new()?;
+        waits.fds.add(chan.fd(), 0, false)?;
         Ok(Arc::new_cyclic(|me| VerbsEp {
             me: me.clone(),
             info: info.clone(),
@@ -207,8 +222,6 @@ impl VerbsEp {
             lkeys: d.lkeys.clone(),
             chan,
             waits,
-            want_fds: AtomicBool::new(true),
-            pinned: AtomicBool::new(false),
             st: Mutex::new(State {
                 core: EpCore::new(info, NAME),
                 id: Some(id),
@@ -285,7 +298,7 @@ impl VerbsEp {
         };
         id.create_qp(&self.pd, &cq, &mut cap)
             .map_err(|e| verbs_err("rdma_create_qp", e))?;
-        self.waits.add(cq.fd(), 1, false)?;
+        self.waits.fds.add(cq.fd(), 1, false)?;
         st.cap = cap;
         st.cq = Some(cq);
         for (wr, rx) in std::mem::take(&mut st.early_rx) {
@@ -307,24 +320,7 @@ impl VerbsEp {
     /// and the verbs status; logged unless it is a flush (the queue pair
     /// went down, which the EQ already says).
     fn wc_failure(st: &State, status: u32, what: &str) -> Failure {
-        let f = Failure {
-            err: wc_error(status),
-            prov_errno: status as c_int,
-            peer: st.peer,
-            cause: wc_status_text(status),
-            prov_errno_kind: "verbs status",
-            ..Default::default()
-        };
-        if status != IBV_WC_WR_FLUSH_ERR {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "{what}: {}",
-                f.describe()
-            );
-        }
-        f
+        wc_failure(status, st.peer, what)
     }
 
     /// One work completion.
@@ -427,16 +423,8 @@ impl VerbsEp {
     }
 
     fn progress_locked(&self, st: &mut State) {
-        // The descriptors (a read each) are looked at every
-        // FD_CHECK_EVERY calls, and on the first call after wait_fd (a
-        // blocking wait is coming): busy polling of the completion queue,
-        // which rdma-core serves from user space, costs no system call.
-        st.polls += 1;
-        if st.polls >= FD_CHECK_EVERY
-            || self.pinned.load(Ordering::Relaxed)
-            || self.want_fds.swap(false, Ordering::Relaxed)
-        {
-            st.polls = 0;
+        // When the descriptors are read: crate::watch.
+        if self.waits.due(&mut st.polls, false) {
             while let Some(ev) = self.chan.next() {
                 self.cm_event(st, ev);
             }
@@ -603,21 +591,20 @@ impl Progress for VerbsEp {
     }
 
     fn wait_fd(&self) -> Option<RawFd> {
-        self.want_fds.store(true, Ordering::Relaxed);
-        Some(self.waits.raw())
+        Some(self.waits.wanted())
     }
 
     /// Someone (an application's epoll set, `FI_GETWAIT`) may sleep on the
     /// descriptor at any time: every progress reads it, so it is readable
     /// only while there is something to do.
     fn pin_watch(&self) {
-        self.pinned.store(true, Ordering::Relaxed);
+        self.waits.pin();
     }
 
     /// `fi_trywait`: a full pass that reads the descriptors, waiting for
     /// one another thread is running.
     fn progress_settled(&self) {
-        self.want_fds.store(true, Ordering::Relaxed);
+        self.waits.wanted();
         let mut st = self.lock();
         self.progress_locked(&mut st);
     }

@@ -28,6 +28,9 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 /// The name applications select the provider by.
 pub const NAME: &str = "verbs";
 
+/// The name of the RDM entries, as upstream's verbs RDM entries look.
+pub const RXM_NAME: &str = "verbs;ofi_rxm";
+
 /// Largest private data of `fi_connect`/`fi_accept`/`fi_reject`: the 56
 /// bytes rdma-cm carries in a connection request on a TCP port space,
 /// less the one byte of ours that says how many are the application's.
@@ -327,6 +330,65 @@ fn without_mr_local(e: &mut Info) {
     e.tx.rma_iov_limit = 0;
 }
 
+/// Capabilities of an RDM endpoint (`rdm.rs`): messages and tagged
+/// messages through the engine's receive queue, with `FI_SOURCE`,
+/// directed receives and multi-receive buffers.
+pub const RDM_CAPS: u64 = FI_MSG
+    | FI_TAGGED
+    | FI_SEND
+    | FI_RECV
+    | FI_MULTI_RECV
+    | FI_SOURCE
+    | FI_DIRECTED_RECV
+    | FI_LOCAL_COMM
+    | FI_REMOTE_COMM;
+
+/// Bytes an RDM `fi_inject` may carry (copied into a bounce buffer at
+/// post, then sent like any eager message).
+pub const RDM_INJECT_SIZE: usize = 192;
+
+/// Largest RDM message (segmented into pieces, so not the port's
+/// `max_msg_sz`).
+pub const RDM_MAX_MSG_SIZE: usize = 1 << 30;
+
+/// Receives an RDM endpoint holds posted, and sends under way.
+pub const RDM_QUEUE_SIZE: usize = 2048;
+
+/// Turns an MSG entry of a place into its RDM entry, shaped like
+/// upstream's `verbs;ofi_rxm` (protocol `FI_PROTO_RXM`, the same fabric
+/// and domain names), offering only what `rdm.rs` implements: no RMA, and
+/// no memory registration needed (every byte goes through the endpoint's
+/// own registered bounce buffers); remote CQ data is our header's 8 bytes.
+fn rdm_entry(e: &mut Info) {
+    e.caps = RDM_CAPS;
+    e.mode = 0;
+    e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND);
+    e.tx.rma_iov_limit = 0;
+    e.tx.op_flags = 0;
+    e.tx.msg_order = FI_ORDER_SAS;
+    e.tx.comp_order = FI_ORDER_NONE;
+    e.tx.inject_size = RDM_INJECT_SIZE;
+    e.tx.iov_limit = IoVec::CAP;
+    e.rx.caps = RDM_CAPS & !(FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM);
+    e.rx.mode = 0;
+    e.rx.op_flags = 0;
+    e.rx.msg_order = FI_ORDER_SAS;
+    e.rx.comp_order = FI_ORDER_NONE;
+    e.rx.iov_limit = IoVec::CAP;
+    e.ep.ep_type = FI_EP_RDM;
+    e.ep.protocol = FI_PROTO_RXM as u32;
+    e.ep.mem_tag_format = 0xaaaa_aaaa_aaaa_aaaa;
+    // Pieces, not one work request: the port's limit does not apply.
+    e.ep.max_msg_size = RDM_MAX_MSG_SIZE;
+    // Posted receives and sends under way wait in software queues, not in
+    // a queue pair: upstream's rxm sizes.
+    e.tx.size = RDM_QUEUE_SIZE;
+    e.rx.size = RDM_QUEUE_SIZE;
+    e.domain.mr_mode = 0;
+    e.domain.cq_data_size = 8;
+    e.domain.max_err_data = 255;
+}
+
 /// The local address the kernel routes to `dest` from.
 fn route_source(dest: &SocketAddr) -> Option<IpAddr> {
     let any = if dest.is_ipv4() {
@@ -346,10 +408,11 @@ fn port_of(service: Option<&str>) -> Result<u16> {
     }
 }
 
-/// The candidate entries for a request.
-pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
+/// The candidate entries of endpoint type `ep_type` (`FI_EP_MSG`: the
+/// `verbs` provider's; `FI_EP_RDM`: `verbs;ofi_rxm`'s) for a request.
+pub fn getinfo(req: &Request<'_>, ep_type: fi_ep_type) -> Result<Vec<Info>> {
     let hints = req.hints;
-    if hints.is_some_and(|h| h.ep.ep_type != FI_EP_UNSPEC && h.ep.ep_type != FI_EP_MSG) {
+    if hints.is_some_and(|h| h.ep.ep_type != FI_EP_UNSPEC && h.ep.ep_type != ep_type) {
         return Ok(Vec::new());
     }
     // The address families the hints allow: IPv4, IPv6.
@@ -382,7 +445,9 @@ pub fn getinfo(req: &Request<'_>) -> Result<Vec<Info>> {
     let unregistered = unregistered(req);
     let mut add = |p: &Place, src: SocketAddr, dest: Option<SocketAddr>| {
         let mut e = entry(p, Some(src), dest, hints);
-        if unregistered {
+        if ep_type == FI_EP_RDM {
+            rdm_entry(&mut e);
+        } else if unregistered {
             without_mr_local(&mut e);
         }
         oxifabric::getinfo::tailor(&mut e, hints);
@@ -518,6 +583,31 @@ mod tests {
             1 << 20,
             "up to max_qp_wr when the hints ask for a size"
         );
+    }
+
+    #[test]
+    fn rdm_entries_offer_what_the_rdm_endpoint_implements() {
+        let p = Place {
+            dev: rxe(),
+            ip: "10.77.0.1".parse().unwrap(),
+        };
+        let mut e = entry(&p, Some("10.77.0.1:0".parse().unwrap()), None, None);
+        rdm_entry(&mut e);
+        assert_eq!(e.ep.ep_type, FI_EP_RDM);
+        assert_eq!(
+            e.ep.protocol, FI_PROTO_RXM as u32,
+            "upstream's verbs;ofi_rxm"
+        );
+        assert_eq!(e.caps, RDM_CAPS);
+        assert_eq!(e.caps & RMA_CAPS, 0, "no RMA on RDM yet");
+        assert_eq!(e.domain.mr_mode, 0, "bounce buffers: nothing to register");
+        assert_eq!(e.domain.cq_data_size, 8, "our header carries 8 bytes");
+        assert_eq!(
+            e.ep.max_msg_size, RDM_MAX_MSG_SIZE,
+            "pieces, not the port's limit"
+        );
+        assert_eq!(e.domain.name.as_deref(), Some("rxe0"));
+        assert_eq!((e.tx.size, e.rx.size), (RDM_QUEUE_SIZE, RDM_QUEUE_SIZE));
     }
 
     #[test]

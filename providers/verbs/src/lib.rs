@@ -13,9 +13,11 @@
 //!   plain Rust values.
 //! - [`info`]: `fi_getinfo` entries (one per device and address), the
 //!   `FI_VERBS_*` parameters.
-//! - `domain`, `ep`, `pep`: the fabric and domain (one device, one
+//! - `domain`, `ep`, `pep`, `rdm`: the fabric and domain (one device, one
 //!   protection domain, registrations through the engine's MR table), the
-//!   MSG endpoint and the passive endpoint.
+//!   MSG endpoint, the passive endpoint and the RDM endpoint (its own
+//!   RC connections per peer under the engine's receive queue; offered
+//!   as [`VerbsRxm`], `verbs;ofi_rxm`).
 //!
 //! `src/bin/verbs-probe.rs` prints what [`device::devices`] finds; the
 //! soft-RoCE guest test (`tests/verbs/` at the top of the repository)
@@ -28,7 +30,11 @@ mod ep;
 pub mod ibv;
 pub mod info;
 mod pep;
+mod rdm;
+mod watch;
 
+use oxifabric::abi::FI_EP_MSG;
+use oxifabric::abi::FI_EP_RDM;
 use oxifabric::error::Result;
 use oxifabric::info::{FabricAttr, Info};
 use oxifabric::ops::FabricOps;
@@ -55,11 +61,38 @@ impl Provider for Verbs {
     }
 
     fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>> {
-        info::getinfo(req)
+        info::getinfo(req, FI_EP_MSG)
     }
 
     fn params(&self) -> &'static [(&'static str, oxifabric::abi::fi_param_type, &'static str)] {
         info::PARAMS
+    }
+
+    fn fabric(&self, _attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
+        Ok(Arc::new(domain::VerbsFabric))
+    }
+}
+
+/// The RDM side of the provider, under the name upstream's verbs RDM
+/// entries carry (`verbs;ofi_rxm`): `-p verbs`, `FI_PROVIDER=verbs` and
+/// `prov_name = "verbs"` select it too, as upstream's utility layer over
+/// verbs. Its endpoints are ours (`rdm.rs`), not a utility layer's.
+pub struct VerbsRxm;
+
+/// The RDM provider's registration.
+pub static RXM_PROVIDER: VerbsRxm = VerbsRxm;
+
+impl Provider for VerbsRxm {
+    fn name(&self) -> &'static str {
+        info::RXM_NAME
+    }
+
+    fn version(&self) -> u32 {
+        VERSION
+    }
+
+    fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>> {
+        info::getinfo(req, FI_EP_RDM)
     }
 
     fn fabric(&self, _attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {

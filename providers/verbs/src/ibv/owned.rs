@@ -186,6 +186,67 @@ impl Drop for Pd {
     }
 }
 
+/// Memory of the provider's own, registered with one protection domain:
+/// the bounce buffers an RDM endpoint sends from and receives into. The
+/// registration goes before the memory (drop), and the memory never moves.
+///
+/// The device writes into it only where the owner posted a receive, and
+/// reads from it only where the owner posted a send; the owner touches
+/// (through [`RegBuf::buf`]) only slots it has no work request posted on.
+pub struct RegBuf {
+    // Field order is drop order: the registration goes first.
+    mr: Mr,
+    mem: Mem,
+}
+
+/// Heap bytes at a fixed address, freed on drop.
+struct Mem {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Drop for Mem {
+    fn drop(&mut self) {
+        // SAFETY: allocated by Box::into_raw of len bytes in RegBuf::new,
+        // freed once.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr, self.len)) });
+    }
+}
+
+// SAFETY: the memory is the owner's alone (contract above); the pointer
+// moves with it.
+unsafe impl Send for RegBuf {}
+// SAFETY: as above; shared access hands out only IoBufs.
+unsafe impl Sync for RegBuf {}
+
+impl RegBuf {
+    /// `len` zeroed bytes registered on `pd` for local writes (receives)
+    /// and sends.
+    pub fn new(pd: &Arc<Pd>, len: usize) -> Result<RegBuf, VerbsError> {
+        let len = len.max(1);
+        let mem = Mem {
+            ptr: Box::into_raw(vec![0u8; len].into_boxed_slice()).cast::<u8>(),
+            len,
+        };
+        // SAFETY: the len bytes are ours until drop, after deregistration.
+        let whole = unsafe { IoBuf::new(mem.ptr, len) };
+        let mr = pd.register(whole, IBV_ACCESS_LOCAL_WRITE)?;
+        Ok(RegBuf { mr, mem })
+    }
+
+    /// The local key work requests name the memory by.
+    pub fn lkey(&self) -> u32 {
+        self.mr.lkey()
+    }
+
+    /// Bytes `[off, off + len)` (clamped to the memory).
+    pub fn buf(&self, off: usize, len: usize) -> IoBuf {
+        // SAFETY: the memory is valid until drop; what else may write it
+        // is the device under the owner's posts (contract above).
+        unsafe { IoBuf::new(self.mem.ptr, self.mem.len) }.slice(off, len)
+    }
+}
+
 /// A registration of application memory; deregistered on drop.
 pub struct Mr {
     lib: &'static Lib,

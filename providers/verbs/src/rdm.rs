@@ -1,0 +1,1022 @@
+//! An `FI_EP_RDM` endpoint over RC queue pairs (`verbs;ofi_rxm`), built on
+//! the engine's endpoint core and receive queue: matching, unexpected
+//! messages, `FI_PEEK`/`FI_CLAIM`/`FI_DISCARD`, multi-receive buffers,
+//! directed receives, cancel and truncation are `service::rxq`'s, pieces of
+//! long messages are put together by `service::reassembly`; this file
+//! only moves bytes.
+//!
+//! - **Addresses.** An endpoint listens with an rdma-cm id bound to its
+//!   entry's source address; `fi_getname` gives that socket address, and
+//!   peers put it in their AVs.
+//! - **Connections** are made on the first send to a peer, without
+//!   blocking: address and route resolution, queue pair, `rdma_connect`
+//!   with our listening address as private data, each step driven by the
+//!   events on the endpoint's CM channel in progress; sends wait in the
+//!   connection's queue until it is established. A request is accepted
+//!   when its private data names an address of the host it came from.
+//!   The sends to one peer all go on one connection, chosen at the first
+//!   send: the one we made, or one the peer made to us if there is one by
+//!   then. When both sides connect at once there are two connections, each
+//!   carrying one direction; both are kept (documented, not merged).
+//! - **Data.** Every piece is one send from a slot of the endpoint's
+//!   registered transmit buffer into a slot of the connection's
+//!   registered receive buffer: a 32-byte header (`rdm/wire.rs`: tag, CQ
+//!   data, length, message number) and up to [`PIECE`] bytes. A message up
+//!   to that size is one eager piece; a longer one is a first piece that
+//!   announces its length and more pieces that follow in order
+//!   (segmented eager: two copies, no registration of the application's
+//!   buffers, hence no `FI_MR_LOCAL`). A receive slot is reposted as soon
+//!   as its piece is copied out (into the matched receive, or held as
+//!   unexpected). Receivers never run out of posted slots for long: RC's
+//!   RNR retry (set to "forever" by rdma-cm's parameters) holds a sender
+//!   while they are all in use.
+//! - **Faults.** A piece whose header does not decode, or does not fit
+//!   what its connection announced, closes that connection (warn line);
+//!   a connection that fails or is closed by the peer fails the sends
+//!   queued and in flight on it and the messages it was bringing in.
+
+mod wire;
+
+use crate::domain::VerbsDomain;
+use crate::ep::wc_failure;
+use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf};
+use crate::ibv::*;
+use crate::info::{inline_size, NAME};
+use crate::watch::Watch;
+use oxifabric::abi::*;
+use oxifabric::addr;
+use oxifabric::error::{Error, Result};
+use oxifabric::info::Info;
+use oxifabric::ops::{internal, iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
+use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
+use oxifabric::service::progress::Progress;
+use oxifabric::service::reassembly::Reassembly;
+use oxifabric::service::rxq::{self, MsgInfo, RxQueues};
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::RawFd;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use wire::{Header, HDR};
+
+/// Payload bytes of one piece.
+pub const PIECE: usize = 16 << 10;
+/// A buffer slot: header and payload.
+const SLOT: usize = HDR + PIECE;
+/// Transmit slots of an endpoint (pieces in flight over all connections).
+const TX_SLOTS: usize = 64;
+/// Receive slots of a connection.
+const RX_SLOTS: usize = 64;
+/// Entries of the endpoint's completion queue, which every queue pair
+/// shares: transmit slots plus each connection's receive slots.
+const CQ_SIZE: usize = 16384;
+/// Connections an endpoint keeps at most (their receives must fit the
+/// completion queue).
+const MAX_CONNS: usize = (CQ_SIZE - TX_SLOTS) / RX_SLOTS;
+/// How long rdma-cm may take over address and route resolution.
+const RESOLVE_MS: i32 = 2000;
+/// Receive work requests: this bit, the connection's number from bit 16,
+/// the slot below.
+const RX_BIT: u64 = 1 << 63;
+
+/// A message coming in pieces: its connection and the sender's number.
+type Key = (u32, u32);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `rdma_resolve_addr` issued.
+    Resolving,
+    /// `rdma_resolve_route` issued.
+    Routing,
+    /// `rdma_connect` sent.
+    Connecting,
+    /// A peer's request accepted, not established yet.
+    Accepting,
+    Up,
+}
+
+/// One RC connection to a peer.
+struct Conn {
+    // Field order is drop order: the queue pair goes before the memory
+    // its receives were posted into.
+    id: Id,
+    rx: Option<RegBuf>,
+    phase: Phase,
+    /// The peer's listening address (what our AV holds).
+    peer: SocketAddr,
+    /// Sends waiting for room or for the connection, in order.
+    queue: VecDeque<Outgoing>,
+    next_seq: u32,
+    /// Largest piece (with header) the queue pair sends inline.
+    inline: usize,
+    /// The peer's `fi_addr_t` for `FI_SOURCE`, and the AV generation it
+    /// was looked up in.
+    src: Option<(u64, fi_addr_t)>,
+}
+
+/// Where a send's bytes are.
+enum Body {
+    /// The application's buffers (valid until the send completes).
+    App(IoVec),
+    /// A copy (`fi_inject` whose bytes could not all leave at once).
+    Copy(Vec<u8>),
+}
+
+/// A send not yet wholly handed to its queue pair.
+struct Outgoing {
+    id: u64,
+    seq: u32,
+    tag: Option<u64>,
+    data: Option<u64>,
+    body: Body,
+    len: usize,
+    /// Bytes handed over so far.
+    off: usize,
+}
+
+/// An application send under way.
+struct Sending {
+    tx: TxCtx,
+    /// Pieces posted and not completed.
+    pieces: usize,
+    /// Every piece has been posted.
+    handed: bool,
+    failed: bool,
+}
+
+/// A piece in flight: its transmit slot, send and connection.
+struct TxWr {
+    slot: usize,
+    send: u64,
+    conn: u32,
+}
+
+struct State {
+    core: EpCore,
+    rxq: RxQueues<Key>,
+    partial: Reassembly<Key>,
+    listen: Option<Id>,
+    conns: HashMap<u32, Conn>,
+    /// Connection by its rdma-cm id's address (CM events name ids).
+    by_id: HashMap<usize, u32>,
+    /// The connection each peer's sends go on.
+    tx_conn: HashMap<SocketAddr, u32>,
+    next_conn: u32,
+    /// Connections not established yet (the CM channel is read on every
+    /// progress call while there are any).
+    pending: usize,
+    /// Sends in all connections' queues.
+    queued: usize,
+    sends: HashMap<u64, Sending>,
+    next_send: u64,
+    txbuf: RegBuf,
+    tx_free: Vec<usize>,
+    wrs: HashMap<u64, TxWr>,
+    next_wr: u64,
+    polls: u32,
+}
+
+/// A verbs RDM endpoint.
+pub struct RdmEp {
+    me: Weak<RdmEp>,
+    info: Info,
+    pd: Arc<Pd>,
+    chan: Arc<Channel>,
+    cq: Arc<Cq>,
+    /// The CM channel's and the completion channel's descriptors.
+    waits: Watch,
+    st: Mutex<State>,
+}
+
+fn verbs_err(what: &str, e: VerbsError) -> Error {
+    oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_EP_CTRL, "{what}: {e}");
+    Error::from(e)
+}
+
+fn gather(body: &Body, off: usize, len: usize, into: oxifabric::ops::IoBuf) {
+    match body {
+        Body::App(iov) => {
+            let mut at = 0;
+            for b in iov.window(off, len).iter() {
+                at += into.write_at(at, b.as_slice());
+            }
+        }
+        Body::Copy(v) => {
+            into.write_at(0, &v[off..off + len]);
+        }
+    }
+}
+
+impl RdmEp {
+    pub fn new(info: &Info, d: &VerbsDomain) -> Result<Arc<RdmEp>> {
+        let chan = Channel::new().map_err(|e| verbs_err("rdma_create_event_channel", e))?;
+        let cq = d
+            .dev
+            .create_cq(CQ_SIZE)
+            .map_err(|e| verbs_err("ibv_create_cq", e))?;
+        let listen = Id::new(&chan).map_err(|e| verbs_err("rdma_create_id", e))?;
+        let src = info
+            .src_addr
+            .as_deref()
+            .and_then(addr::sockaddr_from_bytes)
+            .unwrap_or(SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0));
+        listen
+            .bind(&src)
+            .map_err(|e| verbs_err("rdma_bind_addr", e))?;
+        let txbuf = RegBuf::new(&d.pd, TX_SLOTS * SLOT).map_err(|e| verbs_err("ibv_reg_mr", e))?;
+        let waits = Watch::new()?;
+        waits.fds.add(chan.fd(), 0, false)?;
+        waits.fds.add(cq.fd(), 1, false)?;
+        Ok(Arc::new_cyclic(|me| RdmEp {
+            me: me.clone(),
+            info: info.clone(),
+            pd: d.pd.clone(),
+            chan,
+            cq,
+            waits,
+            st: Mutex::new(State {
+                core: EpCore::new(info, NAME),
+                rxq: RxQueues::default(),
+                partial: Reassembly::default(),
+                listen: Some(listen),
+                conns: HashMap::new(),
+                by_id: HashMap::new(),
+                tx_conn: HashMap::new(),
+                next_conn: 0,
+                pending: 0,
+                queued: 0,
+                sends: HashMap::new(),
+                next_send: 0,
+                txbuf,
+                tx_free: (0..TX_SLOTS).rev().collect(),
+                wrs: HashMap::new(),
+                next_wr: 0,
+                polls: 0,
+            }),
+        }))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Our listening address.
+    fn addr(st: &State) -> Option<SocketAddr> {
+        st.listen.as_ref().and_then(Id::local_addr)
+    }
+
+    /// The queue pair of a connection on our completion queue, its
+    /// receive slots posted; returns its receive buffer and inline size.
+    fn setup_qp(&self, id: &mut Id, cn: u32) -> std::result::Result<(RegBuf, usize), VerbsError> {
+        let mut cap = QpCap {
+            max_send_wr: TX_SLOTS as u32,
+            max_recv_wr: RX_SLOTS as u32,
+            max_send_sge: 1,
+            max_recv_sge: 1,
+            max_inline_data: inline_size() as u32,
+        };
+        id.create_qp(&self.pd, &self.cq, &mut cap)?;
+        let rx = RegBuf::new(&self.pd, RX_SLOTS * SLOT)?;
+        for i in 0..RX_SLOTS {
+            id.post_recv(rx_wr(cn, i), &[rx.buf(i * SLOT, SLOT)], &[rx.lkey()])?;
+        }
+        Ok((rx, cap.max_inline_data as usize))
+    }
+
+    /// Starts a connection to the peer listening at `peer`; its sends
+    /// queue on it meanwhile.
+    fn connect_to(&self, st: &mut State, peer: SocketAddr) -> Result<u32> {
+        if st.conns.len() >= MAX_CONNS {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "connection to {peer}: this endpoint already has {MAX_CONNS} connections"
+            );
+            return Err(Error::Again);
+        }
+        let id = Id::new(&self.chan).map_err(|e| verbs_err("rdma_create_id", e))?;
+        if let Some(me) = Self::addr(st).filter(|a| !a.ip().is_unspecified()) {
+            id.bind(&SocketAddr::new(me.ip(), 0))
+                .map_err(|e| verbs_err("rdma_bind_addr", e))?;
+        }
+        id.resolve_addr(&peer, RESOLVE_MS)
+            .map_err(|e| verbs_err("rdma_resolve_addr", e))?;
+        let cn = st.next_conn;
+        st.next_conn += 1;
+        st.by_id.insert(id.addr(), cn);
+        st.conns.insert(
+            cn,
+            Conn {
+                id,
+                rx: None,
+                phase: Phase::Resolving,
+                peer,
+                queue: VecDeque::new(),
+                next_seq: 0,
+                inline: 0,
+                src: None,
+            },
+        );
+        st.pending += 1;
+        st.tx_conn.insert(peer, cn);
+        Ok(cn)
+    }
+
+    /// A peer's connection request: accepted when its private data names
+    /// a listening address on the host the request came from.
+    fn on_request(&self, st: &mut State, mut id: Id, data: &[u8]) {
+        let from = id.peer_addr();
+        let peer = wire::parse_hello(data).filter(|p| from.is_some_and(|f| f.ip() == p.ip()));
+        let Some(peer) = peer else {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "connection request from {from:?} refused: its data names no listening address of its host"
+            );
+            let _ = id.reject(&[]);
+            return;
+        };
+        if st.conns.len() >= MAX_CONNS {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_CTRL,
+                "connection request from {peer} refused: {MAX_CONNS} connections already"
+            );
+            let _ = id.reject(&[]);
+            return;
+        }
+        let cn = st.next_conn;
+        let (rx, inline) = match self.setup_qp(&mut id, cn) {
+            Ok(r) => r,
+            Err(e) => {
+                verbs_err("accepting a connection", e);
+                let _ = id.reject(&[]);
+                return;
+            }
+        };
+        if let Err(e) = id.accept(&[]) {
+            verbs_err("rdma_accept", e);
+            return;
+        }
+        st.next_conn += 1;
+        st.by_id.insert(id.addr(), cn);
+        st.conns.insert(
+            cn,
+            Conn {
+                id,
+                rx: Some(rx),
+                phase: Phase::Accepting,
+                peer,
+                queue: VecDeque::new(),
+                next_seq: 0,
+                inline,
+                src: None,
+            },
+        );
+        st.pending += 1;
+        // Our sends to that peer may use it (unless we connected first).
+        st.tx_conn.entry(peer).or_insert(cn);
+    }
+
+    /// One CM event on the endpoint's channel.
+    fn on_cm(&self, st: &mut State, ev: Event) {
+        if ev.kind == RDMA_CM_EVENT_CONNECT_REQUEST {
+            if let Some(id) = ev.request {
+                self.on_request(st, id, &ev.data);
+            }
+            return;
+        }
+        let Some(&cn) = st.by_id.get(&ev.id) else {
+            return;
+        };
+        let refused = |err, what| Failure {
+            prov_errno: ev.status,
+            prov_errno_kind: "rdma-cm status",
+            ..Failure::cause(err, what)
+        };
+        match ev.kind {
+            RDMA_CM_EVENT_ADDR_RESOLVED => {
+                let Some(c) = st.conns.get_mut(&cn) else {
+                    return;
+                };
+                match c.id.resolve_route(RESOLVE_MS) {
+                    Ok(()) => c.phase = Phase::Routing,
+                    Err(e) => {
+                        verbs_err("rdma_resolve_route", e);
+                        self.conn_failed(st, cn, refused(FI_EHOSTUNREACH, "no route to the peer"));
+                    }
+                }
+            }
+            RDMA_CM_EVENT_ROUTE_RESOLVED => {
+                let hello = Self::addr(st).map(|a| wire::hello(&a)).unwrap_or_default();
+                let Some(c) = st.conns.get_mut(&cn) else {
+                    return;
+                };
+                let r = self.setup_qp(&mut c.id, cn).and_then(|(rx, inline)| {
+                    c.rx = Some(rx);
+                    c.inline = inline;
+                    c.id.connect(&hello)
+                });
+                match r {
+                    Ok(()) => c.phase = Phase::Connecting,
+                    Err(e) => {
+                        verbs_err("connecting", e);
+                        self.conn_failed(
+                            st,
+                            cn,
+                            refused(FI_EIO, "could not set up the connection"),
+                        );
+                    }
+                }
+            }
+            RDMA_CM_EVENT_ESTABLISHED => {
+                let Some(c) = st.conns.get_mut(&cn) else {
+                    return;
+                };
+                if c.phase != Phase::Up {
+                    c.phase = Phase::Up;
+                    st.pending -= 1;
+                    Self::pump(st, cn);
+                    self.after_pump(st);
+                }
+            }
+            RDMA_CM_EVENT_REJECTED => {
+                self.conn_failed(st, cn, refused(FI_ECONNREFUSED, "connection rejected"))
+            }
+            RDMA_CM_EVENT_ADDR_ERROR
+            | RDMA_CM_EVENT_ROUTE_ERROR
+            | RDMA_CM_EVENT_UNREACHABLE
+            | RDMA_CM_EVENT_CONNECT_ERROR => {
+                self.conn_failed(st, cn, refused(FI_EHOSTUNREACH, "peer unreachable"))
+            }
+            RDMA_CM_EVENT_DISCONNECTED | RDMA_CM_EVENT_DEVICE_REMOVAL => {
+                // What the peer sent before it left is in our CQ: take it
+                // before the queue pair goes.
+                self.poll_cq(st);
+                self.conn_failed(
+                    st,
+                    cn,
+                    Failure::cause(FI_ECONNRESET, "peer closed the connection"),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// Connection `cn` is gone: its queued and in-flight sends fail, the
+    /// messages it was bringing in fail their receives, its next send to
+    /// that peer connects anew.
+    fn conn_failed(&self, st: &mut State, cn: u32, mut f: Failure) {
+        let Some(mut c) = st.conns.remove(&cn) else {
+            return;
+        };
+        f.peer = Some(c.peer);
+        if f.err != FI_ECONNRESET {
+            oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_EP_DATA, "{}", f.describe());
+        }
+        st.by_id.remove(&c.id.addr());
+        if c.phase != Phase::Up {
+            st.pending -= 1;
+        }
+        if st.tx_conn.get(&c.peer) == Some(&cn) {
+            st.tx_conn.remove(&c.peer);
+        }
+        if c.phase == Phase::Up {
+            let _ = c.id.disconnect();
+        }
+        st.queued -= c.queue.len();
+        let mut hit: Vec<u64> = c.queue.drain(..).map(|o| o.id).collect();
+        let dead: Vec<u64> = st
+            .wrs
+            .iter()
+            .filter(|(_, w)| w.conn == cn)
+            .map(|(k, _)| *k)
+            .collect();
+        for wr in dead {
+            if let Some(w) = st.wrs.remove(&wr) {
+                st.tx_free.push(w.slot);
+                if let Some(s) = st.sends.get_mut(&w.send) {
+                    s.pieces -= 1;
+                }
+                hit.push(w.send);
+            }
+        }
+        for id in hit {
+            if let Some(s) = st.sends.get_mut(&id) {
+                if !s.failed {
+                    s.failed = true;
+                    st.core.sinks.tx_err(&s.tx, f);
+                }
+            }
+            Self::settle(st, id);
+        }
+        let State {
+            partial, rxq, core, ..
+        } = st;
+        partial.drop_where(rxq, |k| k.0 == cn, f, &core.sinks);
+        drop(c);
+        self.after_pump(st);
+    }
+
+    /// Reports send `id` once nothing of it is in flight any more.
+    fn settle(st: &mut State, id: u64) {
+        let Some(s) = st.sends.get(&id) else { return };
+        if s.pieces > 0 || !(s.handed || s.failed) {
+            return;
+        }
+        if let Some(s) = st.sends.remove(&id) {
+            if !s.failed {
+                st.core.sinks.tx_done(&s.tx);
+            }
+        }
+    }
+
+    /// Posts what connection `cn` has queued while transmit slots last.
+    fn pump(st: &mut State, cn: u32) {
+        let State {
+            conns,
+            txbuf,
+            tx_free,
+            wrs,
+            next_wr,
+            sends,
+            queued,
+            ..
+        } = st;
+        let Some(c) = conns.get_mut(&cn) else { return };
+        if c.phase != Phase::Up {
+            return;
+        }
+        while let Some(o) = c.queue.front_mut() {
+            let Some(slot) = tx_free.pop() else { return };
+            let n = PIECE.min(o.len - o.off);
+            let (op, len) = match (o.off, o.len <= PIECE) {
+                (0, true) => (wire::Op::Eager, n),
+                (0, false) => (wire::Op::First, o.len),
+                _ => (wire::Op::More, n),
+            };
+            let h = Header {
+                op,
+                seq: o.seq,
+                tag: o.tag,
+                data: o.data,
+                len: len as u64,
+            };
+            let b = txbuf.buf(slot * SLOT, HDR + n);
+            b.write_at(0, &h.encode());
+            gather(&o.body, o.off, n, b.slice(HDR, n));
+            let wr = *next_wr;
+            *next_wr += 1;
+            let inline = HDR + n <= c.inline;
+            match c
+                .id
+                .post_send(wr, Op::Send(None), &[b], &[txbuf.lkey()], inline)
+            {
+                Ok(()) => {
+                    wrs.insert(
+                        wr,
+                        TxWr {
+                            slot,
+                            send: o.id,
+                            conn: cn,
+                        },
+                    );
+                    o.off += n;
+                    let id = o.id;
+                    let done = o.off >= o.len;
+                    if let Some(s) = sends.get_mut(&id) {
+                        s.pieces += 1;
+                        s.handed = done;
+                    }
+                    if done {
+                        c.queue.pop_front();
+                        *queued -= 1;
+                    }
+                }
+                Err(e) => {
+                    tx_free.push(slot);
+                    verbs_err("ibv_post_send", e);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// After slots were freed: the other connections' queues move on.
+    fn after_pump(&self, st: &mut State) {
+        if st.queued == 0 || st.tx_free.is_empty() {
+            return;
+        }
+        let ready: Vec<u32> = st
+            .conns
+            .iter()
+            .filter(|(_, c)| c.phase == Phase::Up && !c.queue.is_empty())
+            .map(|(k, _)| *k)
+            .collect();
+        for cn in ready {
+            Self::pump(st, cn);
+        }
+    }
+
+    /// The application's name for the peer of connection `cn`.
+    fn source_of(st: &mut State, cn: u32) -> fi_addr_t {
+        let Some(av) = st.core.av.as_ref() else {
+            return FI_ADDR_NOTAVAIL;
+        };
+        let g = av.generation();
+        let Some(c) = st.conns.get_mut(&cn) else {
+            return FI_ADDR_NOTAVAIL;
+        };
+        match c.src {
+            Some((cg, s)) if cg == g => s,
+            _ => {
+                let s = av.reverse(&c.peer);
+                c.src = Some((g, s));
+                s
+            }
+        }
+    }
+
+    /// A peer sent what the protocol does not allow: its connection is
+    /// closed.
+    fn refuse(&self, st: &mut State, cn: u32, why: &str) {
+        let peer = st.conns.get(&cn).map(|c| c.peer);
+        oxifabric::prov_log!(
+            NAME,
+            FI_LOG_WARN,
+            FI_LOG_EP_DATA,
+            "peer {peer:?} sent {why}: closing its connection"
+        );
+        self.conn_failed(
+            st,
+            cn,
+            Failure::cause(FI_EPROTO, "the peer broke the protocol"),
+        );
+    }
+
+    /// A receive slot completed.
+    fn on_recv(&self, st: &mut State, wc: &ibv_wc) {
+        let cn = ((wc.wr_id & !RX_BIT) >> 16) as u32;
+        let slot = (wc.wr_id & 0xffff) as usize;
+        let Some(c) = st.conns.get(&cn) else { return };
+        let Some(rx) = c.rx.as_ref() else { return };
+        if wc.status != IBV_WC_SUCCESS {
+            if wc.status != IBV_WC_WR_FLUSH_ERR {
+                let f = wc_failure(wc.status, Some(c.peer), "receive");
+                self.conn_failed(st, cn, f);
+            }
+            return;
+        }
+        let whole = rx.buf(slot * SLOT, SLOT);
+        let lkey = rx.lkey();
+        let piece = whole.slice(0, wc.byte_len as usize);
+        let (h, body) = match Header::decode(piece.as_slice()) {
+            Ok(x) => x,
+            Err(why) => return self.refuse(st, cn, why),
+        };
+        if h.op == wire::Op::First && h.len > self.info.ep.max_msg_size as u64 {
+            return self.refuse(st, cn, "a message longer than max_msg_size");
+        }
+        let msg = MsgInfo {
+            src: Self::source_of(st, cn),
+            tag: h.tag,
+            data: h.data,
+        };
+        let State {
+            rxq, partial, core, ..
+        } = &mut *st;
+        let key = (cn, h.seq);
+        let bad = match h.op {
+            wire::Op::Eager => {
+                rxq.deliver(msg, body, &core.sinks);
+                None
+            }
+            wire::Op::First if partial.contains(&key) => Some("a message number in use"),
+            wire::Op::First => {
+                partial.start(rxq, key, msg, h.len as usize);
+                partial
+                    .append(key, body, &core.sinks)
+                    .err()
+                    .map(|_| "a first piece past its length")
+            }
+            wire::Op::More => partial
+                .append(key, body, &core.sinks)
+                .err()
+                .map(|_| "a piece of no message, or past its length"),
+        };
+        if let Some(why) = bad {
+            return self.refuse(st, cn, why);
+        }
+        let Some(c) = st.conns.get(&cn) else { return };
+        if let Err(e) = c.id.post_recv(wc.wr_id, &[whole], &[lkey]) {
+            verbs_err("ibv_post_recv", e);
+            self.conn_failed(
+                st,
+                cn,
+                Failure::cause(FI_EIO, "could not repost a receive buffer"),
+            );
+        }
+    }
+
+    /// A piece left (or failed).
+    fn on_sent(&self, st: &mut State, wc: &ibv_wc) {
+        let Some(w) = st.wrs.remove(&wc.wr_id) else {
+            return;
+        };
+        st.tx_free.push(w.slot);
+        if let Some(s) = st.sends.get_mut(&w.send) {
+            s.pieces -= 1;
+        }
+        if wc.status != IBV_WC_SUCCESS {
+            let peer = st.conns.get(&w.conn).map(|c| c.peer);
+            let f = wc_failure(wc.status, peer, "send");
+            if let Some(s) = st.sends.get_mut(&w.send) {
+                if !s.failed {
+                    s.failed = true;
+                    st.core.sinks.tx_err(&s.tx, f);
+                }
+            }
+            Self::settle(st, w.send);
+            self.conn_failed(st, w.conn, f);
+            return;
+        }
+        Self::settle(st, w.send);
+    }
+
+    fn poll_cq(&self, st: &mut State) {
+        let mut wc = [ibv_wc::default(); 16];
+        loop {
+            let n = match self.cq.poll(&mut wc) {
+                Ok(n) => n,
+                Err(e) => {
+                    oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_CQ, "{e}");
+                    0
+                }
+            };
+            for w in &wc[..n] {
+                if w.wr_id & RX_BIT != 0 {
+                    self.on_recv(st, w);
+                } else {
+                    self.on_sent(st, w);
+                }
+            }
+            if n < wc.len() {
+                break;
+            }
+        }
+        self.after_pump(st);
+    }
+
+    fn progress_locked(&self, st: &mut State) {
+        if !st.core.enabled {
+            return;
+        }
+        if self.waits.due(&mut st.polls, st.pending > 0) {
+            while let Some(ev) = self.chan.next() {
+                self.on_cm(st, ev);
+            }
+            // Re-armed before the poll below, so a completion after that
+            // poll makes the descriptor readable again.
+            if self.cq.take_events() {
+                let _ = self.cq.arm();
+            }
+        }
+        self.poll_cq(st);
+    }
+}
+
+/// The work request id of receive slot `slot` of connection `cn`.
+fn rx_wr(cn: u32, slot: usize) -> u64 {
+    RX_BIT | u64::from(cn) << 16 | slot as u64
+}
+
+impl Progress for RdmEp {
+    fn progress(&self) {
+        if let Ok(mut st) = self.st.try_lock() {
+            self.progress_locked(&mut st);
+        }
+    }
+
+    fn wait_fd(&self) -> Option<RawFd> {
+        Some(self.waits.wanted())
+    }
+
+    fn pin_watch(&self) {
+        self.waits.pin();
+    }
+
+    fn progress_settled(&self) {
+        self.waits.wanted();
+        let mut st = self.lock();
+        self.progress_locked(&mut st);
+    }
+}
+
+impl EndpointOps for RdmEp {
+    fn bind(&self, b: Binding) -> Result<()> {
+        if matches!(b, Binding::Srx(_)) {
+            return Err(Error::NoSys);
+        }
+        self.lock().core.bind(b, self.me.clone())
+    }
+
+    fn enable(&self) -> Result<()> {
+        let mut st = self.lock();
+        if !st.core.start_enable(ep_core::BOTH)? {
+            return Ok(());
+        }
+        let id = st.listen.as_ref().ok_or(Error::OpBadState)?;
+        id.listen(1024).map_err(|e| verbs_err("rdma_listen", e))?;
+        st.core.finish_enable(ep_core::BOTH);
+        Ok(())
+    }
+
+    fn close(&self) {
+        let mut st = self.lock();
+        for c in st.conns.values() {
+            if c.phase == Phase::Up {
+                let _ = c.id.disconnect();
+            }
+        }
+        // Queue pairs go before the completion queue (ours, dropped with
+        // the endpoint) and their buffers (Conn's field order).
+        st.conns.clear();
+        st.by_id.clear();
+        st.listen = None;
+        st.wrs.clear();
+        st.sends.clear();
+        st.core.unbind_all(self.me.clone());
+    }
+
+    fn cancel(&self, context: usize) -> Result<()> {
+        let mut g = self.lock();
+        let st = &mut *g;
+        st.rxq.cancel(context, &st.core.sinks)
+    }
+
+    fn getopt(&self, level: c_int, name: c_int) -> Result<OptValue> {
+        self.lock().rxq.getopt(level, name)
+    }
+
+    fn setopt(&self, level: c_int, name: c_int, v: OptValue) -> Result<()> {
+        self.lock().rxq.setopt(level, name, v)
+    }
+
+    fn getname(&self) -> Result<Vec<u8>> {
+        let st = self.lock();
+        Self::addr(&st)
+            .map(|a| addr::to_sockaddr(&a))
+            .ok_or(Error::OpBadState)
+    }
+
+    fn recv(&self, op: &RecvOp<'_>) -> Result<()> {
+        rxq::check_recv(op, self.info.caps)?;
+        let mut g = self.lock();
+        let st = &mut *g;
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if !st
+            .rxq
+            .recv_room(op, self.info.rx.size.max(1), &st.core.sinks)
+        {
+            return Err(Error::Again);
+        }
+        if op.flags & FI_PEEK != 0 {
+            self.progress_locked(st);
+        }
+        let op = &rxq::as_posted(op, self.info.caps);
+        let State {
+            rxq, partial, core, ..
+        } = st;
+        for m in rxq.post(op, &core.sinks) {
+            partial.matched(m, &core.sinks);
+        }
+        Ok(())
+    }
+
+    fn send(&self, op: &SendOp<'_>) -> Result<()> {
+        if op.tag.is_some() && self.info.caps & FI_TAGGED == 0 {
+            return Err(Error::NoSys);
+        }
+        let len = iov_len(op.iov);
+        if len > self.info.ep.max_msg_size {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "send of {len} bytes, max_msg_size is {}",
+                self.info.ep.max_msg_size
+            );
+            return Err(Error::MsgSize);
+        }
+        let inject = op.flags & FI_INJECT != 0 || op.internal & internal::NO_COMPLETION != 0;
+        if inject && len > self.info.tx.inject_size {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "inject of {len} bytes, inject_size is {}",
+                self.info.tx.inject_size
+            );
+            return Err(Error::MsgSize);
+        }
+        let body = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
+        let tx = TxCtx::of(op);
+        let mut g = self.lock();
+        let st = &mut *g;
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.sends.len() >= self.info.tx.size.max(1) || !st.core.sinks.tx_room(&tx) {
+            self.progress_locked(st);
+            return Err(Error::Again);
+        }
+        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
+        let Some(peer) = av.sockaddr(op.dest) else {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "send to {:#x}: not an address of the AV",
+                op.dest
+            );
+            return Err(Error::Inval);
+        };
+        let cn = match st.tx_conn.get(&peer) {
+            Some(&cn) => cn,
+            None => self.connect_to(st, peer)?,
+        };
+        let id = st.next_send;
+        st.next_send += 1;
+        let Some(c) = st.conns.get_mut(&cn) else {
+            return Err(Error::OpBadState);
+        };
+        let seq = c.next_seq;
+        c.next_seq = c.next_seq.wrapping_add(1);
+        c.queue.push_back(Outgoing {
+            id,
+            seq,
+            tag: op.tag,
+            data: op.data,
+            body: Body::App(body),
+            len,
+            off: 0,
+        });
+        st.queued += 1;
+        st.sends.insert(
+            id,
+            Sending {
+                tx,
+                pieces: 0,
+                handed: false,
+                failed: false,
+            },
+        );
+        Self::pump(st, cn);
+        if inject {
+            // The caller's buffer is its own again on return: what has not
+            // left yet is copied.
+            if let Some(o) = st
+                .conns
+                .get_mut(&cn)
+                .and_then(|c| c.queue.iter_mut().find(|o| o.id == id))
+            {
+                let mut v = vec![0u8; len];
+                let mut at = 0;
+                for b in op.iov {
+                    v[at..at + b.len()].copy_from_slice(b.as_slice());
+                    at += b.len();
+                }
+                o.body = Body::Copy(v);
+            }
+        }
+        Ok(())
+    }
+
+    fn rx_size_left(&self) -> Result<usize> {
+        Ok(self
+            .info
+            .rx
+            .size
+            .saturating_sub(self.lock().rxq.posted_count()))
+    }
+
+    fn tx_size_left(&self) -> Result<usize> {
+        Ok(self.info.tx.size.saturating_sub(self.lock().sends.len()))
+    }
+
+    fn completion_sinks(&self) -> Option<Sinks> {
+        Some(self.lock().core.sinks.clone())
+    }
+
+    fn as_progress(&self) -> Option<Weak<dyn Progress>> {
+        Some(self.me.clone())
+    }
+
+    fn set_fid(&self, fid: usize) {
+        self.lock().core.fid = fid;
+    }
+}

@@ -1,0 +1,191 @@
+//! What an RDM endpoint's peers say to it: the private data of a
+//! connection request (the requester's listening address, so `FI_SOURCE`
+//! can name it) and the header in front of every message piece.
+//! Everything here comes from a peer: it is decoded into plain values and
+//! checked before anything else looks at it.
+
+use oxifabric::addr;
+use std::net::SocketAddr;
+
+/// Version of the header and of the connection request's data.
+pub const VERSION: u8 = 1;
+
+/// Bytes of the header in front of every piece.
+pub const HDR: usize = 32;
+
+/// The first bytes of a connection request's private data.
+const HELLO_MAGIC: [u8; 2] = *b"oR";
+
+/// What a piece is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// A whole message (`len`: its length, the piece's body).
+    Eager = 1,
+    /// The first piece of a longer message (`len`: the message's length;
+    /// more pieces of it follow on the same connection).
+    First = 2,
+    /// A further piece (`len`: this piece's body).
+    More = 3,
+}
+
+const HAS_TAG: u8 = 1;
+const HAS_DATA: u8 = 2;
+
+/// A piece's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub op: Op,
+    /// The sender's number for the message on this connection.
+    pub seq: u32,
+    pub tag: Option<u64>,
+    pub data: Option<u64>,
+    pub len: u64,
+}
+
+impl Header {
+    /// The header's bytes (little-endian):
+    /// version, op, flags, 0, seq (u32), tag, data, len (u64 each).
+    pub fn encode(&self) -> [u8; HDR] {
+        let mut b = [0u8; HDR];
+        b[0] = VERSION;
+        b[1] = self.op as u8;
+        b[2] = if self.tag.is_some() { HAS_TAG } else { 0 }
+            | if self.data.is_some() { HAS_DATA } else { 0 };
+        b[4..8].copy_from_slice(&self.seq.to_le_bytes());
+        b[8..16].copy_from_slice(&self.tag.unwrap_or(0).to_le_bytes());
+        b[16..24].copy_from_slice(&self.data.unwrap_or(0).to_le_bytes());
+        b[24..32].copy_from_slice(&self.len.to_le_bytes());
+        b
+    }
+
+    /// A received piece's header and body, or why it is refused.
+    pub fn decode(piece: &[u8]) -> Result<(Header, &[u8]), &'static str> {
+        let (h, body) = piece
+            .split_first_chunk::<HDR>()
+            .ok_or("a piece shorter than its header")?;
+        if h[0] != VERSION {
+            return Err("a header of another version");
+        }
+        let op = match h[1] {
+            1 => Op::Eager,
+            2 => Op::First,
+            3 => Op::More,
+            _ => return Err("an unknown operation"),
+        };
+        if h[2] & !(HAS_TAG | HAS_DATA) != 0 || h[3] != 0 {
+            return Err("unknown header flags");
+        }
+        let u64_at = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&h[i..i + 8]);
+            u64::from_le_bytes(w)
+        };
+        let mut seq = [0u8; 4];
+        seq.copy_from_slice(&h[4..8]);
+        let hdr = Header {
+            op,
+            seq: u32::from_le_bytes(seq),
+            tag: (h[2] & HAS_TAG != 0).then(|| u64_at(8)),
+            data: (h[2] & HAS_DATA != 0).then(|| u64_at(16)),
+            len: u64_at(24),
+        };
+        let body_len = body.len() as u64;
+        let fits = match op {
+            Op::Eager | Op::More => hdr.len == body_len,
+            Op::First => hdr.len > body_len,
+        };
+        if !fits {
+            return Err("a length that does not match the piece");
+        }
+        Ok((hdr, body))
+    }
+}
+
+/// A connection request's private data: who is asking, by the address
+/// it listens at (what its `fi_getname` gives).
+pub fn hello(listen: &SocketAddr) -> Vec<u8> {
+    let a = addr::to_sockaddr(listen);
+    let mut v = Vec::with_capacity(4 + a.len());
+    v.extend_from_slice(&HELLO_MAGIC);
+    v.push(VERSION);
+    v.push(a.len() as u8);
+    v.extend_from_slice(&a);
+    v
+}
+
+/// The listening address in a request's private data (rdma-cm pads it
+/// with zeros), or None when it is not ours or does not add up.
+pub fn parse_hello(data: &[u8]) -> Option<SocketAddr> {
+    let (head, rest) = data.split_first_chunk::<4>()?;
+    if head[..2] != HELLO_MAGIC || head[2] != VERSION {
+        return None;
+    }
+    let a = rest.get(..usize::from(head[3]))?;
+    addr::sockaddr_from_bytes(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_round_trip_and_lengths_are_checked() {
+        let h = Header {
+            op: Op::Eager,
+            seq: 7,
+            tag: Some(0x1234),
+            data: None,
+            len: 3,
+        };
+        let mut piece = h.encode().to_vec();
+        piece.extend_from_slice(b"abc");
+        assert_eq!(Header::decode(&piece), Ok((h, &b"abc"[..])));
+        piece.push(0);
+        assert!(Header::decode(&piece).is_err(), "a body past its length");
+        let first = Header {
+            op: Op::First,
+            len: 3,
+            ..h
+        };
+        let mut p = first.encode().to_vec();
+        p.extend_from_slice(b"abc");
+        assert!(Header::decode(&p).is_err(), "a first piece holding it all");
+        let mut p = first.encode().to_vec();
+        p.extend_from_slice(b"ab");
+        assert_eq!(Header::decode(&p).map(|x| x.1), Ok(&b"ab"[..]));
+    }
+
+    #[test]
+    fn forged_headers_are_refused() {
+        let h = Header {
+            op: Op::More,
+            seq: 0,
+            tag: None,
+            data: Some(9),
+            len: 0,
+        }
+        .encode();
+        assert!(Header::decode(&h[..HDR - 1]).is_err(), "short");
+        for (i, v) in [(0, 9u8), (1, 0), (1, 4), (2, 4), (3, 1)] {
+            let mut b = h;
+            b[i] = v;
+            assert!(Header::decode(&b).is_err(), "byte {i} = {v}");
+        }
+        assert!(Header::decode(&h).is_ok());
+    }
+
+    #[test]
+    fn hello_carries_the_listening_address() {
+        for a in ["10.77.0.1:4000", "[fd77::1]:5"] {
+            let a: SocketAddr = a.parse().unwrap();
+            let mut d = hello(&a);
+            d.resize(56, 0);
+            assert_eq!(parse_hello(&d), Some(a));
+        }
+        assert_eq!(parse_hello(b"xR\x01\x10"), None);
+        let mut d = hello(&"10.0.0.1:1".parse().unwrap());
+        d[3] = 200;
+        assert_eq!(parse_hello(&d), None, "a length past the data");
+        assert_eq!(parse_hello(&[]), None);
+    }
+}
