@@ -320,6 +320,21 @@ impl<K> PathState<K> {
 }
 
 impl<K: Token> Side<'_, K> {
+    /// Fails send `id` with `f` (its error completion), once: false when
+    /// it is not in flight or has failed already.
+    fn fail(&mut self, id: u64, f: Failure) -> bool {
+        let Some(s) = self.p.inflight.get_mut(&id) else {
+            return false;
+        };
+        if s.failed {
+            return false;
+        }
+        s.failed = true;
+        let tx = s.tx;
+        self.core.sinks.tx_err(&tx, f);
+        true
+    }
+
     /// Transmit operations under way: sends and one-sided operations
     /// share the transmit queue's size.
     fn tx_used(&self) -> usize {
@@ -454,12 +469,7 @@ impl<K: Token> Side<'_, K> {
         };
         f.queued = f.queued.saturating_sub(1);
         if let Some((to, e)) = failure {
-            if !f.failed {
-                f.failed = true;
-                let tx = f.tx;
-                self.core
-                    .sinks
-                    .tx_err(&tx, failed_send(self.p.label(to), e));
+            if self.fail(id, failed_send(self.p.label(to), e)) {
                 // What is left of it will not go either.
                 self.drop_outgoing(id);
             }
@@ -504,13 +514,7 @@ impl<K: Token> Side<'_, K> {
         if let Some(q) = self.p.out.remove(&addr) {
             self.p.out_count -= q.len();
             for o in q {
-                if let Some(f) = self.p.inflight.get_mut(&o.id) {
-                    if !f.failed {
-                        f.failed = true;
-                        let tx = f.tx;
-                        self.core.sinks.tx_err(&tx, gone(self.p.label(addr)));
-                    }
-                }
+                self.fail(o.id, gone(self.p.label(addr)));
                 self.settle(o.id);
             }
         }
@@ -522,11 +526,7 @@ impl<K: Token> Side<'_, K> {
             .map(|(id, _)| *id)
             .collect();
         for id in waiting {
-            if let Some(f) = self.p.inflight.get_mut(&id) {
-                f.failed = true;
-                let tx = f.tx;
-                self.core.sinks.tx_err(&tx, gone(self.p.label(addr)));
-            }
+            self.fail(id, gone(self.p.label(addr)));
             self.settle(id);
         }
         self.p.rndv_in.retain(|k, _| k.0 != addr);
@@ -685,16 +685,12 @@ impl<K: Token> Side<'_, K> {
                 return;
             }
             (e, _) => {
-                f.failed = true;
-                let tx = f.tx;
                 let err = c_int::try_from(e).unwrap_or(FI_EIO);
-                self.core.sinks.tx_err(
-                    &tx,
-                    Failure {
-                        peer_name: Some(self.p.label(from)),
-                        ..Failure::cause(err, "the receiver could not take the message")
-                    },
-                );
+                let f = Failure {
+                    peer_name: Some(self.p.label(from)),
+                    ..Failure::cause(err, "the receiver could not take the message")
+                };
+                self.fail(id, f);
             }
         }
         self.settle(id);
@@ -863,15 +859,7 @@ impl<K: Token> Side<'_, K> {
                     }
                     Err(Error::Again) => break,
                     Err(e) => {
-                        if let Some(f) = self.p.inflight.get_mut(&id) {
-                            if !f.failed {
-                                f.failed = true;
-                                let tx = f.tx;
-                                self.core
-                                    .sinks
-                                    .tx_err(&tx, failed_send(self.p.label(to), e));
-                            }
-                        }
+                        self.fail(id, failed_send(self.p.label(to), e));
                         true
                     }
                 };

@@ -598,17 +598,20 @@ impl Transport {
                 let h = entry.claimers.iter().filter_map(|c| claimers.get(c));
                 h.map(|k| k.heard).max().unwrap_or(0)
             };
-            if now != self.send_looked && now.saturating_sub(heard()) > HEARD_MS {
-                self.send_looked = now;
-                if links
+            // Once per tick at most, whichever peer the tick's first send
+            // goes to (the periodic look covers the others).
+            let due = now != self.send_looked;
+            self.send_looked = now;
+            let gone = || {
+                links
                     .iter()
                     .any(|p| p.wait_gone(Duration::ZERO).unwrap_or(false))
-                {
-                    // Reported by the next progress (PeerGone).
-                    self.next_liveness = Instant::now();
-                    self.look_now = true;
-                    return Err(Error::Other(FI_ECONNRESET));
-                }
+            };
+            if due && now.saturating_sub(heard()) > HEARD_MS && gone() {
+                // Reported by the next progress (PeerGone).
+                self.next_liveness = Instant::now();
+                self.look_now = true;
+                return Err(Error::Other(FI_ECONNRESET));
             }
         }
         match &entry.state {

@@ -213,30 +213,13 @@ impl SockEp {
         Some(f(&mut l.path, &mut h))
     }
 
-    /// A send to the same-host peer `to`.
-    pub(super) fn local_send(
-        &self,
+    /// An operation (`Path::send`, `rma`, `atomic`) to a same-host peer
+    /// `local_dest` named.
+    pub(super) fn on_local(
         st: &mut EpState,
-        op: &SendOp<'_>,
-        len: usize,
-        to: Addr,
+        f: impl FnOnce(&mut Path<Token>, &mut Host<'_, Token>) -> Result<()>,
     ) -> Result<()> {
-        Self::with_local(st, |p, h| p.send(h, op, len, to)).unwrap_or(Err(Error::OpBadState))
-    }
-
-    /// An RMA operation on the same-host peer `to`.
-    pub(super) fn local_rma(&self, st: &mut EpState, op: &RmaOp<'_>, to: Addr) -> Result<()> {
-        Self::with_local(st, |p, h| p.rma(h, op, to)).unwrap_or(Err(Error::OpBadState))
-    }
-
-    /// An atomic operation on the same-host peer `to`.
-    pub(super) fn local_atomic(
-        &self,
-        st: &mut EpState,
-        op: &AtomicReq<'_>,
-        to: Addr,
-    ) -> Result<()> {
-        Self::with_local(st, |p, h| p.atomic(h, op, to)).unwrap_or(Err(Error::OpBadState))
+        Self::with_local(st, f).unwrap_or(Err(Error::OpBadState))
     }
 
     /// A receive matched a same-host message the queue held.
@@ -269,7 +252,9 @@ impl SockEp {
     /// (see `oxifabric_shm::path::Quick`): no connection, nothing queued
     /// or in flight on TCP, and the path quiet.
     pub(super) fn quiet(st: &EpState) -> bool {
-        st.solo.is_none()
+        // An endpoint without the path never skips: nothing to work out.
+        st.local_path.as_ref().is_some_and(|l| l.path.quiet())
+            && st.solo.is_none()
             && st.tx_queued == 0
             && st.dirty.is_empty()
             && st.rma_ops.is_empty()
@@ -277,7 +262,6 @@ impl SockEp {
             && st.rndv_tx.is_empty()
             && st.next_retry.is_none()
             && !(st.over_limit || st.slot_waiting || st.accept_paused)
-            && st.local_path.as_ref().is_some_and(|l| l.path.quiet())
     }
 
     /// Transmit operations the path holds.

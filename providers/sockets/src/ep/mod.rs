@@ -1208,7 +1208,7 @@ impl EndpointOps for SockEp {
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
         if let Some(to) = self.local_dest(st, op.dest) {
-            return self.local_send(st, op, len, to);
+            return Self::on_local(st, |p, h| p.send(h, op, len, to));
         }
         st.tcp_data += 1;
         let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0

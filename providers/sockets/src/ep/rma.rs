@@ -83,7 +83,7 @@ impl SockEp {
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
         if let Some(to) = self.local_dest(st, op.dest) {
-            return self.local_rma(st, op, to);
+            return Self::on_local(st, |p, h| p.rma(h, op, to));
         }
         st.tcp_data += 1;
         if op.write && inject {
@@ -133,7 +133,7 @@ impl SockEp {
             let st = &mut *guard;
             if let Some(to) = self.local_dest(st, op.dest) {
                 self.tx_admit(st, &TxCtx::of_atomic(op))?;
-                return self.local_atomic(st, op, to);
+                return Self::on_local(st, |p, h| p.atomic(h, op, to));
             }
         }
         let one_sided::AtomicArgs {
