@@ -115,6 +115,37 @@ impl IoBuf {
     }
 }
 
+/// The bytes an operation's buffers held when it was posted, for a
+/// provider that posts the operation later although the application may
+/// reuse its buffers at once (`FI_INJECT`, an atomic's operands): one copy
+/// per piece, so the pieces keep their lengths.
+#[derive(Debug, Default)]
+pub struct CopiedIov(Vec<Vec<u8>>);
+
+impl CopiedIov {
+    /// Copies `iov`.
+    pub fn of(iov: &[IoBuf]) -> CopiedIov {
+        CopiedIov(iov.iter().map(|b| b.as_slice().to_vec()).collect())
+    }
+
+    /// The copies as buffers, for an operation posted from a struct that
+    /// owns this copy too (`service::op_copy`). They stay valid while this
+    /// lives and is not changed (a `Vec`'s bytes do not move with it); the
+    /// operation posted from them must be done with them when that call
+    /// returns (it copies its data at once, as `FI_INJECT` makes every
+    /// provider do), as the owner may drop them then.
+    pub fn bufs(&mut self) -> IoVec {
+        let mut v = IoVec::default();
+        for b in self.0.iter_mut().take(IoVec::CAP) {
+            // SAFETY: as the comment above says: the bytes live as long as
+            // `self` does, untouched, and the owner keeps them for as long
+            // as the operation uses them.
+            let _ = v.push(unsafe { IoBuf::new(b.as_mut_ptr(), b.len()) });
+        }
+        v
+    }
+}
+
 /// Total length of an iovec list.
 pub fn iov_len(iov: &[IoBuf]) -> usize {
     iov.iter().map(IoBuf::len).sum()

@@ -20,6 +20,7 @@ pub mod getwait;
 pub mod hmac;
 pub mod keyhash;
 pub mod mr;
+pub mod op_copy;
 pub mod progress;
 pub mod reassembly;
 pub mod rma;

@@ -525,6 +525,27 @@ fn peer_pidfd(sock: BorrowedFd<'_>, pid: libc::pid_t) -> Option<OwnedFd> {
     }
 }
 
+/// Whether the process `pid`, seen moments ago, has exited: no pidfd can
+/// be opened for it, or its pidfd says so (an exited process not yet
+/// reaped by its parent too). A failed handshake asks, to tell a dead
+/// peer from one that could not take us on.
+pub fn process_gone(pid: libc::pid_t) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new
+    // descriptor or -1.
+    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if r < 0 {
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    // SAFETY: a new descriptor nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(r as RawFd) };
+    let mut p = [libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    poll_until(&mut p, Instant::now()).is_ok() && p[0].revents & libc::POLLIN != 0
+}
+
 /// Bounds every later send and receive (and connect) on `sock` by the
 /// time left until `deadline` (at least 1 ms; zero would mean "forever").
 fn set_timeouts(sock: BorrowedFd<'_>, deadline: Instant) -> Result<()> {
@@ -665,6 +686,12 @@ pub struct Handshake {
 }
 
 impl Handshake {
+    /// The process at the other end (its credentials' pid), for
+    /// [`process_gone`] should the handshake fail.
+    pub fn peer_pid(&self) -> libc::pid_t {
+        self.cred.pid
+    }
+
     /// The connection, readable when the peer's hello (or its hang-up)
     /// arrives.
     pub fn fd(&self) -> BorrowedFd<'_> {

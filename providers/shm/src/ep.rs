@@ -130,6 +130,7 @@ impl ShmEp {
             inject_size: self.info.tx.inject_size,
             rma_iov_limit: self.info.tx.rma_iov_limit,
             handshake: crate::transport::Config::default().handshake_timeout,
+            fallback: false,
         }
     }
 }

@@ -136,6 +136,24 @@ pub struct Limits {
     pub rma_iov_limit: usize,
     /// How long a peer has to answer our handshake.
     pub handshake: Duration,
+    /// The owner has another way to its peers (the sockets provider's
+    /// TCP): why a first handshake failed is kept for [`Path::reached`].
+    pub fallback: bool,
+}
+
+/// How far [`Path::reach`] got with a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reached {
+    /// Its handshake finished: operations to it go by shared memory.
+    Up,
+    /// Its handshake is under way.
+    Pending,
+    /// Its handshake failed, and why, while its process lives: it could
+    /// not take us on, or did not answer in time.
+    Refused(Error),
+    /// It went (its process died, or its endpoint closed): operations to
+    /// it fail, naming it.
+    Gone,
 }
 /// Where the bytes of a send come from.
 enum Body {
@@ -239,6 +257,9 @@ struct PathState<K> {
     limits: Limits,
     /// Messages and one-sided operations posted, for the owner's logs.
     posted: u64,
+    /// `Limits::fallback`: peers whose first handshake failed, and why,
+    /// until [`Path::reached`] tells the owner.
+    unreached: HashMap<Addr, Error, KeyedU64>,
 }
 
 /// The path's methods' view: the owner's core and receive queue with our
@@ -433,6 +454,11 @@ impl<K: Token> Side<'_, K> {
             }
             Event::SendFailed { to, ctx, error } => self.cell_left(ctx, Some((to, error))),
             Event::PeerGone { addr } => self.peer_gone(addr),
+            Event::Unreached { addr, error } => {
+                if self.p.limits.fallback {
+                    self.p.unreached.insert(addr, error);
+                }
+            }
             Event::Connected { addr, name } => self.connected(addr, name),
             Event::Refused { why } => {
                 oxifabric::prov_log!(PROV, FI_LOG_WARN, FI_LOG_EP_DATA, "refused: {why}");
@@ -1092,6 +1118,8 @@ impl<K: Token> Path<K> {
             cell_size: CELL_SIZE,
             handshake_timeout: limits.handshake,
             ids_reused: naming == Naming::Sockaddr,
+            refuse_handshakes: limits.fallback
+                && std::env::var_os("OXI_SHM_REFUSE_HANDSHAKES").is_some_and(|v| v == "1"),
             ..Config::default()
         };
         let mut tp = Transport::with_id(id, cfg)?;
@@ -1119,6 +1147,7 @@ impl<K: Token> Path<K> {
                 rma: rma::Rma::new(mr),
                 limits,
                 posted: 0,
+                unreached: HashMap::default(),
             },
             armed: false,
             watched: Vec::new(),
@@ -1177,6 +1206,18 @@ impl<K: Token> Path<K> {
             self.st.names.insert(to, sa);
         }
         self.tp.reach(to)
+    }
+
+    /// How far reaching `to` got (after [`Path::reach`] said it listens).
+    pub fn reached(&mut self, to: Addr) -> Reached {
+        match self.tp.reaching(to) {
+            Some(true) => Reached::Up,
+            Some(false) => Reached::Pending,
+            None => match self.st.unreached.remove(&to) {
+                Some(e) => Reached::Refused(e),
+                None => Reached::Gone,
+            },
+        }
     }
 
     /// The peer the AV entry `dest` names (`Naming::ShmStr`).

@@ -30,7 +30,7 @@
 use crate::attach::{self, EndpointId, Grant, Handshake, Listener, Peer};
 use crate::cma::{self, RemoteIov};
 use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
-use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET};
+use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET, FI_ENOMEM};
 use oxifabric::error::{Error, Result};
 use oxifabric::ops::IoBuf;
 use oxifabric::service::keyhash::KeyedU64;
@@ -122,6 +122,12 @@ pub struct Config {
     /// (`FI_ECONNREFUSED`: the owner found the peer listening before it
     /// chose this transport, so it has gone) instead of retrying.
     pub ids_reused: bool,
+    /// Every handshake fails on our side, as when we are out of
+    /// resources (a test knob: `OXI_SHM_REFUSE_HANDSHAKES=1` for the
+    /// sockets provider's path): an incoming one once the peer has
+    /// connected (it sees the connection close), an outgoing one at once
+    /// (`reach` answers `FI_ENOMEM`).
+    pub refuse_handshakes: bool,
 }
 
 impl Default for Config {
@@ -132,6 +138,7 @@ impl Default for Config {
             handshake_timeout: Duration::from_secs(5),
             max_queued: 256,
             ids_reused: false,
+            refuse_handshakes: false,
         }
     }
 }
@@ -189,6 +196,17 @@ pub enum Event<'a> {
         /// The name its hello carried (`attach::Offer::name`: a claim,
         /// maybe empty).
         name: &'a [u8],
+    },
+    /// Our first handshake with a peer failed or timed out (it was never
+    /// up) while its process lives: it could not take us on (descriptors,
+    /// memory) or did not answer in time. An owner with another way to
+    /// the peer may take it (what was queued for it fails next, as
+    /// `SendFailed`). A peer that died says nothing of the kind.
+    Unreached {
+        /// The peer.
+        addr: Addr,
+        /// Why.
+        error: Error,
     },
     /// The peer's process exited or it closed its endpoint; reported once.
     PeerGone {
@@ -367,6 +385,17 @@ impl Transport {
         Ok(())
     }
 
+    /// How far reaching `to` got: `Some(true)` when it is up, `Some(false)`
+    /// while our handshake with it is under way, `None` when it is not a
+    /// peer (never reached, unreached, or gone).
+    pub fn reaching(&self, to: Addr) -> Option<bool> {
+        match self.peers.get(&to.0).map(|e| &e.state) {
+            Some(State::Up { .. }) => Some(true),
+            Some(State::Connecting { .. }) => Some(false),
+            Some(State::Gone) | None => None,
+        }
+    }
+
     /// Whether the endpoint `to` can be reached now: one connection
     /// attempt, without blocking. True when it listens (its handshake is
     /// then under way, and sends to it queue behind it) or is known
@@ -377,6 +406,9 @@ impl Transport {
     pub fn reach(&mut self, to: Addr) -> Result<bool> {
         if self.peers.contains_key(&to.0) {
             return Ok(true);
+        }
+        if self.cfg.refuse_handshakes {
+            return Err(Error::Other(FI_ENOMEM));
         }
         let c = self.rx.new_claimer();
         self.claimers.insert(
@@ -723,6 +755,7 @@ impl Transport {
     fn advance_handshakes(&mut self, sink: &mut impl FnMut(Event<'_>), now: Instant) {
         for p in std::mem::take(&mut self.pending) {
             let (target, claimer, deadline) = (p.target, p.claimer, p.deadline);
+            let pid = p.hs.peer_pid();
             match p.hs.try_receive() {
                 Ok(Err(hs)) if now < deadline => self.pending.push(Pending {
                     hs,
@@ -730,7 +763,7 @@ impl Transport {
                     claimer,
                     deadline,
                 }),
-                Ok(Err(_)) => self.handshake_failed(target, claimer, Error::TimedOut, sink),
+                Ok(Err(_)) => self.handshake_failed(target, claimer, Error::TimedOut, false, sink),
                 Ok(Ok((peer, grant))) => {
                     let id = peer.id();
                     let name = peer.name().to_vec();
@@ -740,10 +773,13 @@ impl Transport {
                             name: &name,
                         }),
                         Ok(false) => {}
-                        Err(e) => self.handshake_failed(target, claimer, e, sink),
+                        Err(e) => self.handshake_failed(target, claimer, e, false, sink),
                     }
                 }
-                Err(e) => self.handshake_failed(target, claimer, e, sink),
+                Err(e) => {
+                    let gone = attach::process_gone(pid);
+                    self.handshake_failed(target, claimer, e, gone, sink)
+                }
             }
         }
     }
@@ -775,6 +811,9 @@ impl Transport {
             self.peers.remove(&id);
         }
         let claimer = if target.is_none() {
+            if self.cfg.refuse_handshakes {
+                return Err(Error::Other(FI_ENOMEM));
+            }
             let c = self.rx.new_claimer();
             // Known before the peer can use it.
             self.claimers.insert(
@@ -850,12 +889,14 @@ impl Transport {
     }
 
     /// A handshake that will not finish: an outgoing one fails what was
-    /// queued for its peer (unless another connection reached it).
+    /// queued for its peer (unless another connection reached it), and
+    /// says `Unreached` first unless the peer's process is `gone`.
     fn handshake_failed(
         &mut self,
         target: Option<EndpointId>,
         claimer: u32,
         error: Error,
+        gone: bool,
         sink: &mut impl FnMut(Event<'_>),
     ) {
         let Some(id) = target else {
@@ -870,6 +911,12 @@ impl Transport {
         if let Some(e) = self.peers.get(&id) {
             if matches!(e.state, State::Connecting { .. }) {
                 if let Some(e) = self.peers.remove(&id) {
+                    if !gone {
+                        sink(Event::Unreached {
+                            addr: Addr(id),
+                            error,
+                        });
+                    }
                     fail_all(Addr(id), e.queue, error, sink);
                 }
             }
@@ -934,6 +981,13 @@ impl Transport {
         }
         for (id, error) in failed {
             if let Some(e) = self.peers.remove(&id) {
+                // Nobody listens under its id any more: it went.
+                if error != Error::Other(FI_ECONNREFUSED) {
+                    sink(Event::Unreached {
+                        addr: Addr(id),
+                        error,
+                    });
+                }
                 fail_all(Addr(id), e.queue, error, sink);
             }
         }

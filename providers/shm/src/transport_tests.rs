@@ -29,7 +29,7 @@ fn cfg(handshake: Duration) -> Config {
         cell_size: CELL,
         handshake_timeout: handshake,
         max_queued: QUEUED,
-        ids_reused: false,
+        ..Config::default()
     }
 }
 
@@ -72,8 +72,9 @@ fn pump(t: &mut Transport) -> Vec<Ev> {
             Event::SendFailed { to, ctx, error } => Ev::Failed { to, ctx, error },
             Event::PeerGone { addr } => Ev::Gone(addr),
             Event::Refused { why } => panic!("refused: {why}"),
-            // Tested on their own (`named_peers_say_who_they_are`).
-            Event::Connected { .. } => return,
+            // Tested on their own (`named_peers_say_who_they_are`,
+            // `a_refused_first_handshake_is_unreached`).
+            Event::Connected { .. } | Event::Unreached { .. } => return,
         };
         out.push(ev);
     });
@@ -815,6 +816,45 @@ fn named_peers_say_who_they_are() {
         });
     }
     assert_eq!(seen, ["connected 10.0.0.1:7000", "got"]);
+}
+
+/// A peer that cannot take us on (`Config::refuse_handshakes`: as when it is
+/// out of resources) closes our handshake: `reach` said it listens, then
+/// `reaching` says "under way", and the failure comes as `Unreached`
+/// before the queued message fails, after which it is no peer at all.
+#[test]
+fn a_refused_first_handshake_is_unreached() {
+    let mut a = Transport::new(Config::default()).unwrap();
+    let mut b = Transport::new(Config {
+        refuse_handshakes: true,
+        ..Config::default()
+    })
+    .unwrap();
+    assert_eq!(a.reach(b.addr()).ok(), Some(true));
+    assert_eq!(a.reaching(b.addr()), Some(false));
+    a.send(b.addr(), meta(0, 0), &[b"hi"], 9).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen: Vec<String> = Vec::new();
+    while Instant::now() < deadline && seen.len() < 2 {
+        b.progress(&mut |e| match e {
+            Event::Refused { why } => assert_eq!(why, "incoming handshake failed"),
+            _ => panic!("b: unexpected event"),
+        });
+        a.progress(&mut |e| match e {
+            Event::Unreached { addr, .. } => {
+                assert_eq!(addr, b.addr());
+                seen.push("unreached".into());
+            }
+            Event::SendFailed { to, ctx, .. } => {
+                assert_eq!((to, ctx), (b.addr(), 9));
+                seen.push("failed".into());
+            }
+            _ => panic!("a: unexpected event"),
+        });
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(seen, ["unreached", "failed"]);
+    assert_eq!(a.reaching(b.addr()), None);
 }
 
 /// With ids that a later endpoint may take over (`Config::ids_reused`): a

@@ -1,203 +1,19 @@
-//! Copies of deferred operations. fi_trigger(3) leaves the data buffers to
-//! the application until the operation completes, but the descriptors it
-//! passed (iovec arrays, `fi_rma_iov` lists, the message structs) are
-//! its to reuse once the call returns: they are copied here when the
-//! operation is queued, and the operation is posted from the copy.
+//! Deferred operations. fi_trigger(3) leaves the data buffers to the
+//! application until the operation completes, but the descriptors it
+//! passed (iovec arrays, `fi_rma_iov` lists, the message structs) are its
+//! to reuse once the call returns: they are copied (`service::op_copy`)
+//! when the operation is queued, and the operation is posted from the
+//! copy.
 
 use super::{add_hook, take_hook, Hook, Job};
 use crate::abi::*;
 use crate::error::Error;
-use crate::ops::{internal, AtomicReq, EndpointOps, IoVec, MemDesc, RecvOp, RmaIov, RmaOp, SendOp};
-use crate::service::atomic::AtomicKind;
+use crate::ops::{internal, EndpointOps};
 use crate::service::cntr::Counter;
 use crate::service::ep_core::{Failure, TxCtx};
+pub use crate::service::op_copy::{AtomicCopy, RecvCopy, RmaCopy, SendCopy};
 use crate::service::rxq::Posted;
 use std::sync::Arc;
-
-fn iov(v: &[crate::ops::IoBuf]) -> IoVec {
-    // The boundary has checked the count against the endpoint's limit,
-    // which is at most `IoVec::CAP`.
-    IoVec::from_slice(&v[..v.len().min(IoVec::CAP)]).unwrap_or_default()
-}
-
-/// A send, copied.
-pub struct SendCopy {
-    iov: IoVec,
-    desc: Vec<MemDesc>,
-    dest: fi_addr_t,
-    context: usize,
-    flags: u64,
-    internal: u64,
-    data: Option<u64>,
-    tag: Option<u64>,
-}
-
-impl SendCopy {
-    /// Copies `op`.
-    pub fn of(op: &SendOp<'_>) -> SendCopy {
-        SendCopy {
-            iov: iov(op.iov),
-            desc: op.desc.to_vec(),
-            dest: op.dest,
-            context: op.context,
-            flags: op.flags,
-            internal: op.internal,
-            data: op.data,
-            tag: op.tag,
-        }
-    }
-
-    fn op(&self) -> SendOp<'_> {
-        SendOp {
-            iov: &self.iov,
-            desc: &self.desc,
-            dest: self.dest,
-            context: self.context,
-            flags: self.flags,
-            internal: self.internal,
-            data: self.data,
-            tag: self.tag,
-        }
-    }
-}
-
-/// A receive, copied.
-pub struct RecvCopy {
-    iov: IoVec,
-    desc: Vec<MemDesc>,
-    src: fi_addr_t,
-    context: usize,
-    flags: u64,
-    internal: u64,
-    tag: Option<(u64, u64)>,
-}
-
-impl RecvCopy {
-    /// Copies `op`.
-    pub fn of(op: &RecvOp<'_>) -> RecvCopy {
-        RecvCopy {
-            iov: iov(op.iov),
-            desc: op.desc.to_vec(),
-            src: op.src,
-            context: op.context,
-            flags: op.flags,
-            internal: op.internal,
-            tag: op.tag,
-        }
-    }
-
-    fn op(&self) -> RecvOp<'_> {
-        RecvOp {
-            iov: &self.iov,
-            desc: &self.desc,
-            src: self.src,
-            context: self.context,
-            flags: self.flags,
-            internal: self.internal,
-            tag: self.tag,
-        }
-    }
-}
-
-/// An RMA read or write, copied.
-pub struct RmaCopy {
-    write: bool,
-    iov: IoVec,
-    desc: Vec<MemDesc>,
-    dest: fi_addr_t,
-    rma: Vec<RmaIov>,
-    context: usize,
-    flags: u64,
-    internal: u64,
-    data: Option<u64>,
-}
-
-impl RmaCopy {
-    /// Copies `op`.
-    pub fn of(op: &RmaOp<'_>) -> RmaCopy {
-        RmaCopy {
-            write: op.write,
-            iov: iov(op.iov),
-            desc: op.desc.to_vec(),
-            dest: op.dest,
-            rma: op.rma.to_vec(),
-            context: op.context,
-            flags: op.flags,
-            internal: op.internal,
-            data: op.data,
-        }
-    }
-
-    fn op(&self) -> RmaOp<'_> {
-        RmaOp {
-            write: self.write,
-            iov: &self.iov,
-            desc: &self.desc,
-            dest: self.dest,
-            rma: &self.rma,
-            context: self.context,
-            flags: self.flags,
-            internal: self.internal,
-            data: self.data,
-        }
-    }
-}
-
-/// An atomic operation, copied.
-pub struct AtomicCopy {
-    kind: AtomicKind,
-    op: fi_op,
-    datatype: fi_datatype,
-    size: usize,
-    operand: IoVec,
-    compare: IoVec,
-    result: IoVec,
-    dest: fi_addr_t,
-    rma: Vec<RmaIov>,
-    context: usize,
-    flags: u64,
-    internal: u64,
-    data: Option<u64>,
-}
-
-impl AtomicCopy {
-    /// Copies `req`.
-    pub fn of(req: &AtomicReq<'_>) -> AtomicCopy {
-        AtomicCopy {
-            kind: req.kind,
-            op: req.op,
-            datatype: req.datatype,
-            size: req.size,
-            operand: iov(req.operand),
-            compare: iov(req.compare),
-            result: iov(req.result),
-            dest: req.dest,
-            rma: req.rma.to_vec(),
-            context: req.context,
-            flags: req.flags,
-            internal: req.internal,
-            data: req.data,
-        }
-    }
-
-    fn req(&self) -> AtomicReq<'_> {
-        AtomicReq {
-            kind: self.kind,
-            op: self.op,
-            datatype: self.datatype,
-            size: self.size,
-            operand: &self.operand,
-            compare: &self.compare,
-            result: &self.result,
-            dest: self.dest,
-            rma: &self.rma,
-            context: self.context,
-            flags: self.flags,
-            internal: self.internal,
-            data: self.data,
-        }
-    }
-}
 
 /// A deferred data transfer.
 #[allow(clippy::large_enum_variant)] // always boxed, inside its job
@@ -212,10 +28,10 @@ impl Deferred {
     /// The context and engine flags the operation is posted with.
     fn slots(&mut self) -> (&mut usize, &mut u64) {
         match self {
-            Deferred::Send(o) => (&mut o.context, &mut o.internal),
-            Deferred::Recv(o) => (&mut o.context, &mut o.internal),
-            Deferred::Rma(o) => (&mut o.context, &mut o.internal),
-            Deferred::Atomic(o) => (&mut o.context, &mut o.internal),
+            Deferred::Send(o) => o.slots(),
+            Deferred::Recv(o) => o.slots(),
+            Deferred::Rma(o) => o.slots(),
+            Deferred::Atomic(o) => o.slots(),
         }
     }
 }

@@ -29,6 +29,7 @@ mod cm;
 mod dgram;
 mod local;
 mod lru;
+mod parked;
 mod progress;
 mod rdm;
 mod retry;
@@ -38,7 +39,7 @@ pub mod sep;
 pub mod srx;
 
 use self::cm::MsgState;
-use self::local::Token;
+use self::local::{Route, Token};
 use self::rdm::Peer;
 use self::rma::{HeldRma, RmaPart, RmaPending};
 use self::rndv::RndvMatch;
@@ -999,6 +1000,81 @@ impl SockEp {
     }
 }
 
+impl SockEp {
+    /// A checked and admitted send of `len` bytes, the way `route` says
+    /// (`EndpointOps::send`, or a send that waited for its peer's way).
+    fn send_routed(
+        &self,
+        st: &mut EpState,
+        op: &SendOp<'_>,
+        len: usize,
+        route: Route,
+    ) -> Result<()> {
+        match route {
+            Route::Shm(to) => return Self::on_local(st, |p, h| p.send(h, op, len, to)),
+            Route::Wait(sa) => return Self::park(st, sa, parked::Parked::send(op, len)),
+            Route::Tcp => {}
+        }
+        st.tcp_data += 1;
+        let tx = TxCtx::of(op);
+        let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
+            || tx.internal & internal::NO_COMPLETION != 0;
+        if copied && self.ep_type != FI_EP_DGRAM {
+            self.copies_admit(st, len)?;
+        }
+        let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
+        let msg_id = st.next_msg_id;
+        st.next_msg_id = st.next_msg_id.wrapping_add(1);
+        let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
+        if self.ep_type == FI_EP_DGRAM {
+            return self.send_dgram(st, op, &tx, &hdr);
+        }
+        // Large messages are announced and sent once the receiver has a
+        // buffer for them (rendezvous), so they are never buffered there.
+        let rndv = len > attrs::RNDV_THRESHOLD;
+        let (slot, to) = self.route(st, op.dest)?;
+        // Encoded once: the direct write and the queue item carry the same.
+        let wire_hdr = if rndv { hdr.with_op(Op::Data) } else { hdr }.encode();
+        let mut off = 0;
+        if let (Some(slot), false, false) = (slot, rndv, want_ack) {
+            off = self.send_now(st, slot, &wire_hdr, op.iov, HEADER_LEN + len, op.flags);
+            if off == HEADER_LEN + len {
+                st.core.sinks.tx_done(&tx);
+                return Ok(());
+            }
+        }
+        let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
+        let item = TxItem {
+            hdr: wire_hdr,
+            data: TxData::User(iov),
+            total: HEADER_LEN + len,
+            off,
+            done: Some(TxDone {
+                tx,
+                ack: want_ack.then_some(msg_id),
+            }),
+        };
+        let (item, held) = if rndv {
+            let rts = TxItem {
+                hdr: hdr.with_op(Op::Rts).encode(),
+                data: TxData::Owned(Vec::new()),
+                total: HEADER_LEN,
+                off: 0,
+                done: None,
+            };
+            (rts, Some(item))
+        } else {
+            (item, None)
+        };
+        self.submit_routed(st, (slot, to), item)?;
+        if let Some(data) = held {
+            st.tx_queued += 1;
+            st.rndv_tx.insert(msg_id, (data, to));
+        }
+        Ok(())
+    }
+}
+
 impl EndpointOps for SockEp {
     fn bind(&self, b: Binding) -> Result<()> {
         if let Binding::Srx(ops) = b {
@@ -1207,65 +1283,8 @@ impl EndpointOps for SockEp {
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
-        if let Some(to) = self.local_dest(st, op.dest) {
-            return Self::on_local(st, |p, h| p.send(h, op, len, to));
-        }
-        st.tcp_data += 1;
-        let copied = op.flags & (FI_INJECT | FI_INJECT_COMPLETE) != 0
-            || tx.internal & internal::NO_COMPLETION != 0;
-        if copied && self.ep_type != FI_EP_DGRAM {
-            self.copies_admit(st, len)?;
-        }
-        let want_ack = op.flags & FI_DELIVERY_COMPLETE != 0 && self.ep_type != FI_EP_DGRAM;
-        let msg_id = st.next_msg_id;
-        st.next_msg_id = st.next_msg_id.wrapping_add(1);
-        let hdr = Header::msg(len as u64, op.tag, op.data, msg_id, want_ack);
-        if self.ep_type == FI_EP_DGRAM {
-            return self.send_dgram(st, op, &tx, &hdr);
-        }
-        // Large messages are announced and sent once the receiver has a
-        // buffer for them (rendezvous), so they are never buffered there.
-        let rndv = len > attrs::RNDV_THRESHOLD;
-        let (slot, to) = self.route(st, op.dest)?;
-        // Encoded once: the direct write and the queue item carry the same.
-        let wire_hdr = if rndv { hdr.with_op(Op::Data) } else { hdr }.encode();
-        let mut off = 0;
-        if let (Some(slot), false, false) = (slot, rndv, want_ack) {
-            off = self.send_now(st, slot, &wire_hdr, op.iov, HEADER_LEN + len, op.flags);
-            if off == HEADER_LEN + len {
-                st.core.sinks.tx_done(&tx);
-                return Ok(());
-            }
-        }
-        let iov = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
-        let item = TxItem {
-            hdr: wire_hdr,
-            data: TxData::User(iov),
-            total: HEADER_LEN + len,
-            off,
-            done: Some(TxDone {
-                tx,
-                ack: want_ack.then_some(msg_id),
-            }),
-        };
-        let (item, held) = if rndv {
-            let rts = TxItem {
-                hdr: hdr.with_op(Op::Rts).encode(),
-                data: TxData::Owned(Vec::new()),
-                total: HEADER_LEN,
-                off: 0,
-                done: None,
-            };
-            (rts, Some(item))
-        } else {
-            (item, None)
-        };
-        self.submit_routed(st, (slot, to), item)?;
-        if let Some(data) = held {
-            st.tx_queued += 1;
-            st.rndv_tx.insert(msg_id, (data, to));
-        }
-        Ok(())
+        let route = self.local_dest(st, op.dest);
+        self.send_routed(st, op, len, route)
     }
 
     fn rma(&self, op: &RmaOp<'_>) -> Result<()> {

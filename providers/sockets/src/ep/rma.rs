@@ -20,6 +20,7 @@
 //! the answer has left); `FI_FENCE` holds an operation (and everything
 //! posted after it) until the endpoint's earlier RMA operations complete.
 
+use super::parked::Parked;
 use super::*;
 use crate::wire::{parse_rma_prefix, rma_prefix, AtomicTag, RMA_PREFIX};
 use oxifabric::ops::{AtomicReq, RmaIov, RmaOp};
@@ -77,14 +78,30 @@ impl SockEp {
     /// `EndpointOps::rma`: checks and posts (or holds, behind a fence).
     pub(super) fn post_rma(&self, op: &RmaOp<'_>) -> Result<()> {
         let len = one_sided::check_rma(PROV, op, attrs::RMA_IOV_LIMIT, attrs::INJECT_SIZE)?;
-        let inject = one_sided::injected(op.flags, op.internal);
         let tx = TxCtx::of_rma(op);
         let mut guard = self.lock();
         let st = &mut *guard;
         self.tx_admit(st, &tx)?;
-        if let Some(to) = self.local_dest(st, op.dest) {
-            return Self::on_local(st, |p, h| p.rma(h, op, to));
+        let route = self.local_dest(st, op.dest);
+        self.rma_routed(st, op, len, route)
+    }
+
+    /// A checked and admitted RMA operation of `len` bytes, the way
+    /// `route` says (`post_rma`, or one that waited for its peer's way).
+    pub(super) fn rma_routed(
+        &self,
+        st: &mut EpState,
+        op: &RmaOp<'_>,
+        len: usize,
+        route: Route,
+    ) -> Result<()> {
+        match route {
+            Route::Shm(to) => return Self::on_local(st, |p, h| p.rma(h, op, to)),
+            Route::Wait(sa) => return Self::park(st, sa, Parked::rma(op, len)),
+            Route::Tcp => {}
         }
+        let inject = one_sided::injected(op.flags, op.internal);
+        let tx = TxCtx::of_rma(op);
         st.tcp_data += 1;
         if op.write && inject {
             self.copies_admit(st, len + op.rma.len() * RMA_PREFIX)?;
@@ -127,21 +144,37 @@ impl SockEp {
     /// be reused when the call returns; fetched values land in the result
     /// buffers.
     pub(super) fn post_atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
-        if self.local_wanted {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let route = self.local_dest(st, op.dest);
+        if let Route::Wait(_) = route {
+            // Refused now rather than when its peer's way is known.
+            one_sided::gather_atomic(PROV, op, attrs::RMA_IOV_LIMIT, attrs::ATOMIC_LIMIT)?;
+        }
+        if let Route::Shm(_) | Route::Wait(_) = route {
+            self.tx_admit(st, &TxCtx::of_atomic(op))?;
+        }
+        self.atomic_routed(st, op, route)
+    }
+
+    /// An atomic operation the way `route` says (`post_atomic`, or one
+    /// that waited for its peer's way); admitted already unless by TCP.
+    pub(super) fn atomic_routed(
+        &self,
+        st: &mut EpState,
+        op: &AtomicReq<'_>,
+        route: Route,
+    ) -> Result<()> {
+        match route {
             // The path checks and copies the operands itself.
-            let mut guard = self.lock();
-            let st = &mut *guard;
-            if let Some(to) = self.local_dest(st, op.dest) {
-                self.tx_admit(st, &TxCtx::of_atomic(op))?;
-                return Self::on_local(st, |p, h| p.atomic(h, op, to));
-            }
+            Route::Shm(to) => return Self::on_local(st, |p, h| p.atomic(h, op, to)),
+            Route::Wait(sa) => return Self::park(st, sa, Parked::atomic(op)),
+            Route::Tcp => {}
         }
         let one_sided::AtomicArgs {
             operand, compare, ..
         } = one_sided::gather_atomic(PROV, op, attrs::RMA_IOV_LIMIT, attrs::ATOMIC_LIMIT)?;
         let tx = TxCtx::of_atomic(op);
-        let mut guard = self.lock();
-        let st = &mut *guard;
         self.tx_admit(st, &tx)?;
         st.tcp_data += 1;
         self.copies_admit(
