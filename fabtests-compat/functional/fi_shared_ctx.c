@@ -16,6 +16,15 @@
  *                        others on ports of their own, and the sides
  *                        exchange all names through endpoint 0
  *
+ * As upstream's shared_ctx: the hints offer FI_MR_LOCAL (with
+ * FI_MR_VIRT_ADDR, FI_MR_ALLOCATED, FI_MR_PROV_KEY), and where the entry
+ * keeps it every buffer is registered and posted with its descriptor; an
+ * MSG server opens its shared contexts at the first connection request,
+ * from that request's fi_info; each endpoint binds its EQ (MSG) or AV,
+ * then the shared contexts, then its CQs. (Upstream's endpoints share
+ * one pair of CQs and its server opens the domain at the first request
+ * too; ours has CQs per endpoint, to see where each completion lands.)
+ *
  * Traffic: -I rounds; in each, client endpoint i sends to server endpoint
  * i, then the server answers the same way; every message carries its
  * source, destination and sequence and a checked payload, and each must
@@ -57,11 +66,14 @@ static int have_peers;
 static struct msg rxbuf[NRX];
 static int rx_owner[NRX]; /* endpoint the buffer was posted to (-1: srx) */
 static struct msg txbuf[NEP];
+/* Descriptors of the two, when the provider wants FI_MR_LOCAL. */
+static struct fid_mr *rx_mr, *tx_mr;
+static void *rx_desc, *tx_desc;
 
 static void post_rx(int b)
 {
 	struct fid_ep *target = rx_owner[b] < 0 ? srx : eps[rx_owner[b]];
-	FT_POST(fi_recv(target, &rxbuf[b], sizeof(rxbuf[b]), NULL, FI_ADDR_UNSPEC, &rxbuf[b]), "fi_recv");
+	FT_POST(fi_recv(target, &rxbuf[b], sizeof(rxbuf[b]), rx_desc, FI_ADDR_UNSPEC, &rxbuf[b]), "fi_recv");
 }
 
 static void post_all_rx(void)
@@ -112,7 +124,7 @@ static void send_msg(int i, fi_addr_t dest, uint32_t type, uint32_t dst, uint32_
 	m->dst = dst;
 	m->seq = seq;
 	ft_fill(m->payload, PAY, seq * 16 + (unsigned) i + (ft_is_client() ? 0 : 8));
-	FT_POST(fi_send(eps[i], m, sizeof(*m), NULL, dest, m), "fi_send");
+	FT_POST(fi_send(eps[i], m, sizeof(*m), tx_desc, dest, m), "fi_send");
 	{
 		double end = ft_now() + FT_TIMEOUT;
 		struct fi_cq_err_entry err;
@@ -140,16 +152,17 @@ static void open_ep(int i, struct fi_info *info)
 		ft_die("fi_cq_open: %s", fi_strerror(-rc));
 	if ((rc = fi_endpoint(ft_domain, info, &eps[i], NULL)))
 		ft_die("fi_endpoint %d: %s", i, fi_strerror(-rc));
+	/* upstream fabtests' order (ft_enable_ep) */
+	if (ft_ep_type == FI_EP_MSG && (rc = fi_ep_bind(eps[i], &ft_eq->fid, 0)))
+		ft_die("fi_ep_bind(endpoint %d, eq): %s", i, fi_strerror(-rc));
+	if (ft_av && (rc = fi_ep_bind(eps[i], &ft_av->fid, 0)))
+		ft_die("fi_ep_bind(endpoint %d, av): %s", i, fi_strerror(-rc));
 	if (stx && (rc = fi_ep_bind(eps[i], &stx->fid, 0)))
 		ft_die("fi_ep_bind(endpoint %d, shared tx context): %s", i, fi_strerror(-rc));
 	if (srx && (rc = fi_ep_bind(eps[i], &srx->fid, 0)))
 		ft_die("fi_ep_bind(endpoint %d, shared rx context): %s", i, fi_strerror(-rc));
 	if ((rc = fi_ep_bind(eps[i], &txcq[i]->fid, FI_TRANSMIT)) || (rc = fi_ep_bind(eps[i], &rxcq[i]->fid, FI_RECV)))
 		ft_die("fi_ep_bind(endpoint %d, cq): %s", i, fi_strerror(-rc));
-	if (ft_av && (rc = fi_ep_bind(eps[i], &ft_av->fid, 0)))
-		ft_die("fi_ep_bind(endpoint %d, av): %s", i, fi_strerror(-rc));
-	if (ft_ep_type == FI_EP_MSG && (rc = fi_ep_bind(eps[i], &ft_eq->fid, 0)))
-		ft_die("fi_ep_bind(endpoint %d, eq): %s", i, fi_strerror(-rc));
 	if ((rc = fi_enable(eps[i])))
 		ft_die("fi_enable(endpoint %d): %s", i, fi_strerror(-rc));
 }
@@ -160,6 +173,17 @@ static void set_counts(struct fi_info *info)
 		info->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
 	if (shared_rx)
 		info->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+}
+
+/* The shared contexts in use, from `info`'s attributes (upstream's
+ * ft_open_domain_res: the entry's tx_attr and rx_attr). */
+static void open_shared(struct fi_info *info)
+{
+	int rc;
+	if (shared_tx && (rc = fi_stx_context(ft_domain, info->tx_attr, &stx, NULL)))
+		ft_die("fi_stx_context: %s", fi_strerror(-rc));
+	if (shared_rx && (rc = fi_srx_context(ft_domain, info->rx_attr, &srx, NULL)))
+		ft_die("fi_srx_context: %s", fi_strerror(-rc));
 }
 
 /* MSG: NEP connections, endpoint i of the client to endpoint i of the
@@ -187,7 +211,10 @@ static void connect_all(void)
 			ft_die("EQ error while accepting: %s", fi_strerror(err.err));
 		if (event == FI_CONNREQ && accepted < NEP) {
 			int i = accepted++;
-			set_counts(cm.info);
+			/* As upstream: the request's fi_info as it comes; the
+			 * shared contexts from the first one's attributes. */
+			if (i == 0)
+				open_shared(cm.info);
 			open_ep(i, cm.info);
 			fi_freeinfo(cm.info);
 			if ((rc = fi_accept(eps[i], NULL, 0)))
@@ -336,23 +363,27 @@ int main(int argc, char **argv)
 	if (ft_opts.iters > MAXI)
 		ft_opts.iters = MAXI;
 	hints = ft_hints(FI_MSG);
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	set_counts(hints);
 	snprintf(what, sizeof(what), "shared %s contexts on %s endpoints",
 		 shared_tx && shared_rx ? "transmit and receive" : shared_tx ? "transmit" : "receive",
 		 ft_ep_type == FI_EP_MSG ? "msg" : ft_ep_type == FI_EP_DGRAM ? "dgram" : "rdm");
 	ft_require(hints, what);
 	ft_setup(hints);
-	if (shared_tx) {
+	if (shared_tx)
 		FT_CHECK(ft_info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT, "fi_info tx_ctx_cnt %zu, want FI_SHARED_CONTEXT",
 			 ft_info->ep_attr->tx_ctx_cnt);
-		if ((rc = fi_stx_context(ft_domain, ft_info->tx_attr, &stx, NULL)))
-			ft_die("fi_stx_context: %s", fi_strerror(-rc));
-	}
-	if (shared_rx) {
+	if (shared_rx)
 		FT_CHECK(ft_info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT, "fi_info rx_ctx_cnt %zu, want FI_SHARED_CONTEXT",
 			 ft_info->ep_attr->rx_ctx_cnt);
-		if ((rc = fi_srx_context(ft_domain, ft_info->rx_attr, &srx, NULL)))
-			ft_die("fi_srx_context: %s", fi_strerror(-rc));
+	if (ft_ep_type != FI_EP_MSG || ft_is_client())
+		open_shared(ft_info);
+	if (ft_info->domain_attr->mr_mode & FI_MR_LOCAL) {
+		if ((rc = fi_mr_reg(ft_domain, rxbuf, sizeof(rxbuf), FI_RECV, 0, 0, 0, &rx_mr, NULL)) ||
+		    (rc = fi_mr_reg(ft_domain, txbuf, sizeof(txbuf), FI_SEND, 0, 0, 0, &tx_mr, NULL)))
+			ft_die("fi_mr_reg: %s", fi_strerror(-rc));
+		rx_desc = fi_mr_desc(rx_mr);
+		tx_desc = fi_mr_desc(tx_mr);
 	}
 	if (ft_ep_type != FI_EP_MSG) {
 		struct fi_av_attr aa = { .type = FI_AV_TABLE };
@@ -390,5 +421,9 @@ int main(int argc, char **argv)
 		FT_RC(fi_close(&srx->fid), 0);
 	if (stx)
 		FT_RC(fi_close(&stx->fid), 0);
+	if (rx_mr)
+		fi_close(&rx_mr->fid);
+	if (tx_mr)
+		fi_close(&tx_mr->fid);
 	return ft_finish("fi_shared_ctx");
 }

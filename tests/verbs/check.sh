@@ -47,14 +47,24 @@ cp -L "$root/build/lib/libfabric.so.1" "$work/lib/libfabric.so.1" || exit 1
 mkdir -p "$work/ft"
 for t in functional/fi_msg functional/fi_cm_data functional/fi_msg_epoll functional/fi_inject_test \
 	functional/fi_rdm functional/fi_rdm_tagged_peek functional/fi_cq_data functional/fi_multi_recv \
-	functional/fi_av_xfer benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong; do
+	functional/fi_av_xfer functional/fi_shared_ctx benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -L"$root/build/lib" -lfabric -lm || exit 1
 done
 gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/msg_check" \
 	"$here/msg_check.c" -L"$root/build/lib" -lfabric || exit 1
-printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" \
-	"$work/lib" "$work/ft" >"$work/guest.env"
+# Shared receive contexts: srx_check (on fabtests-compat's shared.h); it
+# and fi_shared_ctx also linked against Debian's libfabric (ft-deb), for
+# the upstream runs the guest reports as info lines.
+mkdir -p "$work/ft-deb"
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-compat/functional" \
+	-o "$work/ft/srx_check" "$here/srx_check.c" -L"$root/build/lib" -lfabric -lm || exit 1
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-compat/functional" \
+	-o "$work/ft-deb/srx_check" "$here/srx_check.c" -lfabric -lm || exit 1
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/fi_shared_ctx" \
+	"$root/fabtests-compat/functional/fi_shared_ctx.c" -lfabric -lm || exit 1
+printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" \
+	"$work/lib" "$work/ft" "$work/ft-deb" >"$work/guest.env"
 # The guest runs some twenty server/client pairs: allow for a loaded host.
 OXI_VM_TIMEOUT=${OXI_VM_TIMEOUT:-600} "$here/run.sh" "$work" "$work/guest.sh"
 rc=$?

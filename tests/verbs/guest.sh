@@ -340,5 +340,55 @@ entries6=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -a FI_SOCKADDR_IN
 [[ $entries6 == *"addr_format: FI_SOCKADDR_IN6"* && $entries6 == *"fd77::1"* ]] && ok fi_info_verbs_ipv6 ||
 	fail fi_info_verbs_ipv6 "$entries6"
 
+# Shared receive contexts (fi_srx_context over a shared receive queue):
+# srx_check (tests/verbs/srx_check.c: two connections on one context,
+# completions on the receiving endpoint's CQ with its data, a peer's
+# death, refusals, closing order), and fabtests-compat's fi_shared_ctx
+# -e msg with the shared receive context alone (verbs offers no shared
+# transmit context: asked for one, the program skips).
+srx_steps() { # NAME LOG...: one result per step srx_check printed ("ok
+	# STEP" / "FAIL STEP"), a failed one with the failures printed since
+	# the step before, one never reached with what ended the program
+	local name=$1 step l why left="" re='^(ok|FAIL) ([a-z_]+)$'
+	shift
+	declare -A res=()
+	for f in "$@"; do
+		why=""
+		while IFS= read -r l; do
+			if [[ $l =~ $re ]]; then
+				res[${BASH_REMATCH[2]}]=${BASH_REMATCH[1]}$why
+				why=""
+			elif [[ $l == FAIL* ]]; then
+				why+=" ${l#FAIL }"
+			fi
+		done <"$f"
+		left+=$why
+	done
+	for step in advertised binding srx_senddata srx_peer_death srx_routing srx_writedata srx_size_left \
+		srx_refusals srx_close client_b_killed client_a; do
+		case ${res[$step]:-} in
+		ok*) ok "${name}_${step#srx_}" ;;
+		FAIL*) fail "${name}_${step#srx_}" "${res[$step]#FAIL}" ;;
+		*) fail "${name}_${step#srx_}" "not reached:$left" ;;
+		esac
+	done
+}
+pair srx_check "$OXILIB" 47650 "$FT/srx_check" "${S[@]}"
+srx_steps srx "$W/srx_check-server.log" "$W/srx_check-client.log"
+pair ft_shared_ctx_msg_srx "$OXILIB" 47651 "$FT/fi_shared_ctx" -e msg --no-tx-shared-ctx "${S[@]}"
+out=$(LD_LIBRARY_PATH=$OXILIB timeout 60 "$FT/fi_shared_ctx" -p verbs -e msg "${S[@]}" -B 47652 2>&1)
+rc=$?
+echo "-- fi_shared_ctx -e msg with a shared transmit context (rc=$rc)"; echo "$out"
+[ $rc = 77 ] && [[ $out == SKIP:* ]] && ok ft_shared_ctx_msg_no_stx || fail ft_shared_ctx_msg_no_stx "rc=$rc: $out"
+# The same two on Debian's libfabric (upstream's verbs), as info lines.
+before=$failed
+pair upstream_srx_check "" 47653 "$FTDEB/srx_check" "${S[@]}"
+srx_steps upstream_srx "$W/upstream_srx_check-server.log" "$W/upstream_srx_check-client.log"
+pair upstream_ft_shared_ctx_msg_srx "" 47654 "$FTDEB/fi_shared_ctx" -e msg --no-tx-shared-ctx "${S[@]}"
+mv "$W/results.txt" "$W/results.tmp"
+sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
+rm -f "$W/results.tmp"
+failed=$before
+
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

@@ -182,6 +182,10 @@ pub unsafe extern "C" fn domain_srx_ctx(
         };
         if let Some(a) = attr {
             info.rx.op_flags = a.op_flags;
+            // The queue depth asked for (the domain's when 0).
+            if a.size != 0 {
+                info.rx.size = a.size;
+            }
         }
         match d.inner.ops.srx_context(&info.rx) {
             Ok(ops) => {

@@ -46,6 +46,7 @@ impl FabricOps for VerbsFabric {
             mrs,
             lkeys,
             auto,
+            mr_mode: info.domain.mr_mode,
         }))
     }
 
@@ -63,6 +64,8 @@ pub struct VerbsDomain {
     /// The local keys of the domain's registrations (`fi_mr_desc`).
     pub lkeys: Arc<LkeySet>,
     auto: Option<AutoProgress>,
+    /// The domain's `mr_mode` (a shared receive context's descriptor rule).
+    pub mr_mode: i32,
 }
 
 /// The local keys a domain's registrations hand out as descriptors, so
@@ -136,6 +139,13 @@ impl DomainOps for VerbsDomain {
     fn mr_table(&self) -> Option<Arc<MrTable>> {
         Some(self.mrs.clone())
     }
+
+    /// A shared receive context over a shared receive queue, for MSG
+    /// endpoints (`ep/srx.rs`).
+    fn srx_context(&self, attr: &oxifabric::info::RxAttr) -> Result<Arc<dyn EndpointOps>> {
+        let srx: Arc<dyn EndpointOps> = crate::ep::VerbsSrx::new(attr, self)?;
+        Ok(srx)
+    }
 }
 
 /// `ibv_reg_mr` for the engine's table.
@@ -174,8 +184,12 @@ impl DeviceMr for DomainMr {
             Error::from(e)
         })?;
         self.lkeys.set(mr.lkey(), true);
+        // A region peers may not access has no remote key to give (soft-RoCE
+        // answers 0 for every such region), but the table's keys must be
+        // unique: its local key stands in (the device's keys are unique).
+        let remote = access & (FI_REMOTE_READ | FI_REMOTE_WRITE) != 0;
         Ok(DeviceReg {
-            key: u64::from(mr.rkey()),
+            key: u64::from(if remote { mr.rkey() } else { mr.lkey() }),
             desc: mr.lkey() as usize,
             handle: Box::new(DomainReg {
                 mr,

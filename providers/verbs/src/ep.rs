@@ -27,6 +27,10 @@
 //!   in `fi_trywait` (on every call once an application's epoll set holds
 //!   the descriptor); the wait descriptor is an epoll set of the two
 //!   channels.
+//! - **Shared receive contexts** (`ep/srx.rs`): an endpoint bound to one
+//!   makes its queue pair on the context's shared receive queue and posts
+//!   no receives of its own; a receive of the context that a message to
+//!   this endpoint consumed completes here.
 
 use crate::domain::{LkeySet, VerbsDomain};
 use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
@@ -49,6 +53,9 @@ use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+
+mod srx;
+pub(crate) use srx::VerbsSrx;
 
 /// How long one step of address or route resolution may take.
 const RESOLVE_MS: i32 = 2000;
@@ -129,6 +136,8 @@ struct State {
     cap: QpCap,
     /// Progress calls since the descriptors were last read.
     polls: u32,
+    /// The shared receive context bound (`fi_ep_bind`), if any.
+    srx: Option<Arc<VerbsSrx>>,
 }
 
 /// A verbs MSG endpoint.
@@ -186,6 +195,18 @@ fn verbs_err(what: &str, e: VerbsError) -> Error {
     Error::from(e)
 }
 
+/// A post's outcome: a full queue (`ENOMEM`) is `-FI_EAGAIN`; any other
+/// failure the call's error, logged.
+fn post_result(r: std::result::Result<(), VerbsError>, what: &str) -> Result<()> {
+    match r {
+        Err(VerbsError::Call {
+            errno: libc::ENOMEM,
+            ..
+        }) => Err(Error::Again),
+        r => r.map_err(|e| verbs_err(what, e)),
+    }
+}
+
 impl VerbsEp {
     /// An endpoint for `info` in domain `d`: on a connection request's id
     /// when `info.handle` names one, else on a new id bound to the source
@@ -235,6 +256,7 @@ impl VerbsEp {
                 peer: None,
                 cap: QpCap::default(),
                 polls: 0,
+                srx: None,
             }),
         }))
     }
@@ -285,9 +307,12 @@ impl VerbsEp {
             return Ok(());
         }
         let (tx, rx) = (self.info.tx.size.max(1), self.info.rx.size.max(1));
+        // With a shared receive context, up to its size of receives may
+        // complete here.
+        let rx_cqe = st.srx.as_ref().map_or(rx, |s| s.size());
         let cq = self
             .dev
-            .create_cq(tx + rx)
+            .create_cq(tx + rx_cqe)
             .map_err(|e| verbs_err("ibv_create_cq", e))?;
         let mut cap = QpCap {
             max_send_wr: tx as u32,
@@ -296,8 +321,12 @@ impl VerbsEp {
             max_recv_sge: self.info.rx.iov_limit.clamp(1, MAX_SGE) as u32,
             max_inline_data: self.info.tx.inject_size as u32,
         };
-        id.create_qp(&self.pd, &cq, &mut cap)
-            .map_err(|e| verbs_err("rdma_create_qp", e))?;
+        match &st.srx {
+            Some(s) => s.make_qp(id, &self.pd, &cq, &mut cap)?,
+            None => id
+                .create_qp(&self.pd, &cq, &mut cap)
+                .map_err(|e| verbs_err("rdma_create_qp", e))?,
+        }
         self.waits.fds.add(cq.fd(), 1, false)?;
         st.cap = cap;
         st.cq = Some(cq);
@@ -332,7 +361,11 @@ impl VerbsEp {
                 let f = Self::wc_failure(st, wc.status, "send");
                 st.core.sinks.tx_err(&tx, f);
             }
-        } else if let Some(rx) = st.rx.remove(&wc.wr_id) {
+        } else if let Some(rx) = st
+            .rx
+            .remove(&wc.wr_id)
+            .or_else(|| st.srx.as_ref().and_then(|s| s.take(wc.wr_id)))
+        {
             let p = &rx.posted;
             if wc.status == IBV_WC_SUCCESS {
                 let data = (wc.wc_flags & IBV_WC_WITH_IMM != 0)
@@ -455,60 +488,14 @@ impl VerbsEp {
         }
     }
 
-    /// The local keys of an operation's buffers from its descriptors;
-    /// None when it has none (only inline sends need none).
-    /// A descriptor that is not one of this domain's registrations is
-    /// refused (`-FI_EINVAL`, warn line).
+    /// [`desc_lkeys`] against this endpoint's domain.
     fn lkeys(&self, desc: &[usize], n: usize, what: &str) -> Result<Option<[u32; MAX_SGE]>> {
-        if desc.len() < n || desc[..n].contains(&0) {
-            return Ok(None);
-        }
-        let mut k = [0u32; MAX_SGE];
-        for (i, d) in desc.iter().take(n.min(MAX_SGE)).enumerate() {
-            match u32::try_from(*d) {
-                Ok(l) if self.lkeys.contains(l) => k[i] = l,
-                _ => {
-                    oxifabric::prov_log!(
-                        NAME,
-                        FI_LOG_WARN,
-                        FI_LOG_EP_DATA,
-                        "{what}: descriptor {d:#x} is not a registration of this domain"
-                    );
-                    return Err(Error::Inval);
-                }
-            }
-        }
-        Ok(Some(k))
+        desc_lkeys(&self.lkeys, desc, n, what)
     }
 
-    /// Local keys for buffers the application gave no descriptors for:
-    /// under `FI_MR_LOCAL` that is refused (`-FI_EINVAL`); otherwise each
-    /// buffer is registered for this one operation (released when it
-    /// completes; a registration per operation, not a cache).
+    /// [`register_bufs`] under this endpoint's `mr_mode`.
     fn register_iov(&self, iov: &[IoBuf], what: &str) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
-        if self.info.domain.mr_mode & FI_MR_LOCAL != 0 {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "{what}: FI_MR_LOCAL: each buffer needs its fi_mr_desc"
-            );
-            return Err(Error::Inval);
-        }
-        let mut lkeys = [0u32; MAX_SGE];
-        let mut mrs = Vec::with_capacity(iov.len());
-        for (i, b) in iov.iter().enumerate().take(MAX_SGE) {
-            if b.is_empty() {
-                continue;
-            }
-            let mr = self
-                .pd
-                .register(*b, IBV_ACCESS_LOCAL_WRITE)
-                .map_err(|e| verbs_err(what, e))?;
-            lkeys[i] = mr.lkey();
-            mrs.push(mr);
-        }
-        Ok((lkeys, mrs))
+        register_bufs(&self.pd, self.info.domain.mr_mode, iov, what)
     }
 
     /// Posts one send-queue work request for the application: sizes and
@@ -561,14 +548,10 @@ impl VerbsEp {
         }
         let id = st.id.as_ref().ok_or(Error::OpBadState)?;
         let wr = st.next_wr;
-        match id.post_send(wr, op, iov, &lkeys[..n.min(MAX_SGE)], inline) {
-            Ok(()) => {}
-            Err(VerbsError::Call {
-                errno: libc::ENOMEM,
-                ..
-            }) => return Err(Error::Again),
-            Err(e) => return Err(verbs_err("ibv_post_send", e)),
-        }
+        post_result(
+            id.post_send(wr, op, iov, &lkeys[..n.min(MAX_SGE)], inline),
+            "ibv_post_send",
+        )?;
         st.next_wr += 1;
         st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
         Ok(())
@@ -612,10 +595,11 @@ impl Progress for VerbsEp {
 
 impl EndpointOps for VerbsEp {
     fn bind(&self, b: Binding) -> Result<()> {
-        if matches!(b, Binding::Av(_) | Binding::Srx(_)) {
-            return Err(Error::NoSys);
+        match b {
+            Binding::Av(_) => Err(Error::NoSys),
+            Binding::Srx(ops) => self.bind_srx(ops),
+            b => self.lock().core.bind(b, self.me.clone()),
         }
-        self.lock().core.bind(b, self.me.clone())
     }
 
     fn enable(&self) -> Result<()> {
@@ -633,6 +617,7 @@ impl EndpointOps for VerbsEp {
         st.conn = Conn::Down;
         // The queue pair goes before its completion queue (the id holds it).
         st.id = None;
+        Self::release_shared_rx(&mut st);
         st.cq = None;
         st.tx.clear();
         st.rx.clear();
@@ -742,6 +727,9 @@ impl EndpointOps for VerbsEp {
         };
         let mut g = self.lock();
         let st = &mut *g;
+        if st.srx.is_some() {
+            return Err(srx::own_receive_refused());
+        }
         if st.rx.len() + st.early_rx.len() >= self.info.rx.size.max(1)
             || !st.core.sinks.rx_room(op.flags)
         {
@@ -807,6 +795,9 @@ impl EndpointOps for VerbsEp {
 
     fn rx_size_left(&self) -> Result<usize> {
         let st = self.lock();
+        if let Some(s) = &st.srx {
+            return s.rx_size_left();
+        }
         Ok(self
             .info
             .rx
@@ -830,6 +821,71 @@ impl EndpointOps for VerbsEp {
     fn set_fid(&self, fid: usize) {
         self.lock().core.fid = fid;
     }
+}
+
+/// The local keys of an operation's buffers from its descriptors;
+/// None when it has none (only inline sends need none). A descriptor that
+/// is not one of the domain's registrations (`set`) is refused
+/// (`-FI_EINVAL`, warn line).
+pub(crate) fn desc_lkeys(
+    set: &LkeySet,
+    desc: &[usize],
+    n: usize,
+    what: &str,
+) -> Result<Option<[u32; MAX_SGE]>> {
+    if desc.len() < n || desc[..n].contains(&0) {
+        return Ok(None);
+    }
+    let mut k = [0u32; MAX_SGE];
+    for (i, d) in desc.iter().take(n.min(MAX_SGE)).enumerate() {
+        match u32::try_from(*d) {
+            Ok(l) if set.contains(l) => k[i] = l,
+            _ => {
+                oxifabric::prov_log!(
+                    NAME,
+                    FI_LOG_WARN,
+                    FI_LOG_EP_DATA,
+                    "{what}: descriptor {d:#x} is not a registration of this domain"
+                );
+                return Err(Error::Inval);
+            }
+        }
+    }
+    Ok(Some(k))
+}
+
+/// Local keys for buffers the application gave no descriptors for: under
+/// `FI_MR_LOCAL` (`mr_mode`) that is refused (`-FI_EINVAL`); otherwise each
+/// buffer is registered on `pd` for this one operation (released when it
+/// completes; a registration per operation, not a cache).
+pub(crate) fn register_bufs(
+    pd: &Arc<Pd>,
+    mr_mode: i32,
+    iov: &[IoBuf],
+    what: &str,
+) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
+    if mr_mode & FI_MR_LOCAL != 0 {
+        oxifabric::prov_log!(
+            NAME,
+            FI_LOG_WARN,
+            FI_LOG_EP_DATA,
+            "{what}: FI_MR_LOCAL: each buffer needs its fi_mr_desc"
+        );
+        return Err(Error::Inval);
+    }
+    let mut lkeys = [0u32; MAX_SGE];
+    let mut mrs = Vec::with_capacity(iov.len());
+    for (i, b) in iov.iter().enumerate().take(MAX_SGE) {
+        if b.is_empty() {
+            continue;
+        }
+        let mr = pd
+            .register(*b, IBV_ACCESS_LOCAL_WRITE)
+            .map_err(|e| verbs_err(what, e))?;
+        lkeys[i] = mr.lkey();
+        mrs.push(mr);
+    }
+    Ok((lkeys, mrs))
 }
 
 #[cfg(test)]

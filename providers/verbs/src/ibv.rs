@@ -33,7 +33,8 @@
 //!   are `static inline` in `verbs.h` and have no symbol: like the header,
 //!   [`QueuePair`] and [`CompletionQueue`] call the provider's functions in
 //!   the `ops` table of the object's own `context` (`qp->context`,
-//!   `cq->context`), with mirrored work requests and completions.
+//!   `cq->context`), with mirrored work requests and completions;
+//!   `ibv_post_srq_recv` likewise through `srq->context` (`owned::Srq`).
 //! - **Ownership.** Pointers from rdma-core never leave this module raw:
 //!   [`DeviceList`] owns `ibv_get_device_list`'s array and frees it on drop,
 //!   [`Context`] owns an opened device and closes it on drop. Everything a
@@ -45,7 +46,9 @@
 //!   device ([`DeviceRef`]) go before the id; a [`MemoryRegion`] (which
 //!   owns its buffer and never lends a reference to it, since the device
 //!   writes it behind Rust's back) is deregistered before its PD and only
-//!   then freed; a [`QueuePair`] goes before its id, PD and CQ.
+//!   then freed; a [`QueuePair`] goes before its id, PD and CQ; a shared
+//!   receive queue (`owned::Srq`) goes after every queue pair made on it
+//!   and before its PD.
 //! - **Bounded waits.** [`EventChannel::next_event`] polls the channel's
 //!   descriptor with a timeout before reading, so a lost CM event is
 //!   [`VerbsError::Timeout`], never a hang; completions are polled.
@@ -373,6 +376,34 @@ pub struct ibv_qp {
     pub qp_num: u32,
 }
 
+/// The head of `struct ibv_srq` up to the fields oxifabric reads
+/// (`ibv_post_srq_recv` goes through `context`'s ops table); the mutex
+/// and condition variable after them are rdma-core's.
+#[repr(C)]
+pub struct ibv_srq {
+    pub context: *mut ibv_context,
+    pub srq_context: *mut c_void,
+    pub pd: *mut ibv_pd,
+    pub handle: u32,
+}
+
+/// `struct ibv_srq_attr`: the sizes a shared receive queue is asked for
+/// and granted.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct ibv_srq_attr {
+    pub max_wr: u32,
+    pub max_sge: u32,
+    pub srq_limit: u32,
+}
+
+/// `struct ibv_srq_init_attr`.
+#[repr(C)]
+pub struct ibv_srq_init_attr {
+    pub srq_context: *mut c_void,
+    pub attr: ibv_srq_attr,
+}
+
 /// `struct ibv_mr`.
 #[repr(C)]
 pub struct ibv_mr {
@@ -662,6 +693,8 @@ const _: () = assert!(size_of::<ibv_qp_init_attr>() == 64);
 const _: () = assert!(size_of::<rdma_conn_param>() == 24);
 const _: () = assert!(offset_of!(ibv_qp, qp_num) == 52);
 const _: () = assert!(offset_of!(rdma_cm_event, param) == 24);
+const _: () = assert!(size_of::<ibv_srq_init_attr>() == 24);
+const _: () = assert!(offset_of!(ibv_srq, handle) == 24);
 
 /// Every mirrored struct's size and every field's offset, as
 /// `("struct.field", offset)` and `("struct", size)`, for the layout test.
@@ -961,6 +994,24 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         ),
     ]);
     heads!(v, ibv_comp_channel { context, fd });
+    fields!(
+        v,
+        ibv_srq_attr {
+            max_wr,
+            max_sge,
+            srq_limit
+        }
+    );
+    fields!(v, ibv_srq_init_attr { srq_context, attr });
+    heads!(
+        v,
+        ibv_srq {
+            context,
+            srq_context,
+            pd,
+            handle
+        }
+    );
     heads!(
         v,
         rdma_cm_event {
@@ -1050,6 +1101,8 @@ type GetDevices = unsafe extern "C" fn(*mut c_int) -> *mut *mut ibv_context;
 type FreeDevices = unsafe extern "C" fn(*mut *mut ibv_context);
 type MigrateId = unsafe extern "C" fn(*mut rdma_cm_id, *mut rdma_event_channel) -> c_int;
 type Reject = unsafe extern "C" fn(*mut rdma_cm_id, *const c_void, u8) -> c_int;
+type CreateSrq = unsafe extern "C" fn(*mut ibv_pd, *mut ibv_srq_init_attr) -> *mut ibv_srq;
+type DestroySrq = unsafe extern "C" fn(*mut ibv_srq) -> c_int;
 
 type CreateEventChannel = unsafe extern "C" fn() -> *mut rdma_event_channel;
 type DestroyEventChannel = unsafe extern "C" fn(*mut rdma_event_channel);
@@ -1120,6 +1173,8 @@ pub struct Lib {
     destroy_comp_channel: DestroyCompChannel,
     get_cq_event: GetCqEvent,
     ack_cq_events: AckCqEvents,
+    create_srq: CreateSrq,
+    destroy_srq: DestroySrq,
     cm: CmLib,
 }
 
@@ -1206,6 +1261,8 @@ impl Lib {
             destroy_comp_channel: func!(DestroyCompChannel, "ibv_destroy_comp_channel"),
             get_cq_event: func!(GetCqEvent, "ibv_get_cq_event"),
             ack_cq_events: func!(AckCqEvents, "ibv_ack_cq_events"),
+            create_srq: func!(CreateSrq, "ibv_create_srq"),
+            destroy_srq: func!(DestroySrq, "ibv_destroy_srq"),
             // Fields are evaluated in order: librdmacm is opened only once
             // libibverbs proved complete, so the first complaint names the
             // first thing missing.
@@ -1319,16 +1376,42 @@ unsafe fn poll_cq(cq: *mut ibv_cq, wc: &mut [ibv_wc]) -> Result<usize, VerbsErro
 /// the queue pair's protection domain (or, inline, memory readable for
 /// the call) that stays valid until its completion.
 unsafe fn post_send(qp: *mut ibv_qp, wr: &mut ibv_send_wr) -> Result<(), VerbsError> {
-    // SAFETY: qp is live (caller); its context's ops table is rdma-core's.
-    let post = unsafe { (*(*qp).context).ops.post_send }.ok_or(VerbsError::Call {
-        call: "ibv_post_send",
+    // SAFETY: qp is live (caller); its context's ops table is rdma-core's;
+    // the slot's request type is ibv_send_wr.
+    unsafe {
+        post_through(
+            "ibv_post_send",
+            (*(*qp).context).ops.post_send,
+            qp.cast(),
+            std::ptr::from_mut(wr).cast(),
+        )
+    }
+}
+
+/// The type of the ops table's posting slots.
+type PostFn = unsafe extern "C" fn(*mut ibv_opaque, *mut ibv_opaque, *mut *mut ibv_opaque) -> c_int;
+
+/// Calls a posting slot of the ops table (what `verbs.h`'s inline
+/// `ibv_post_*` do): the object, its one request, an out-parameter for
+/// the request that failed.
+///
+/// # Safety
+/// `slot` was read from the ops table of `obj`'s live context, `obj` is
+/// live, and `wr` is one well-formed request of the slot's type, read
+/// during the call.
+unsafe fn post_through(
+    call: &'static str,
+    slot: Option<PostFn>,
+    obj: *mut ibv_opaque,
+    wr: *mut ibv_opaque,
+) -> Result<(), VerbsError> {
+    let post = slot.ok_or(VerbsError::Call {
+        call,
         errno: libc::ENOSYS,
     })?;
     let mut bad = std::ptr::null_mut();
-    // SAFETY: the provider's post_send with the qp, the request (read
-    // during the call) and an out-parameter for the failing one.
-    let rc = unsafe { post(qp.cast(), std::ptr::from_mut(wr).cast(), &mut bad) };
-    check("ibv_post_send", rc)
+    // SAFETY: the caller's contract.
+    check(call, unsafe { post(obj, wr, &mut bad) })
 }
 
 /// verbs.h's inline `ibv_post_recv`.
@@ -1337,15 +1420,33 @@ unsafe fn post_send(qp: *mut ibv_qp, wr: &mut ibv_send_wr) -> Result<(), VerbsEr
 /// As [`post_send`], for a receive (the memory stays writable until the
 /// receive completes).
 unsafe fn post_recv(qp: *mut ibv_qp, wr: &mut ibv_recv_wr) -> Result<(), VerbsError> {
-    // SAFETY: as in post_send.
-    let post = unsafe { (*(*qp).context).ops.post_recv }.ok_or(VerbsError::Call {
-        call: "ibv_post_recv",
-        errno: libc::ENOSYS,
-    })?;
-    let mut bad = std::ptr::null_mut();
-    // SAFETY: as in post_send.
-    let rc = unsafe { post(qp.cast(), std::ptr::from_mut(wr).cast(), &mut bad) };
-    check("ibv_post_recv", rc)
+    // SAFETY: as in post_send, for the slot taking an ibv_recv_wr.
+    unsafe {
+        post_through(
+            "ibv_post_recv",
+            (*(*qp).context).ops.post_recv,
+            qp.cast(),
+            std::ptr::from_mut(wr).cast(),
+        )
+    }
+}
+
+/// verbs.h's inline `ibv_post_srq_recv`: the provider's `post_srq_recv`
+/// from the shared receive queue's context's ops table.
+///
+/// # Safety
+/// `srq` is a live shared receive queue; `wr` as for [`post_recv`].
+unsafe fn post_srq_recv(srq: *mut ibv_srq, wr: &mut ibv_recv_wr) -> Result<(), VerbsError> {
+    // SAFETY: srq is live (caller); its context's ops table is rdma-core's
+    // (mirror proven by the layout test); the slot takes an ibv_recv_wr.
+    unsafe {
+        post_through(
+            "ibv_post_srq_recv",
+            (*(*srq).context).ops.post_srq_recv,
+            srq.cast(),
+            std::ptr::from_mut(wr).cast(),
+        )
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -287,6 +287,10 @@ fn entry(
             rx_ctx_cnt: (a.max_qp.max(0) as usize).min(1024),
             max_ep_tx_ctx: 1,
             max_ep_rx_ctx: 1,
+            // Shared receive contexts over the device's shared receive
+            // queues (MSG endpoints), as upstream's verbs; no shared
+            // transmit contexts.
+            max_ep_srx_ctx: a.max_srq.max(0) as usize,
             // Counters are the engine's, counted as completions arrive.
             cntr_cnt: 1024,
             mr_iov_limit: 1,
@@ -385,6 +389,8 @@ fn rdm_entry(e: &mut Info) {
     e.tx.size = RDM_QUEUE_SIZE;
     e.rx.size = RDM_QUEUE_SIZE;
     e.domain.mr_mode = 0;
+    // No shared receive context for RDM endpoints.
+    e.domain.max_ep_srx_ctx = 0;
     e.domain.cq_data_size = 8;
     e.domain.max_err_data = 255;
 }
@@ -575,6 +581,8 @@ mod tests {
         );
         assert_eq!(e.domain.cq_data_size, 4);
         assert_ne!(e.domain.mr_mode & FI_MR_LOCAL, 0);
+        assert_eq!(e.domain.max_ep_srx_ctx, 1 << 18, "the device's max_srq");
+        assert_eq!(e.domain.max_ep_stx_ctx, 0, "no shared transmit contexts");
         let mut hints = Info::default();
         hints.tx.size = 5000;
         let e = entry(&p, None, None, Some(&hints));
@@ -608,6 +616,7 @@ mod tests {
         );
         assert_eq!(e.domain.name.as_deref(), Some("rxe0"));
         assert_eq!((e.tx.size, e.rx.size), (RDM_QUEUE_SIZE, RDM_QUEUE_SIZE));
+        assert_eq!(e.domain.max_ep_srx_ctx, 0, "no shared receive contexts");
     }
 
     #[test]

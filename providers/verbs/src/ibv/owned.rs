@@ -7,7 +7,10 @@
 //! domain, a protection domain and a completion queue keep their device
 //! context, an id keeps its event channel and, once it has a queue pair,
 //! that queue pair's protection domain and completion queue (the queue
-//! pair is destroyed in the id's `Drop`, before any of them can go).
+//! pair is destroyed in the id's `Drop`, before any of them can go). A
+//! shared receive queue keeps its protection domain, and a queue pair made
+//! on one keeps it through its id, so the queue goes only after the last
+//! queue pair using it.
 //!
 //! The data path takes application memory as [`IoBuf`]s, whose own
 //! contract (the application keeps the bytes valid until the operation
@@ -134,6 +137,18 @@ impl DevCtx {
         Ok(Arc::new(cq))
     }
 
+    /// `ibv_query_device`: the device's limits (shared receive queues'
+    /// among them).
+    pub fn query_device(&self) -> Result<ibv_device_attr, VerbsError> {
+        // SAFETY: all-zero is a valid ibv_device_attr (integers and bytes).
+        let mut a: ibv_device_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: ctx is live; a is a full-size out-parameter.
+        check("ibv_query_device", unsafe {
+            (self.lib.query_device)(self.ctx, &mut a)
+        })?;
+        Ok(a)
+    }
+
     fn is(&self, ctx: *mut ibv_context) -> bool {
         std::ptr::eq(self.ctx, ctx)
     }
@@ -176,6 +191,32 @@ impl Pd {
             mr,
             _pd: self.clone(),
         })
+    }
+}
+
+impl Pd {
+    /// `ibv_create_srq`: a shared receive queue of at least `max_wr`
+    /// receives of up to `max_sge` pieces each (the device may grant more;
+    /// [`Srq::granted`] says what it did).
+    pub fn create_srq(self: &Arc<Self>, max_wr: u32, max_sge: u32) -> Result<Arc<Srq>, VerbsError> {
+        let mut attr = ibv_srq_init_attr {
+            srq_context: std::ptr::null_mut(),
+            attr: ibv_srq_attr {
+                max_wr,
+                max_sge,
+                srq_limit: 0,
+            },
+        };
+        // SAFETY: pd is live; attr is read and updated during the call.
+        let srq = made("ibv_create_srq", unsafe {
+            (self.lib.create_srq)(self.pd, &mut attr)
+        })?;
+        Ok(Arc::new(Srq {
+            lib: self.lib,
+            srq,
+            granted: attr.attr,
+            pd: self.clone(),
+        }))
     }
 }
 
@@ -278,6 +319,52 @@ impl Drop for Mr {
         // SAFETY: deregistered once; the memory is the application's, not
         // freed here.
         unsafe { (self.lib.dereg_mr)(self.mr) };
+    }
+}
+
+/// A shared receive queue: receives posted to it are consumed by whichever
+/// queue pair made on it ([`Id::create_qp_on_srq`]) a message arrives at,
+/// and complete on that queue pair's completion queue. Destroyed on drop,
+/// which comes after every such queue pair (their ids hold an `Arc` of
+/// it) and before its protection domain (held here).
+pub struct Srq {
+    lib: &'static Lib,
+    srq: *mut ibv_srq,
+    granted: ibv_srq_attr,
+    pd: Arc<Pd>,
+}
+
+// SAFETY: posting to a shared receive queue is thread-safe in rdma-core's
+// providers (they lock it); destroy is one call.
+unsafe impl Send for Srq {}
+// SAFETY: as above.
+unsafe impl Sync for Srq {}
+
+impl Srq {
+    /// The sizes the device granted (at least those asked for).
+    pub fn granted(&self) -> ibv_srq_attr {
+        self.granted
+    }
+
+    /// Posts one receive into `iov` (`lkeys`, one per buffer, of
+    /// registrations on this queue's protection domain's device).
+    pub fn post_recv(&self, wr_id: u64, iov: &[IoBuf], lkeys: &[u32]) -> Result<(), VerbsError> {
+        // SAFETY: srq is live until drop; one well-formed request whose
+        // buffers stay the application's until the receive completes
+        // (IoBuf contract), under the caller's keys (the device refuses
+        // any other access with an error completion).
+        recv_request(wr_id, iov, lkeys, |wr| unsafe {
+            post_srq_recv(self.srq, wr)
+        })
+    }
+}
+
+impl Drop for Srq {
+    fn drop(&mut self) {
+        // SAFETY: destroyed once; every queue pair made on it held an Arc
+        // of it and is gone, so nothing is attached (otherwise rdma-core
+        // answers EBUSY and the queue is leaked, never freed in use).
+        unsafe { (self.lib.destroy_srq)(self.srq) };
     }
 }
 
@@ -497,10 +584,13 @@ pub struct Id {
     lib: &'static Lib,
     id: *mut rdma_cm_id,
     chan: Arc<Channel>,
-    /// The queue pair's protection domain and completion queue, kept
-    /// until the queue pair is destroyed.
-    qp: Option<(Arc<Pd>, Arc<Cq>)>,
+    /// What the queue pair was made on, kept until it is destroyed.
+    qp: Option<QpParts>,
 }
+
+/// A queue pair's protection domain, completion queue and shared receive
+/// queue (if any).
+type QpParts = (Arc<Pd>, Arc<Cq>, Option<Arc<Srq>>);
 
 // SAFETY: an id is used under its owner's lock; librdmacm's calls on it
 // are thread-safe.
@@ -681,9 +771,36 @@ impl Id {
         cq: &Arc<Cq>,
         cap: &mut QpCap,
     ) -> Result<(), VerbsError> {
+        self.make_qp(pd, cq, None, cap)
+    }
+
+    /// [`Id::create_qp`] with the queue pair's receives taken from `srq`
+    /// (it has no receive queue of its own: nothing is posted to it).
+    pub fn create_qp_on_srq(
+        &mut self,
+        pd: &Arc<Pd>,
+        cq: &Arc<Cq>,
+        srq: &Arc<Srq>,
+        cap: &mut QpCap,
+    ) -> Result<(), VerbsError> {
+        self.make_qp(pd, cq, Some(srq), cap)
+    }
+
+    fn make_qp(
+        &mut self,
+        pd: &Arc<Pd>,
+        cq: &Arc<Cq>,
+        srq: Option<&Arc<Srq>>,
+        cap: &mut QpCap,
+    ) -> Result<(), VerbsError> {
         // SAFETY: id live.
         let ctx = unsafe { (*self.id).verbs };
-        if self.qp.is_some() || ctx.is_null() || !pd._dev.is(ctx) || !cq._dev.is(ctx) {
+        if self.qp.is_some()
+            || ctx.is_null()
+            || !pd._dev.is(ctx)
+            || !cq._dev.is(ctx)
+            || srq.is_some_and(|s| !s.pd._dev.is(ctx))
+        {
             return Err(VerbsError::Call {
                 call: "rdma_create_qp",
                 errno: libc::EINVAL,
@@ -693,18 +810,18 @@ impl Id {
             qp_context: std::ptr::null_mut(),
             send_cq: cq.cq,
             recv_cq: cq.cq,
-            srq: std::ptr::null_mut(),
+            srq: srq.map_or(std::ptr::null_mut(), |s| s.srq.cast()),
             cap: *cap,
             qp_type: IBV_QPT_RC,
             sq_sig_all: 0,
         };
-        // SAFETY: id, pd and cq are live and of one device; self keeps pd
-        // and cq until the queue pair is destroyed (drop).
+        // SAFETY: id, pd, cq and srq are live and of one device; self
+        // keeps them until the queue pair is destroyed (drop).
         check("rdma_create_qp", unsafe {
             (self.lib.cm.create_qp)(self.id, pd.pd, &mut attr)
         })?;
         *cap = attr.cap;
-        self.qp = Some((pd.clone(), cq.clone()));
+        self.qp = Some((pd.clone(), cq.clone(), srq.cloned()));
         Ok(())
     }
 
@@ -795,17 +912,28 @@ impl Id {
     /// Posts one receive into `iov` (`lkeys`, one per buffer).
     pub fn post_recv(&self, wr_id: u64, iov: &[IoBuf], lkeys: &[u32]) -> Result<(), VerbsError> {
         let qp = self.qp()?;
-        let (mut sg, n) = Self::sges(iov, lkeys)?;
-        let mut wr = ibv_recv_wr {
-            wr_id,
-            next: std::ptr::null_mut(),
-            sg_list: sg.as_mut_ptr(),
-            num_sge: n as c_int,
-        };
         // SAFETY: as in post_send; the buffers stay the application's
         // until the receive completes (IoBuf contract).
-        unsafe { post_recv(qp, &mut wr) }
+        recv_request(wr_id, iov, lkeys, |wr| unsafe { post_recv(qp, wr) })
     }
+}
+
+/// One receive work request over `iov` (`lkeys`, one per buffer), handed
+/// to `post` while its scatter list lives.
+fn recv_request(
+    wr_id: u64,
+    iov: &[IoBuf],
+    lkeys: &[u32],
+    post: impl FnOnce(&mut ibv_recv_wr) -> Result<(), VerbsError>,
+) -> Result<(), VerbsError> {
+    let (mut sg, n) = Id::sges(iov, lkeys)?;
+    let mut wr = ibv_recv_wr {
+        wr_id,
+        next: std::ptr::null_mut(),
+        sg_list: sg.as_mut_ptr(),
+        num_sge: n as c_int,
+    };
+    post(&mut wr)
 }
 
 impl Drop for Id {
