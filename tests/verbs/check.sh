@@ -53,6 +53,8 @@ for t in functional/fi_msg functional/fi_cm_data functional/fi_msg_epoll functio
 done
 gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/msg_check" \
 	"$here/msg_check.c" -L"$root/build/lib" -lfabric || exit 1
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/cache_fault_check" \
+	"$here/cache_fault_check.c" -L"$root/build/lib" -lfabric || exit 1
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" \
 	"$work/lib" "$work/ft" >"$work/guest.env"
 # The guest runs some twenty server/client pairs: allow for a loaded host.

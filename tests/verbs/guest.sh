@@ -365,5 +365,19 @@ entries6=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -a FI_SOCKADDR_IN
 [[ $entries6 == *"addr_format: FI_SOCKADDR_IN6"* && $entries6 == *"fd77::1"* ]] && ok fi_info_verbs_ipv6 ||
 	fail fi_info_verbs_ipv6 "$entries6"
 
+# The registration cache (entries with mr_mode 0, no descriptors;
+# tests/verbs/cache_fault_check.c -M): new contents sent after munmap and
+# a MAP_FIXED mapping at the same address, after free/malloc of a 1 MiB
+# block, after MADV_DONTNEED; registrations cached, and within
+# FI_MR_CACHE_MAX_COUNT when it is set.
+pair mr_cache "$OXILIB" 47650 "$FT/cache_fault_check" -M "${S[@]}"
+for step in remap free dontneed reuse count; do
+	grep -q "^ok cache_$step" "$W/mr_cache-client.log" && grep -q "^ok cache (server)" "$W/mr_cache-server.log" &&
+		ok "mr_cache_$step" || fail "mr_cache_$step" "$(grep -h "^FAIL" "$W"/mr_cache-*.log | head -1)"
+done
+FI_MR_CACHE_MAX_COUNT=4 pair mr_cache_bound "$OXILIB" 47651 "$FT/cache_fault_check" -M "${S[@]}"
+grep -q "^ok cache_count" "$W/mr_cache_bound-client.log" && ok mr_cache_bound_count ||
+	fail mr_cache_bound_count "$(grep -h "^FAIL" "$W"/mr_cache_bound-*.log | head -1)"
+
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

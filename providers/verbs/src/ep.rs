@@ -29,9 +29,10 @@
 //!   channels.
 
 use crate::domain::{LkeySet, VerbsDomain};
-use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
+use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
+use crate::mr_cache::{Hold, MrCache};
 use crate::watch::Watch;
 use oxifabric::abi::*;
 use oxifabric::addr;
@@ -100,15 +101,16 @@ enum Conn {
 struct Rx {
     posted: Posted,
     lkeys: [u32; MAX_SGE],
-    /// Registrations made for this receive alone (no `FI_MR_LOCAL`).
-    _mrs: Vec<Mr>,
+    /// Registrations of its buffers (no `FI_MR_LOCAL`), held until it
+    /// completes.
+    _mrs: Vec<Hold>,
 }
 
 /// A send-queue work request in flight: its completion context and the
-/// registrations made for it alone (released when it completes).
+/// registrations of its buffers (held until it completes).
 struct Tx {
     ctx: TxCtx,
-    _mrs: Vec<Mr>,
+    _mrs: Vec<Hold>,
 }
 
 struct State {
@@ -137,6 +139,8 @@ pub struct VerbsEp {
     info: Info,
     dev: Arc<DevCtx>,
     pd: Arc<Pd>,
+    /// The domain's registration cache (buffers without descriptors).
+    cache: Arc<MrCache>,
     /// The domain's registrations' local keys (descriptor checks).
     lkeys: Arc<LkeySet>,
     chan: Arc<Channel>,
@@ -219,6 +223,7 @@ impl VerbsEp {
             info: info.clone(),
             dev: d.dev.clone(),
             pd: d.pd.clone(),
+            cache: d.cache.clone(),
             lkeys: d.lkeys.clone(),
             chan,
             waits,
@@ -483,9 +488,15 @@ impl VerbsEp {
 
     /// Local keys for buffers the application gave no descriptors for:
     /// under `FI_MR_LOCAL` that is refused (`-FI_EINVAL`); otherwise each
-    /// buffer is registered for this one operation (released when it
-    /// completes; a registration per operation, not a cache).
-    fn register_iov(&self, iov: &[IoBuf], what: &str) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
+    /// buffer's registration comes from the domain's cache (`mr_cache`),
+    /// held until the operation completes. `access` is what the device
+    /// does with the memory (local write for receives and reads).
+    fn register_iov(
+        &self,
+        iov: &[IoBuf],
+        access: i32,
+        what: &str,
+    ) -> Result<([u32; MAX_SGE], Vec<Hold>)> {
         if self.info.domain.mr_mode & FI_MR_LOCAL != 0 {
             oxifabric::prov_log!(
                 NAME,
@@ -501,12 +512,9 @@ impl VerbsEp {
             if b.is_empty() {
                 continue;
             }
-            let mr = self
-                .pd
-                .register(*b, IBV_ACCESS_LOCAL_WRITE)
-                .map_err(|e| verbs_err(what, e))?;
-            lkeys[i] = mr.lkey();
-            mrs.push(mr);
+            let h = self.cache.get(*b, access).map_err(|e| verbs_err(what, e))?;
+            lkeys[i] = h.lkey();
+            mrs.push(h);
         }
         Ok((lkeys, mrs))
     }
@@ -548,7 +556,13 @@ impl VerbsEp {
         let (lkeys, mrs) = match keys {
             Some(k) => (k, Vec::new()),
             None if inline || len == 0 => ([0; MAX_SGE], Vec::new()),
-            None => self.register_iov(iov, what)?,
+            None => {
+                let access = match op {
+                    Op::Read { .. } => IBV_ACCESS_LOCAL_WRITE,
+                    _ => 0,
+                };
+                self.register_iov(iov, access, what)?
+            }
         };
         let mut g = self.lock();
         let st = &mut *g;
@@ -738,7 +752,7 @@ impl EndpointOps for VerbsEp {
         let (lkeys, mrs) = match self.lkeys(op.desc, op.iov.len(), "receive")? {
             Some(k) => (k, Vec::new()),
             None if iov_len(op.iov) == 0 => ([0; MAX_SGE], Vec::new()),
-            None => self.register_iov(op.iov, "receive")?,
+            None => self.register_iov(op.iov, IBV_ACCESS_LOCAL_WRITE, "receive")?,
         };
         let mut g = self.lock();
         let st = &mut *g;

@@ -177,6 +177,37 @@ impl Pd {
             _pd: self.clone(),
         })
     }
+
+    /// Registers the whole pages (of `page` bytes, a power of two) that
+    /// hold `buf`, for a registration cache: later buffers within those
+    /// pages can use the same local key. Returns the registration and the
+    /// page-aligned range `(start, len)` it covers.
+    pub fn register_pages(
+        self: &Arc<Self>,
+        buf: IoBuf,
+        page: usize,
+        access: c_int,
+    ) -> Result<(Mr, usize, usize), VerbsError> {
+        let start = buf.addr() & !(page - 1);
+        let end = buf
+            .addr()
+            .saturating_add(buf.len())
+            .saturating_add(page - 1)
+            & !(page - 1);
+        // SAFETY: pd is live; every page of the range holds part of the
+        // application's buffer (IoBuf contract), so it is mapped with the
+        // buffer's permissions; the device touches only the bytes work
+        // requests name, which are application buffers under the same
+        // contract, and only until ibv_dereg_mr (Mr's drop).
+        let mr = unsafe { (self.lib.reg_mr)(self.pd, start as *mut c_void, end - start, access) };
+        let mr = made("ibv_reg_mr", mr)?;
+        let mr = Mr {
+            lib: self.lib,
+            mr,
+            _pd: self.clone(),
+        };
+        Ok((mr, start, end - start))
+    }
 }
 
 impl Drop for Pd {
