@@ -379,5 +379,18 @@ FI_MR_CACHE_MAX_COUNT=4 pair mr_cache_bound "$OXILIB" 47651 "$FT/cache_fault_che
 grep -q "^ok cache_count" "$W/mr_cache_bound-client.log" && ok mr_cache_bound_count ||
 	fail mr_cache_bound_count "$(grep -h "^FAIL" "$W"/mr_cache_bound-*.log | head -1)"
 
+# Faults (cache_fault_check.c -D, -R): tx_size sends and rx_size receives
+# in flight each way without reading any CQ (the verbs CQ is sized for
+# them), also with the client's CQs of size 8; RNR retry exhaustion with a
+# finite retry count (OXI_VERBS_RNR_RETRY=1): an error completion naming
+# the peer and the verbs status, later sends flushed, the peer told.
+pair fault_depth "$OXILIB" 47652 "$FT/cache_fault_check" -D "${S[@]}"
+pair fault_depth_small_cq "$OXILIB" 47653 "$FT/cache_fault_check" -D -c 8 "${S[@]}"
+OXI_VERBS_RNR_RETRY=1 pair fault_rnr "$OXILIB" 47654 "$FT/cache_fault_check" -R "${S[@]}"
+for check in "fault_rnr_error:rnr:" "fault_rnr_flushed:rnr_flushed" "fault_rnr_peer_told:rnr (server)"; do
+	grep -q "^ok ${check#*:}" "$W"/fault_rnr-*.log && ok "${check%%:*}" ||
+		fail "${check%%:*}" "$(grep -h "^FAIL" "$W"/fault_rnr-*.log | head -1)"
+done
+
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

@@ -569,7 +569,7 @@ impl VerbsEp {
         if st.conn != Conn::Up {
             return Err(Error::NotConn);
         }
-        if st.tx.len() >= (st.cap.max_send_wr as usize).max(1) || !st.core.sinks.tx_room(&tx) {
+        if st.tx.len() >= Self::send_slots(st, &self.info) || !st.core.sinks.tx_room(&tx) {
             self.progress_locked(st);
             return Err(Error::Again);
         }
@@ -586,6 +586,15 @@ impl VerbsEp {
         st.next_wr += 1;
         st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
         Ok(())
+    }
+
+    /// Send work requests the endpoint lets be in flight: `tx_size`, even
+    /// when the device granted a deeper send queue (rxe rounds 384 up to
+    /// 511). The completion queue holds `tx_size + rx_size` entries and
+    /// every work request is signaled, so with sends capped here and
+    /// receives capped at `rx_size` it cannot overrun.
+    fn send_slots(st: &State, info: &Info) -> usize {
+        (st.cap.max_send_wr as usize).min(info.tx.size).max(1)
     }
 
     fn enable_locked(&self, st: &mut State) -> Result<()> {
@@ -830,7 +839,7 @@ impl EndpointOps for VerbsEp {
 
     fn tx_size_left(&self) -> Result<usize> {
         let st = self.lock();
-        Ok((st.cap.max_send_wr as usize).saturating_sub(st.tx.len()))
+        Ok(Self::send_slots(&st, &self.info).saturating_sub(st.tx.len()))
     }
 
     fn completion_sinks(&self) -> Option<Sinks> {
