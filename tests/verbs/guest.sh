@@ -313,8 +313,8 @@ failed=$before
 
 # fabtests-compat programs (built on the host by check.sh into $FT) on MSG
 # endpoints: the two-sided functional ones (they register nothing: the
-# provider registers their buffers per operation) and the benchmarks, with
-# data checks (-v). (fi_rma and fi_cq_data want 8-byte CQ data; verbs
+# provider registers their buffers through its registration cache) and the
+# benchmarks, with data checks (-v). (fi_rma and fi_cq_data want 8-byte CQ data; verbs
 # carries 4.) Servers bind the guest's address (-s).
 S=(-s 10.77.0.1)
 pair ft_msg "$OXILIB" 47624 "$FT/fi_msg" -e msg "${S[@]}"

@@ -284,7 +284,11 @@ impl Monitor {
                     Ok(Some(ev)) => self.note(ev, &mut d),
                     Ok(None) => break,
                     Err(_) => {
+                        // Not expected; whatever was lost, the next lookup
+                        // empties the cache. Paced, in case it repeats.
                         d.overflow = true;
+                        drop(d);
+                        std::thread::sleep(std::time::Duration::from_millis(10));
                         break;
                     }
                 }

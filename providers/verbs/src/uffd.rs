@@ -250,35 +250,35 @@ impl Stop {
 }
 
 /// Sleeps until the userfaultfd has an event (true) or `stop` is
-/// signalled (false).
+/// signalled (false). Nothing else ends the wait: while ranges are
+/// registered a monitor that stopped reading would leave every `munmap`
+/// of them asleep, so a failing `poll` is retried after a short pause.
 pub fn wait(uffd: &Uffd, stop: &Stop) -> bool {
-    let mut fds = [
-        libc::pollfd {
-            fd: uffd.fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: stop.0.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
     loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: uffd.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: stop.0.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
         // SAFETY: fds is a live array of two pollfds.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if n > 0 && fds[1].revents != 0 {
+            return false;
+        }
+        if n > 0 && fds[0].revents & libc::POLLIN != 0 {
+            return true;
+        }
         if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
             continue;
         }
-        if n < 0 || fds[1].revents != 0 {
-            return false;
-        }
-        if fds[0].revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 {
-            return false;
-        }
-        if fds[0].revents & libc::POLLIN != 0 {
-            return true;
-        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
 
