@@ -63,6 +63,8 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-co
 	-o "$work/ft-deb/srx_check" "$here/srx_check.c" -lfabric -lm || exit 1
 gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/fi_shared_ctx" \
 	"$root/fabtests-compat/functional/fi_shared_ctx.c" -lfabric -lm || exit 1
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/cache_fault_check" \
+	"$here/cache_fault_check.c" -L"$root/build/lib" -lfabric || exit 1
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" \
 	"$work/lib" "$work/ft" "$work/ft-deb" >"$work/guest.env"
 # The guest runs some twenty server/client pairs: allow for a loaded host.

@@ -174,8 +174,10 @@ entries=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -t FI_EP_MSG 2>&1)
 rc=$?
 echo "-- fi_info -p verbs -t FI_EP_MSG (rc=$rc)"; echo "$entries"
 # Upstream names the fabric after GID 0's subnet prefix: on RoCE GID 0 is
-# the link-local fe80::/64 address.
-[[ $devgids == " gid[0]=fe80::"* ]] && want_fabric=IB-0xfe80000000000000 || want_fabric="(GID 0 is not fe80::/64: $devgids)"
+# the link-local fe80::/64 address. Ours name it after the GID of the
+# entry's address (below): ::ffff:10.77.0.1, whose prefix is 0.
+[[ $devgids == " gid[0]=fe80::"* ]] && upstream_fabric=IB-0xfe80000000000000 || upstream_fabric="(GID 0 is not fe80::/64: $devgids)"
+want_fabric=IB-0x0
 if [ $rc = 0 ] && [[ $entries == *"provider: verbs"* && $entries == *"domain: rxe0"* &&
 	$entries == *"type: FI_EP_MSG"* && $entries == *"protocol: FI_PROTO_RDMA_CM_IB_RC"* &&
 	$entries != *"FI_EP_RDM"* && $entries == *"fabric: $want_fabric"* ]]; then
@@ -205,6 +207,29 @@ rdm_entry() { # NAME LIBPATH
 		fail "$1_tagged" "no FI_TAGGED in the first entry's caps (see $1_tagged.txt)"
 }
 rdm_entry fi_info_verbs_rdm_entry "$OXILIB"
+# The default GID is the one of the entry's address (the IPv4-mapped one
+# for 10.77.0.1, the ULA's own for fd77::1, RoCE v2), never link-local GID
+# 0; FI_VERBS_GID_IDX=0 restores upstream's choice. verbs-probe --gid-for
+# prints the provider's choice; fi_info shows it in the fabric names.
+gid_check() { # NAME ADDR WANT-GID [ENV...]
+	local want_idx="" g out
+	for g in $devgids; do [[ $g == *"]=$3/roce-v2" ]] && { want_idx=${g#gid[}; want_idx=${want_idx%%]*}; }; done
+	out=$(env "${@:4}" timeout 30 "$PROBE" --gid-for "$2")
+	echo "-- verbs-probe --gid-for $2 ${*:4}: $out"
+	[ -n "$want_idx" ] && [[ $out == "rxe0 $2 gid_idx=$want_idx $3/roce-v2 "* ]] && ok "$1" ||
+		fail "$1" "want gid_idx of $3/roce-v2 in$devgids: $out"
+}
+gid_check default_gid_ipv4 10.77.0.1 ::ffff:10.77.0.1
+gid_check default_gid_ipv6 fd77::1 fd77::1
+[[ $devgids == " gid[0]="* ]] && gid0=${devgids#" gid[0]="} && gid0=${gid0%%/*}
+gid_check gid_idx_overrides 10.77.0.1 "${gid0:-?}" FI_VERBS_GID_IDX=0
+[[ $entries == *"fabric: IB-0x0"$'\n'* && $entries == *"fabric: IB-0xfd77000000000000"* &&
+	$entries != *"fabric: IB-0xfe80"* ]] && ok fi_info_fabric_from_address_gid ||
+	fail fi_info_fabric_from_address_gid "want IB-0x0 (10.77.0.1) and IB-0xfd77000000000000 (fd77::1): $entries"
+entries0=$(FI_VERBS_GID_IDX=0 LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -t FI_EP_MSG 2>&1)
+[[ $entries0 == *"fabric: $upstream_fabric"* && $entries0 != *"fabric: IB-0x0"$'\n'* &&
+	$entries0 != *"fabric: IB-0xfd77"* ]] && ok fi_info_fabric_gid_idx_0 ||
+	fail fi_info_fabric_gid_idx_0 "FI_VERBS_GID_IDX=0: want $upstream_fabric only: $entries0"
 info_v=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -v 2>&1)
 [[ $info_v == *"max_msg_size: ${dev[max_msg_sz]:-?}"* || $info_v == *"max_msg_size: $((${dev[max_msg_sz]:-0}))"* ]] &&
 	ok fi_info_max_msg_size_from_port || fail fi_info_max_msg_size_from_port "port max_msg_sz ${dev[max_msg_sz]:-?}"
@@ -278,7 +303,7 @@ pingpong_rdm fi_pingpong_rdm_tagged "$OXILIB" 47633 -c -m tagged
 # fi_enable then fails with -FI_EINVAL ("Unable to create verbs CQ"), so
 # these runs set FI_UNIVERSE_SIZE=16.
 before=$failed
-rdm_entry upstream_fi_info_verbs_rdm_entry ""
+want_fabric=$upstream_fabric rdm_entry upstream_fi_info_verbs_rdm_entry ""
 FI_UNIVERSE_SIZE=16 pingpong_rdm upstream_fi_pingpong_rdm "" 47634 -c
 FI_UNIVERSE_SIZE=16 pingpong_rdm upstream_fi_pingpong_rdm_tagged "" 47635 -c -m tagged
 mv "$W/results.txt" "$W/results.tmp"
@@ -288,8 +313,8 @@ failed=$before
 
 # fabtests-compat programs (built on the host by check.sh into $FT) on MSG
 # endpoints: the two-sided functional ones (they register nothing: the
-# provider registers their buffers per operation) and the benchmarks, with
-# data checks (-v). (fi_rma and fi_cq_data want 8-byte CQ data; verbs
+# provider registers their buffers through its registration cache) and the
+# benchmarks, with data checks (-v). (fi_rma and fi_cq_data want 8-byte CQ data; verbs
 # carries 4.) Servers bind the guest's address (-s).
 S=(-s 10.77.0.1)
 pair ft_msg "$OXILIB" 47624 "$FT/fi_msg" -e msg "${S[@]}"
@@ -389,6 +414,33 @@ mv "$W/results.txt" "$W/results.tmp"
 sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
 rm -f "$W/results.tmp"
 failed=$before
+
+# The registration cache (entries with mr_mode 0, no descriptors;
+# tests/verbs/cache_fault_check.c -M): new contents sent after munmap and
+# a MAP_FIXED mapping at the same address, after free/malloc of a 1 MiB
+# block, after MADV_DONTNEED; registrations cached, and within
+# FI_MR_CACHE_MAX_COUNT when it is set.
+pair mr_cache "$OXILIB" 47660 "$FT/cache_fault_check" -M "${S[@]}"
+for step in remap free dontneed reuse count; do
+	grep -q "^ok cache_$step" "$W/mr_cache-client.log" && grep -q "^ok cache (server)" "$W/mr_cache-server.log" &&
+		ok "mr_cache_$step" || fail "mr_cache_$step" "$(grep -h "^FAIL" "$W"/mr_cache-*.log | head -1)"
+done
+FI_MR_CACHE_MAX_COUNT=4 pair mr_cache_bound "$OXILIB" 47661 "$FT/cache_fault_check" -M "${S[@]}"
+grep -q "^ok cache_count" "$W/mr_cache_bound-client.log" && ok mr_cache_bound_count ||
+	fail mr_cache_bound_count "$(grep -h "^FAIL" "$W"/mr_cache_bound-*.log | head -1)"
+
+# Faults (cache_fault_check.c -D, -R): tx_size sends and rx_size receives
+# in flight each way without reading any CQ (the verbs CQ is sized for
+# them), also with the client's CQs of size 8; RNR retry exhaustion with a
+# finite retry count (OXI_VERBS_RNR_RETRY=1): an error completion naming
+# the peer and the verbs status, later sends flushed, the peer told.
+pair fault_depth "$OXILIB" 47662 "$FT/cache_fault_check" -D "${S[@]}"
+pair fault_depth_small_cq "$OXILIB" 47663 "$FT/cache_fault_check" -D -c 8 "${S[@]}"
+OXI_VERBS_RNR_RETRY=1 pair fault_rnr "$OXILIB" 47664 "$FT/cache_fault_check" -R "${S[@]}"
+for check in "fault_rnr_error:rnr:" "fault_rnr_flushed:rnr_flushed" "fault_rnr_peer_told:rnr (server)"; do
+	grep -q "^ok ${check#*:}" "$W"/fault_rnr-*.log && ok "${check%%:*}" ||
+		fail "${check%%:*}" "$(grep -h "^FAIL" "$W"/fault_rnr-*.log | head -1)"
+done
 
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

@@ -55,6 +55,8 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+
+#include "check_util.h"
 #include <rdma/fi_rma.h>
 
 static const char *prov = "verbs", *src_addr, *port = "47700", *dst;
@@ -75,21 +77,6 @@ static void *desc;
 #define MSG 0      /* message buffer offset */
 #define RMA 65536  /* offset of the region peers read and write */
 #define RX 524288  /* receive buffers */
-
-static void die(const char *step, const char *fmt, ...)
-{
-	va_list ap;
-	printf("FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	exit(1);
-}
-
-#define CHECK(step, cond, ...) do { if (!(cond)) die(step, __VA_ARGS__); } while (0)
-#define CALL(step, call) do { int rc_ = (int) (call); \
-	if (rc_) die(step, "%s: %s (%d)", #call, fi_strerror(-rc_), rc_); } while (0)
 
 /* Waits (bounded) for one completion on cq; returns it, or dies. */
 static struct fi_cq_data_entry wait_cq(const char *step, struct fid_cq *cq)

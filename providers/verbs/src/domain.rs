@@ -8,6 +8,7 @@
 use crate::ibv::owned::{DevCtx, Mr, Pd};
 use crate::ibv::{IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE};
 use crate::info::NAME;
+use crate::mr_cache::{Limits, MrCache};
 use oxifabric::abi::*;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
@@ -40,9 +41,11 @@ impl FabricOps for VerbsFabric {
         let auto = (info.domain.data_progress == FI_PROGRESS_AUTO
             || info.domain.control_progress == FI_PROGRESS_AUTO)
             .then(|| AutoProgress::new("oxifabric-verbs-progress"));
+        let cache = Arc::new(MrCache::new(pd.clone(), Limits::from_env()));
         Ok(Arc::new(VerbsDomain {
             dev,
             pd,
+            cache,
             mrs,
             lkeys,
             auto,
@@ -60,6 +63,8 @@ impl FabricOps for VerbsFabric {
 pub struct VerbsDomain {
     pub dev: Arc<DevCtx>,
     pub pd: Arc<Pd>,
+    /// Registrations of buffers posted without descriptors (`mr_cache`).
+    pub cache: Arc<MrCache>,
     pub mrs: Arc<MrTable>,
     /// The local keys of the domain's registrations (`fi_mr_desc`).
     pub lkeys: Arc<LkeySet>,

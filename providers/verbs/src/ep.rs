@@ -33,9 +33,10 @@
 //!   this endpoint consumed completes here.
 
 use crate::domain::{LkeySet, VerbsDomain};
-use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
+use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
+use crate::mr_cache::{Hold, MrCache};
 use crate::watch::Watch;
 use oxifabric::abi::*;
 use oxifabric::addr;
@@ -107,15 +108,16 @@ enum Conn {
 struct Rx {
     posted: Posted,
     lkeys: [u32; MAX_SGE],
-    /// Registrations made for this receive alone (no `FI_MR_LOCAL`).
-    _mrs: Vec<Mr>,
+    /// Registrations of its buffers (no `FI_MR_LOCAL`), held until it
+    /// completes.
+    _mrs: Vec<Hold>,
 }
 
 /// A send-queue work request in flight: its completion context and the
-/// registrations made for it alone (released when it completes).
+/// registrations of its buffers (held until it completes).
 struct Tx {
     ctx: TxCtx,
-    _mrs: Vec<Mr>,
+    _mrs: Vec<Hold>,
 }
 
 struct State {
@@ -146,6 +148,8 @@ pub struct VerbsEp {
     info: Info,
     dev: Arc<DevCtx>,
     pd: Arc<Pd>,
+    /// The domain's registration cache (buffers without descriptors).
+    cache: Arc<MrCache>,
     /// The domain's registrations' local keys (descriptor checks).
     lkeys: Arc<LkeySet>,
     chan: Arc<Channel>,
@@ -240,6 +244,7 @@ impl VerbsEp {
             info: info.clone(),
             dev: d.dev.clone(),
             pd: d.pd.clone(),
+            cache: d.cache.clone(),
             lkeys: d.lkeys.clone(),
             chan,
             waits,
@@ -494,8 +499,13 @@ impl VerbsEp {
     }
 
     /// [`register_bufs`] under this endpoint's `mr_mode`.
-    fn register_iov(&self, iov: &[IoBuf], what: &str) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
-        register_bufs(&self.pd, self.info.domain.mr_mode, iov, what)
+    fn register_iov(
+        &self,
+        iov: &[IoBuf],
+        access: i32,
+        what: &str,
+    ) -> Result<([u32; MAX_SGE], Vec<Hold>)> {
+        register_bufs(&self.cache, self.info.domain.mr_mode, iov, access, what)
     }
 
     /// Posts one send-queue work request for the application: sizes and
@@ -535,14 +545,20 @@ impl VerbsEp {
         let (lkeys, mrs) = match keys {
             Some(k) => (k, Vec::new()),
             None if inline || len == 0 => ([0; MAX_SGE], Vec::new()),
-            None => self.register_iov(iov, what)?,
+            None => {
+                let access = match op {
+                    Op::Read { .. } => IBV_ACCESS_LOCAL_WRITE,
+                    _ => 0,
+                };
+                self.register_iov(iov, access, what)?
+            }
         };
         let mut g = self.lock();
         let st = &mut *g;
         if st.conn != Conn::Up {
             return Err(Error::NotConn);
         }
-        if st.tx.len() >= (st.cap.max_send_wr as usize).max(1) || !st.core.sinks.tx_room(&tx) {
+        if st.tx.len() >= Self::send_slots(st, &self.info) || !st.core.sinks.tx_room(&tx) {
             self.progress_locked(st);
             return Err(Error::Again);
         }
@@ -555,6 +571,15 @@ impl VerbsEp {
         st.next_wr += 1;
         st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
         Ok(())
+    }
+
+    /// Send work requests the endpoint lets be in flight: `tx_size`, even
+    /// when the device granted a deeper send queue (rxe rounds 384 up to
+    /// 511). The completion queue holds `tx_size + rx_size` entries and
+    /// every work request is signaled, so with sends capped here and
+    /// receives capped at `rx_size` it cannot overrun.
+    fn send_slots(st: &State, info: &Info) -> usize {
+        (st.cap.max_send_wr as usize).min(info.tx.size).max(1)
     }
 
     fn enable_locked(&self, st: &mut State) -> Result<()> {
@@ -723,7 +748,7 @@ impl EndpointOps for VerbsEp {
         let (lkeys, mrs) = match self.lkeys(op.desc, op.iov.len(), "receive")? {
             Some(k) => (k, Vec::new()),
             None if iov_len(op.iov) == 0 => ([0; MAX_SGE], Vec::new()),
-            None => self.register_iov(op.iov, "receive")?,
+            None => self.register_iov(op.iov, IBV_ACCESS_LOCAL_WRITE, "receive")?,
         };
         let mut g = self.lock();
         let st = &mut *g;
@@ -807,7 +832,7 @@ impl EndpointOps for VerbsEp {
 
     fn tx_size_left(&self) -> Result<usize> {
         let st = self.lock();
-        Ok((st.cap.max_send_wr as usize).saturating_sub(st.tx.len()))
+        Ok(Self::send_slots(&st, &self.info).saturating_sub(st.tx.len()))
     }
 
     fn completion_sinks(&self) -> Option<Sinks> {
@@ -856,14 +881,16 @@ pub(crate) fn desc_lkeys(
 
 /// Local keys for buffers the application gave no descriptors for: under
 /// `FI_MR_LOCAL` (`mr_mode`) that is refused (`-FI_EINVAL`); otherwise each
-/// buffer is registered on `pd` for this one operation (released when it
-/// completes; a registration per operation, not a cache).
+/// buffer's registration comes from the domain's cache (`mr_cache`), held
+/// until the operation completes. `access` is what the device does with
+/// the memory (local write for receives and reads).
 pub(crate) fn register_bufs(
-    pd: &Arc<Pd>,
+    cache: &MrCache,
     mr_mode: i32,
     iov: &[IoBuf],
+    access: i32,
     what: &str,
-) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
+) -> Result<([u32; MAX_SGE], Vec<Hold>)> {
     if mr_mode & FI_MR_LOCAL != 0 {
         oxifabric::prov_log!(
             NAME,
@@ -874,18 +901,16 @@ pub(crate) fn register_bufs(
         return Err(Error::Inval);
     }
     let mut lkeys = [0u32; MAX_SGE];
-    let mut mrs = Vec::with_capacity(iov.len());
+    let mut held = Vec::with_capacity(iov.len());
     for (i, b) in iov.iter().enumerate().take(MAX_SGE) {
         if b.is_empty() {
             continue;
         }
-        let mr = pd
-            .register(*b, IBV_ACCESS_LOCAL_WRITE)
-            .map_err(|e| verbs_err(what, e))?;
-        lkeys[i] = mr.lkey();
-        mrs.push(mr);
+        let h = cache.get(*b, access).map_err(|e| verbs_err(what, e))?;
+        lkeys[i] = h.lkey();
+        held.push(h);
     }
-    Ok((lkeys, mrs))
+    Ok((lkeys, held))
 }
 
 #[cfg(test)]
