@@ -294,6 +294,10 @@ fn entry(
             protocol: FI_PROTO_RDMA_CM_IB_RC as u32,
             protocol_version: 1,
             max_msg_size: max_msg,
+            // RC keeps reads after writes and writes after writes in
+            // order for any size (the ordering msg_order promises).
+            max_order_raw_size: max_msg,
+            max_order_waw_size: max_msg,
             tx_ctx_cnt: 1,
             rx_ctx_cnt: 1,
             ..Default::default()
