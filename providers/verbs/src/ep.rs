@@ -61,6 +61,41 @@ pub(crate) use srx::VerbsSrx;
 /// How long one step of address or route resolution may take.
 const RESOLVE_MS: i32 = 2000;
 
+/// Endpoints that accepted a request and wait for `ESTABLISHED`. Each
+/// endpoint has its own CM channel, so nothing orders its `FI_CONNECTED`
+/// against the next `FI_CONNREQ` its passive endpoint reports on the same
+/// EQ: a peer that connects its endpoints one after the other (upstream's
+/// fi_multi_ep) could see the second request first. rdma-cm delivers the
+/// first connection's `ESTABLISHED` before the second's request reaches
+/// the listener, so a passive endpoint about to report a request first
+/// lets these report theirs ([`settle_accepting`]).
+static ACCEPTING: Mutex<Vec<Weak<VerbsEp>>> = Mutex::new(Vec::new());
+
+/// Runs the CM progress of every endpoint still waiting for its accepted
+/// connection (before a passive endpoint reports a new request).
+pub(crate) fn settle_accepting() {
+    let eps: Vec<Arc<VerbsEp>> = {
+        let mut l = ACCEPTING.lock().unwrap_or_else(|p| p.into_inner());
+        l.retain(|w| w.strong_count() > 0);
+        l.iter().filter_map(Weak::upgrade).collect()
+    };
+    for ep in &eps {
+        ep.progress();
+    }
+    // Endpoint locks are never taken under ACCEPTING (`accept` takes
+    // ACCEPTING under its endpoint's lock).
+    let done: Vec<&Arc<VerbsEp>> = eps
+        .iter()
+        .filter(|ep| ep.lock().conn != Conn::Accepting)
+        .collect();
+    let mut l = ACCEPTING.lock().unwrap_or_else(|p| p.into_inner());
+    l.retain(|w| {
+        !done
+            .iter()
+            .any(|ep| std::ptr::eq(w.as_ptr(), Arc::as_ptr(ep)))
+    });
+}
+
 /// What `info->handle` of a connection request stands for.
 pub struct Request {
     /// The request's id (on the passive endpoint's channel until taken).
@@ -140,6 +175,10 @@ struct State {
     polls: u32,
     /// The shared receive context bound (`fi_ep_bind`), if any.
     srx: Option<Arc<VerbsSrx>>,
+    /// The address `fi_setname` gave (a passive endpoint's, inherited
+    /// through `info->handle`): the id is bound to it when it connects,
+    /// by which time that passive endpoint has usually closed.
+    bind_to: Option<SocketAddr>,
 }
 
 /// A verbs MSG endpoint.
@@ -156,6 +195,8 @@ pub struct VerbsEp {
     /// The CM channel's and the completion channel's descriptors.
     waits: Watch,
     st: Mutex<State>,
+    /// Made on a connection request's id (`fi_accept` applies).
+    requested: bool,
 }
 
 /// The `FI_E*` code for a failed work completion.
@@ -217,23 +258,27 @@ impl VerbsEp {
     /// address.
     pub fn new(info: &Info, d: &VerbsDomain) -> Result<Arc<VerbsEp>> {
         let chan = Channel::new().map_err(|e| verbs_err("rdma_create_event_channel", e))?;
-        let id = if info.handle != 0 {
-            let Some(Request { mut id }) = oxifabric::service::connreq::take(info.handle) else {
-                oxifabric::prov_log!(
-                    NAME,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_CTRL,
-                    "fi_endpoint: info->handle is not a pending connection request"
-                );
-                return Err(Error::Inval);
-            };
+        let request = match info.handle {
+            0 => None,
+            // Not a request: a passive endpoint, whose address the C
+            // boundary hands over through `setname`.
+            h => oxifabric::service::connreq::take(h),
+        };
+        let requested = request.is_some();
+        let mut bind_to = None;
+        let id = if let Some(Request { mut id }) = request {
             id.migrate(&chan)
                 .map_err(|e| verbs_err("rdma_migrate_id", e))?;
             id
         } else {
             let id = Id::new(&chan).map_err(|e| verbs_err("rdma_create_id", e))?;
             if let Some(src) = info.src_addr.as_deref().and_then(addr::sockaddr_from_bytes) {
-                id.bind(&src).map_err(|e| verbs_err("rdma_bind_addr", e))?;
+                if info.handle == 0 {
+                    id.bind(&src).map_err(|e| verbs_err("rdma_bind_addr", e))?;
+                } else {
+                    // The passive endpoint still holds it.
+                    bind_to = Some(src);
+                }
             }
             id
         };
@@ -262,7 +307,9 @@ impl VerbsEp {
                 cap: QpCap::default(),
                 polls: 0,
                 srx: None,
+                bind_to,
             }),
+            requested,
         }))
     }
 
@@ -658,10 +705,24 @@ impl EndpointOps for VerbsEp {
 
     fn getname(&self) -> Result<Vec<u8>> {
         let st = self.lock();
-        match st.id.as_ref().and_then(Id::local_addr) {
+        match st.id.as_ref().and_then(Id::local_addr).or(st.bind_to) {
             Some(a) => Ok(addr::to_sockaddr(&a)),
             None => self.info.src_addr.clone().ok_or(Error::OpBadState),
         }
+    }
+
+    /// The address to connect from (before `fi_connect`): what the C
+    /// boundary gives an endpoint made from a passive endpoint's
+    /// `fi_info` (`info->handle`), as upstream's verbs endpoints take
+    /// over their passive endpoint's address.
+    fn setname(&self, a: &[u8]) -> Result<()> {
+        let src = addr::sockaddr_from_bytes(a).ok_or(Error::Inval)?;
+        let mut st = self.lock();
+        if st.conn != Conn::Idle || st.resolved.is_some() {
+            return Err(Error::OpBadState);
+        }
+        st.bind_to = Some(src);
+        Ok(())
     }
 
     fn getpeer(&self) -> Result<Vec<u8>> {
@@ -691,6 +752,10 @@ impl EndpointOps for VerbsEp {
         if st.conn != Conn::Idle {
             return Err(Error::IsConn);
         }
+        if let Some(src) = st.bind_to.take() {
+            let id = st.id.as_ref().ok_or(Error::OpBadState)?;
+            id.bind(&src).map_err(|e| verbs_err("rdma_bind_addr", e))?;
+        }
         if st.resolved != Some(dest) {
             self.resolve(st, dest)?;
         }
@@ -713,7 +778,7 @@ impl EndpointOps for VerbsEp {
         let data = cm_data_out(data)?;
         let mut g = self.lock();
         let st = &mut *g;
-        if self.info.handle == 0 {
+        if !self.requested {
             return Err(Error::Inval);
         }
         if st.conn != Conn::Idle {
@@ -725,6 +790,10 @@ impl EndpointOps for VerbsEp {
         id.accept(&data).map_err(|e| verbs_err("rdma_accept", e))?;
         st.peer = id.peer_addr();
         st.conn = Conn::Accepting;
+        ACCEPTING
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(self.me.clone());
         Ok(())
     }
 
@@ -738,6 +807,11 @@ impl EndpointOps for VerbsEp {
             id.disconnect()
                 .map_err(|e| verbs_err("rdma_disconnect", e))?;
         }
+        // The local side learns of its own shutdown as the peer does (as
+        // upstream's providers report it; upstream's fi_cm_data waits for
+        // it). rdma-cm's own DISCONNECTED for this side then finds the
+        // endpoint down and says nothing more.
+        st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
         Ok(())
     }
 

@@ -399,14 +399,16 @@ fn rdm_entry(e: &mut Info) {
     e.mode = 0;
     e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND);
     e.tx.rma_iov_limit = 0;
-    e.tx.op_flags = 0;
+    // What a hint may ask for as the default (upstream's fi_msg_inject
+    // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send.
+    e.tx.op_flags = FI_INJECT | FI_COMPLETION;
     e.tx.msg_order = FI_ORDER_SAS;
     e.tx.comp_order = FI_ORDER_NONE;
     e.tx.inject_size = RDM_INJECT_SIZE;
     e.tx.iov_limit = IoVec::CAP;
     e.rx.caps = RDM_CAPS & !(FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM);
     e.rx.mode = 0;
-    e.rx.op_flags = 0;
+    e.rx.op_flags = FI_COMPLETION | FI_MULTI_RECV;
     e.rx.msg_order = FI_ORDER_SAS;
     e.rx.comp_order = FI_ORDER_NONE;
     e.rx.iov_limit = IoVec::CAP;
