@@ -76,8 +76,9 @@ for t in functional/fi_cq_data functional/fi_rma functional/fi_rdm_atomic functi
 done
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\nUNITS=%q\n' "$work/verbs-probe" \
 	"$work/verbs-rc-pingpong" "$work/lib" "$work/ft" "$work/ft-deb" "$units" >"$work/guest.env"
-# The guest runs some twenty server/client pairs: allow for a loaded host.
-OXI_VM_TIMEOUT=${OXI_VM_TIMEOUT:-600} "$here/run.sh" "$work" "$work/guest.sh"
+# The guest runs some sixty server/client pairs (6 min or more under
+# TCG on a loaded host): allow for it.
+OXI_VM_TIMEOUT=${OXI_VM_TIMEOUT:-1200} "$here/run.sh" "$work" "$work/guest.sh"
 rc=$?
 passed=$(grep -c '^ok ' "$work/results.txt" 2>/dev/null)
 failed=$(grep -c '^FAIL ' "$work/results.txt" 2>/dev/null)
