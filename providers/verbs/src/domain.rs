@@ -5,14 +5,19 @@
 //! calls [`DomainMr`] so that a region's key is the device's remote key
 //! and `fi_mr_desc` its local key.
 
+use crate::ep::atomic::{device_has_atomics, offers, ATOMIC_SIZE};
 use crate::ibv::owned::{DevCtx, Mr, Pd};
-use crate::ibv::{IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE};
+use crate::ibv::{
+    IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_READ,
+    IBV_ACCESS_REMOTE_WRITE,
+};
 use crate::info::NAME;
 use crate::mr_cache::{Limits, MrCache};
 use oxifabric::abi::*;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoBuf, PassiveEpOps};
+use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
 use oxifabric::service::progress::{AutoProgress, Progress};
 use std::collections::HashSet;
@@ -29,6 +34,13 @@ impl FabricOps for VerbsFabric {
             Error::NoDev
         })?;
         let pd = dev.alloc_pd()?;
+        // Atomics where the device has them and the entry advertises them
+        // (an entry without FI_ATOMIC answers fi_query_atomic -FI_ENOSYS).
+        let dev_atomics = crate::device::devices()
+            .ok()
+            .and_then(|ds| ds.into_iter().find(|d| d.name == name))
+            .is_some_and(|d| device_has_atomics(d.attr.atomic_cap));
+        let atomics = dev_atomics && info.caps & FI_ATOMIC != 0;
         let lkeys = Arc::new(LkeySet::default());
         let mrs = Arc::new(MrTable::with_device(
             info.domain.mr_mode,
@@ -36,6 +48,7 @@ impl FabricOps for VerbsFabric {
             Arc::new(DomainMr {
                 pd: pd.clone(),
                 lkeys: lkeys.clone(),
+                atomics: dev_atomics,
             }),
         ));
         let auto = (info.domain.data_progress == FI_PROGRESS_AUTO
@@ -50,6 +63,7 @@ impl FabricOps for VerbsFabric {
             lkeys,
             auto,
             mr_mode: info.domain.mr_mode,
+            atomics,
         }))
     }
 
@@ -71,6 +85,8 @@ pub struct VerbsDomain {
     auto: Option<AutoProgress>,
     /// The domain's `mr_mode` (a shared receive context's descriptor rule).
     pub mr_mode: i32,
+    /// The device has atomics (`fi_query_atomic` answers for them).
+    atomics: bool,
 }
 
 /// The local keys a domain's registrations hand out as descriptors, so
@@ -151,18 +167,37 @@ impl DomainOps for VerbsDomain {
         let srx: Arc<dyn EndpointOps> = crate::ep::VerbsSrx::new(attr, self)?;
         Ok(srx)
     }
+
+    /// As the MSG endpoints' (`ep/atomic.rs`), where the device has atomics.
+    fn atomic_limit(&self) -> usize {
+        if self.atomics {
+            ATOMIC_SIZE
+        } else {
+            0
+        }
+    }
+
+    fn atomic_offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        offers(kind, op, dt)
+    }
 }
 
 /// `ibv_reg_mr` for the engine's table.
 struct DomainMr {
     pd: Arc<Pd>,
     lkeys: Arc<LkeySet>,
+    /// Peers' atomics need remote atomic access where remote writes are
+    /// allowed (only asked of a device that has atomics).
+    atomics: bool,
 }
 
 /// The verbs access bits for `FI_*` access bits: receives and reads into
 /// the memory need local write; peers' writes and reads their remote bits.
-fn ibv_access(access: u64) -> i32 {
+fn ibv_access(access: u64, atomics: bool) -> i32 {
     let mut a = 0;
+    if atomics && access & FI_REMOTE_WRITE != 0 {
+        a |= IBV_ACCESS_REMOTE_ATOMIC;
+    }
     if access & (FI_RECV | FI_READ | FI_REMOTE_WRITE) != 0 {
         a |= IBV_ACCESS_LOCAL_WRITE;
     }
@@ -177,17 +212,20 @@ fn ibv_access(access: u64) -> i32 {
 
 impl DeviceMr for DomainMr {
     fn register(&self, buf: IoBuf, access: u64) -> Result<DeviceReg> {
-        let mr = self.pd.register(buf, ibv_access(access)).map_err(|e| {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_MR,
-                "registering {} bytes at {:#x}: {e}",
-                buf.len(),
-                buf.addr()
-            );
-            Error::from(e)
-        })?;
+        let mr = self
+            .pd
+            .register(buf, ibv_access(access, self.atomics))
+            .map_err(|e| {
+                oxifabric::prov_log!(
+                    NAME,
+                    FI_LOG_WARN,
+                    FI_LOG_MR,
+                    "registering {} bytes at {:#x}: {e}",
+                    buf.len(),
+                    buf.addr()
+                );
+                Error::from(e)
+            })?;
         self.lkeys.set(mr.lkey(), true);
         // A region peers may not access has no remote key to give (soft-RoCE
         // answers 0 for every such region), but the table's keys must be

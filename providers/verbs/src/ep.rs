@@ -32,8 +32,10 @@
 //!   no receives of its own; a receive of the context that a message to
 //!   this endpoint consumed completes here.
 
+pub mod atomic;
+
 use crate::domain::{LkeySet, VerbsDomain};
-use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, MAX_SGE};
+use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
 use crate::mr_cache::{Hold, MrCache};
@@ -43,8 +45,9 @@ use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{
-    internal, iov_len, Binding, EndpointOps, IoBuf, OptValue, RecvOp, RmaOp, SendOp,
+    internal, iov_len, AtomicReq, Binding, EndpointOps, IoBuf, OptValue, RecvOp, RmaOp, SendOp,
 };
+use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
 use oxifabric::service::progress::Progress;
@@ -179,6 +182,9 @@ struct State {
     /// through `info->handle`): the id is bound to it when it connects,
     /// by which time that passive endpoint has usually closed.
     bind_to: Option<SocketAddr>,
+    /// Where the device puts the old value of an `fi_atomic` (no result
+    /// buffer): made at the first one (`ep/atomic.rs`).
+    atomic_scratch: Option<RegBuf>,
 }
 
 /// A verbs MSG endpoint.
@@ -308,6 +314,7 @@ impl VerbsEp {
                 polls: 0,
                 srx: None,
                 bind_to,
+                atomic_scratch: None,
             }),
             requested,
         }))
@@ -601,7 +608,24 @@ impl VerbsEp {
             }
         };
         let mut g = self.lock();
-        let st = &mut *g;
+        self.submit(&mut g, tx, op, iov, &lkeys[..n.min(MAX_SGE)], inline, mrs)
+    }
+
+    /// Posts one send-queue work request whose buffers and keys are
+    /// settled, once the connection is up and the queue and the CQ have
+    /// room; `mrs` (registrations for this request alone) are released
+    /// when it completes.
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &self,
+        st: &mut State,
+        tx: TxCtx,
+        op: Op,
+        iov: &[IoBuf],
+        lkeys: &[u32],
+        inline: bool,
+        mrs: Vec<Hold>,
+    ) -> Result<()> {
         if st.conn != Conn::Up {
             return Err(Error::NotConn);
         }
@@ -611,10 +635,7 @@ impl VerbsEp {
         }
         let id = st.id.as_ref().ok_or(Error::OpBadState)?;
         let wr = st.next_wr;
-        post_result(
-            id.post_send(wr, op, iov, &lkeys[..n.min(MAX_SGE)], inline),
-            "ibv_post_send",
-        )?;
+        post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send")?;
         st.next_wr += 1;
         st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
         Ok(())
@@ -890,6 +911,23 @@ impl EndpointOps for VerbsEp {
             Op::Read { addr: r.addr, rkey }
         };
         self.post(TxCtx::of_rma(op), rma_op, op.iov, op.desc, what)
+    }
+
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        self.post_atomic(op)
+    }
+
+    /// One 64-bit element where the device has atomics (`ep/atomic.rs`).
+    fn atomic_limit(&self) -> usize {
+        if self.info.caps & FI_ATOMIC != 0 {
+            atomic::ATOMIC_SIZE
+        } else {
+            0
+        }
+    }
+
+    fn atomic_offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        atomic::offers(kind, op, dt)
     }
 
     fn rx_size_left(&self) -> Result<usize> {

@@ -339,9 +339,9 @@ fn entry(
     }
 }
 
-/// Bits of the capabilities that RMA needs (keys and addresses of the
+/// Bits of the capabilities that RMA and atomics need (keys and addresses of the
 /// device's registrations).
-const RMA_CAPS: u64 = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+const RMA_CAPS: u64 = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 /// Whether the request comes from an application that cannot follow
 /// `FI_MR_LOCAL` (API 1.5 or later, its `mr_mode` hints without it) and
@@ -484,6 +484,7 @@ pub fn getinfo(req: &Request<'_>, ep_type: fi_ep_type) -> Result<Vec<Info>> {
     let unregistered = unregistered(req);
     let mut add = |p: &Place, src: SocketAddr, dest: Option<SocketAddr>| {
         let mut e = entry(p, Some(src), dest, hints);
+        crate::ep::atomic::advertise(&mut e, p.dev.attr.atomic_cap);
         if ep_type == FI_EP_RDM {
             rdm_entry(&mut e);
         } else if unregistered {

@@ -604,6 +604,18 @@ pub enum Op {
     },
     /// An RDMA READ.
     Read { addr: u64, rkey: u32 },
+    /// A 64-bit fetch-and-add at `addr` (8-byte aligned); the old value
+    /// lands in the one local buffer.
+    FetchAdd { addr: u64, rkey: u32, add: u64 },
+    /// A 64-bit compare-and-swap at `addr` (8-byte aligned): `swap` is
+    /// written where the target equals `compare`; the old value lands in
+    /// the one local buffer.
+    CmpSwap {
+        addr: u64,
+        rkey: u32,
+        compare: u64,
+        swap: u64,
+    },
 }
 
 /// Queue-pair sizes asked for and granted.
@@ -921,6 +933,8 @@ impl Id {
                 imm: Some(d),
             } => (IBV_WR_RDMA_WRITE_WITH_IMM, d, Some((addr, rkey))),
             Op::Read { addr, rkey } => (IBV_WR_RDMA_READ, 0, Some((addr, rkey))),
+            Op::FetchAdd { .. } => (IBV_WR_ATOMIC_FETCH_AND_ADD, 0, None),
+            Op::CmpSwap { .. } => (IBV_WR_ATOMIC_CMP_AND_SWP, 0, None),
         };
         let mut wr = ibv_send_wr {
             wr_id,
@@ -938,6 +952,22 @@ impl Id {
         };
         if let Some((remote_addr, rkey)) = remote {
             wr.wr.rdma = ibv_send_wr_rdma { remote_addr, rkey };
+        }
+        let atomic = |remote_addr, rkey, compare_add, swap| ibv_send_wr_atomic {
+            remote_addr,
+            compare_add,
+            swap,
+            rkey,
+        };
+        match op {
+            Op::FetchAdd { addr, rkey, add } => wr.wr.atomic = atomic(addr, rkey, add, 0),
+            Op::CmpSwap {
+                addr,
+                rkey,
+                compare,
+                swap,
+            } => wr.wr.atomic = atomic(addr, rkey, compare, swap),
+            _ => {}
         }
         // SAFETY: qp is live; one well-formed request whose buffers are the
         // application's (IoBuf contract: valid until completion; an inline
