@@ -27,7 +27,8 @@ build_mesh() {
 # rank r bound to ${node[r]} and run under the command prefix ${pre[r]}
 # (empty, or "ip netns exec NAME"), each bounded in time; passes if every
 # rank printed its "N checks passed" line. The environment is the
-# caller's; FI_LOG_LEVEL=info is added so the path lines are written.
+# caller's; FI_LOG_LEVEL=info is added so the path lines are written
+# (MESH_LOG=debug asks for more).
 # Leaves each rank's output (its stderr has the log lines) in
 # $run/LABEL.R.log and its endpoint's address in addr[R].
 mesh_run() {
@@ -36,7 +37,7 @@ mesh_run() {
 	dir=$(mktemp -d "$OXI_WORK/mesh-xchg.XXXXXX")
 	for r in $(seq 0 $((n - 1))); do
 		# shellcheck disable=SC2086 # the prefix is words
-		${pre[r]:-} env LD_LIBRARY_PATH="$OXI_LIB" FI_LOG_LEVEL=info timeout -k 5 75 \
+		${pre[r]:-} env LD_LIBRARY_PATH="$OXI_LIB" FI_LOG_LEVEL=${MESH_LOG:-info} timeout -k 5 75 \
 			"$mesh" -n "$n" -r "$r" -d "$dir" -s "${node[r]}" "$@" >"$run/$label.$r.log" 2>&1 &
 		pids+=($!)
 	done
