@@ -18,6 +18,7 @@ use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoBuf, PassiveEpOps};
 use oxifabric::service::atomic::AtomicKind;
+use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
 use oxifabric::service::progress::{AutoProgress, Progress};
 use std::collections::HashSet;
@@ -93,7 +94,7 @@ pub struct VerbsDomain {
 /// that an endpoint refuses a descriptor of another domain at post time
 /// instead of the device failing the work request.
 #[derive(Default)]
-pub struct LkeySet(RwLock<HashSet<u32>>);
+pub struct LkeySet(RwLock<HashSet<u32, KeyedU64>>);
 
 impl LkeySet {
     /// Whether `lkey` is one of this domain's registrations.

@@ -50,6 +50,7 @@ use oxifabric::ops::{
 use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
+use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{rx_flags, Posted};
 use std::collections::HashMap;
@@ -164,8 +165,10 @@ struct State {
     cq: Option<Arc<Cq>>,
     conn: Conn,
     /// Work requests in flight, by id.
-    tx: HashMap<u64, Tx>,
-    rx: HashMap<u64, Rx>,
+    /// (Keyed by work request id; std's SipHash cost a few hundred
+    /// instructions per operation.)
+    tx: HashMap<u64, Tx, KeyedU64>,
+    rx: HashMap<u64, Rx, KeyedU64>,
     /// Receives posted before the queue pair existed.
     early_rx: Vec<(u64, Rx)>,
     next_wr: u64,
@@ -304,8 +307,8 @@ impl VerbsEp {
                 id: Some(id),
                 cq: None,
                 conn: Conn::Idle,
-                tx: HashMap::new(),
-                rx: HashMap::new(),
+                tx: HashMap::default(),
+                rx: HashMap::default(),
                 early_rx: Vec::new(),
                 next_wr: 1,
                 resolved: None,

@@ -66,7 +66,7 @@ struct SrxState {
     /// None once the context is closed.
     srq: Option<Arc<Srq>>,
     /// Receives posted and not yet taken by an endpoint, by id.
-    rx: HashMap<u64, Rx>,
+    rx: HashMap<u64, Rx, oxifabric::service::keyhash::KeyedU64>,
     next_wr: u64,
 }
 
@@ -115,7 +115,7 @@ impl VerbsSrx {
             lkeys: d.lkeys.clone(),
             st: Mutex::new(SrxState {
                 srq: Some(srq),
-                rx: HashMap::new(),
+                rx: HashMap::default(),
                 next_wr: 0,
             }),
         }))
