@@ -47,7 +47,8 @@ cp -L "$root/build/lib/libfabric.so.1" "$work/lib/libfabric.so.1" || exit 1
 mkdir -p "$work/ft"
 for t in functional/fi_msg functional/fi_cm_data functional/fi_msg_epoll functional/fi_inject_test \
 	functional/fi_rdm functional/fi_rdm_tagged_peek functional/fi_cq_data functional/fi_multi_recv \
-	functional/fi_av_xfer functional/fi_shared_ctx benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong; do
+	functional/fi_av_xfer functional/fi_shared_ctx benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong \
+	functional/fi_rma functional/fi_rma_badaccess functional/fi_multi_mr; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -L"$root/build/lib" -lfabric -lm || exit 1
 done
@@ -63,6 +64,12 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-co
 	-o "$work/ft-deb/srx_check" "$here/srx_check.c" -lfabric -lm || exit 1
 gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/fi_shared_ctx" \
 	"$root/fabtests-compat/functional/fi_shared_ctx.c" -lfabric -lm || exit 1
+# RMA on RDM: the same one-sided programs linked against Debian's
+# libfabric, for upstream's verbs;ofi_rxm (info lines).
+for t in functional/fi_rma functional/fi_rma_badaccess functional/fi_multi_mr benchmarks/fi_rma_bw; do
+	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
+		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
+done
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\n' "$work/verbs-probe" "$work/verbs-rc-pingpong" \
 	"$work/lib" "$work/ft" "$work/ft-deb" >"$work/guest.env"
 # The guest runs some twenty server/client pairs: allow for a loaded host.

@@ -35,11 +35,12 @@
 //!   a connection that fails or is closed by the peer fails the sends
 //!   queued and in flight on it and the messages it was bringing in.
 
+mod rma;
 mod wire;
 
-use crate::domain::VerbsDomain;
-use crate::ep::wc_failure;
-use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf};
+use crate::domain::{LkeySet, VerbsDomain};
+use crate::ep::{desc_lkeys, register_bufs, wc_failure};
+use crate::ibv::owned::{Channel, Cq, Event, Id, Mr, Op, Pd, QpCap, RegBuf, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{inline_size, NAME};
 use crate::watch::Watch;
@@ -47,10 +48,13 @@ use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
-use oxifabric::ops::{internal, iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
+use oxifabric::ops::{
+    internal, iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, RmaOp, SendOp,
+};
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::Reassembly;
+use oxifabric::service::rma::{check_rma, injected};
 use oxifabric::service::rxq::{self, MsgInfo, RxQueues};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -131,6 +135,8 @@ struct Outgoing {
     len: usize,
     /// Bytes handed over so far.
     off: usize,
+    /// An RMA operation's remote side (`rdm/rma.rs`); None for a message.
+    rma: Option<rma::Access>,
 }
 
 /// An application send under way.
@@ -141,6 +147,20 @@ struct Sending {
     /// Every piece has been posted.
     handed: bool,
     failed: bool,
+    /// Registrations made for this operation alone (an RMA operation's
+    /// buffers without descriptors), released when it is reported.
+    _mrs: Vec<Mr>,
+}
+
+/// Where the next work request of a connection goes: its queue pair and
+/// inline limit, the transmit slot it holds and its work request id.
+#[derive(Clone, Copy)]
+struct Post<'a> {
+    id: &'a Id,
+    inline: usize,
+    txbuf: &'a RegBuf,
+    slot: usize,
+    wr: u64,
 }
 
 /// A piece in flight: its transmit slot, send and connection.
@@ -148,6 +168,8 @@ struct TxWr {
     slot: usize,
     send: u64,
     conn: u32,
+    /// A read through the slot: where its bytes go.
+    back: Option<rma::ReadBack>,
 }
 
 struct State {
@@ -180,6 +202,8 @@ pub struct RdmEp {
     me: Weak<RdmEp>,
     info: Info,
     pd: Arc<Pd>,
+    /// The domain's registrations' local keys (RMA descriptors).
+    lkeys: Arc<LkeySet>,
     chan: Arc<Channel>,
     cq: Arc<Cq>,
     /// The CM channel's and the completion channel's descriptors.
@@ -230,6 +254,7 @@ impl RdmEp {
             me: me.clone(),
             info: info.clone(),
             pd: d.pd.clone(),
+            lkeys: d.lkeys.clone(),
             chan,
             cq,
             waits,
@@ -270,7 +295,8 @@ impl RdmEp {
         let mut cap = QpCap {
             max_send_wr: TX_SLOTS as u32,
             max_recv_wr: RX_SLOTS as u32,
-            max_send_sge: 1,
+            // RMA posts the application's buffers (up to iov_limit).
+            max_send_sge: MAX_SGE as u32,
             max_recv_sge: 1,
             max_inline_data: inline_size() as u32,
         };
@@ -533,7 +559,8 @@ impl RdmEp {
         }
     }
 
-    /// Posts what connection `cn` has queued while transmit slots last.
+    /// Posts what connection `cn` has queued while transmit slots last:
+    /// message pieces, RMA work requests (`rdm/rma.rs`).
     fn pump(st: &mut State, cn: u32) {
         let State {
             conns,
@@ -551,41 +578,33 @@ impl RdmEp {
         }
         while let Some(o) = c.queue.front_mut() {
             let Some(slot) = tx_free.pop() else { return };
-            let n = PIECE.min(o.len - o.off);
-            let (op, len) = match (o.off, o.len <= PIECE) {
-                (0, true) => (wire::Op::Eager, n),
-                (0, false) => (wire::Op::First, o.len),
-                _ => (wire::Op::More, n),
-            };
-            let h = Header {
-                op,
-                seq: o.seq,
-                tag: o.tag,
-                data: o.data,
-                len: len as u64,
-            };
-            let b = txbuf.buf(slot * SLOT, HDR + n);
-            b.write_at(0, &h.encode());
-            gather(&o.body, o.off, n, b.slice(HDR, n));
             let wr = *next_wr;
             *next_wr += 1;
-            let inline = HDR + n <= c.inline;
-            match c
-                .id
-                .post_send(wr, Op::Send(None), &[b], &[txbuf.lkey()], inline)
-            {
-                Ok(()) => {
+            let p = Post {
+                id: &c.id,
+                inline: c.inline,
+                txbuf,
+                slot,
+                wr,
+            };
+            let posted = if o.rma.is_some() {
+                rma::step(&p, o)
+            } else {
+                Self::piece(&p, o).map(|()| None)
+            };
+            match posted {
+                Ok(back) => {
                     wrs.insert(
                         wr,
                         TxWr {
                             slot,
                             send: o.id,
                             conn: cn,
+                            back,
                         },
                     );
-                    o.off += n;
                     let id = o.id;
-                    let done = o.off >= o.len;
+                    let done = rma::finished(o);
                     if let Some(s) = sends.get_mut(&id) {
                         s.pieces += 1;
                         s.handed = done;
@@ -602,6 +621,118 @@ impl RdmEp {
                 }
             }
         }
+    }
+
+    /// Posts the next piece of message `o` from transmit slot `slot`.
+    fn piece(p: &Post<'_>, o: &mut Outgoing) -> std::result::Result<(), VerbsError> {
+        let (id, txbuf) = (p.id, p.txbuf);
+        let n = PIECE.min(o.len - o.off);
+        let (op, len) = match (o.off, o.len <= PIECE) {
+            (0, true) => (wire::Op::Eager, n),
+            (0, false) => (wire::Op::First, o.len),
+            _ => (wire::Op::More, n),
+        };
+        let h = Header {
+            op,
+            seq: o.seq,
+            tag: o.tag,
+            data: o.data,
+            len: len as u64,
+        };
+        let b = txbuf.buf(p.slot * SLOT, HDR + n);
+        b.write_at(0, &h.encode());
+        gather(&o.body, o.off, n, b.slice(HDR, n));
+        id.post_send(
+            p.wr,
+            Op::Send(None),
+            &[b],
+            &[txbuf.lkey()],
+            HDR + n <= p.inline,
+        )?;
+        o.off += n;
+        Ok(())
+    }
+
+    /// Queues operation `out` for the peer at `dest` (connecting to it on
+    /// first use) under a new number, and posts what its connection can
+    /// take; returns the connection and the number. `Again` when the
+    /// endpoint's transmit queue or CQ is full.
+    fn enqueue(
+        &self,
+        st: &mut State,
+        dest: fi_addr_t,
+        mut out: Outgoing,
+        tx: TxCtx,
+        mrs: Vec<Mr>,
+    ) -> Result<(u32, u64)> {
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.sends.len() >= self.info.tx.size.max(1) || !st.core.sinks.tx_room(&tx) {
+            self.progress_locked(st);
+            return Err(Error::Again);
+        }
+        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
+        let Some(peer) = av.sockaddr(dest) else {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "operation to {dest:#x}: not an address of the AV"
+            );
+            return Err(Error::Inval);
+        };
+        let cn = match st.tx_conn.get(&peer) {
+            Some(&cn) => cn,
+            None => self.connect_to(st, peer)?,
+        };
+        let id = st.next_send;
+        st.next_send += 1;
+        let Some(c) = st.conns.get_mut(&cn) else {
+            return Err(Error::OpBadState);
+        };
+        out.id = id;
+        if out.rma.is_none() {
+            out.seq = c.next_seq;
+            c.next_seq = c.next_seq.wrapping_add(1);
+        }
+        c.queue.push_back(out);
+        st.queued += 1;
+        st.sends.insert(
+            id,
+            Sending {
+                tx,
+                pieces: 0,
+                handed: false,
+                failed: false,
+                _mrs: mrs,
+            },
+        );
+        Self::pump(st, cn);
+        Ok((cn, id))
+    }
+
+    /// The local keys of an RMA operation's buffers: its descriptors when
+    /// it has them all; None when it goes through transmit slots (up to a
+    /// piece, or injected); else a registration for this operation
+    /// (refused under `FI_MR_LOCAL`).
+    fn rma_keys(
+        &self,
+        op: &RmaOp<'_>,
+        len: usize,
+        what: &str,
+    ) -> Result<(Option<[u32; MAX_SGE]>, Vec<Mr>)> {
+        if injected(op.flags, op.internal) {
+            return Ok((None, Vec::new()));
+        }
+        if let Some(k) = desc_lkeys(&self.lkeys, op.desc, op.iov.len(), what)? {
+            return Ok((Some(k), Vec::new()));
+        }
+        if len <= PIECE {
+            return Ok((None, Vec::new()));
+        }
+        let (k, mrs) = register_bufs(&self.pd, self.info.domain.mr_mode, op.iov, what)?;
+        Ok((Some(k), mrs))
     }
 
     /// After slots were freed: the other connections' queues move on.
@@ -705,6 +836,12 @@ impl RdmEp {
                 .append(key, body, &core.sinks)
                 .err()
                 .map(|_| "a piece of no message, or past its length"),
+            wire::Op::Written => {
+                // The write before it is in place (RC's order).
+                core.sinks
+                    .remote_done(true, h.len as usize, h.data, msg.src);
+                None
+            }
         };
         if let Some(why) = bad {
             return self.refuse(st, cn, why);
@@ -725,6 +862,9 @@ impl RdmEp {
         let Some(w) = st.wrs.remove(&wc.wr_id) else {
             return;
         };
+        if let (Some(r), IBV_WC_SUCCESS) = (&w.back, wc.status) {
+            rma::read_back(&st.txbuf, w.slot, r);
+        }
         st.tx_free.push(w.slot);
         if let Some(s) = st.sends.get_mut(&w.send) {
             s.pieces -= 1;
@@ -785,6 +925,16 @@ impl RdmEp {
         }
         self.poll_cq(st);
     }
+}
+
+/// The bytes of `iov`, back to back (an injected operation's, whose
+/// buffers are the caller's again when the call returns).
+fn copy_of(iov: &[oxifabric::ops::IoBuf]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(iov_len(iov));
+    for b in iov {
+        v.extend_from_slice(b.as_slice());
+    }
+    v
 }
 
 /// The work request id of receive slot `slot` of connection `cn`.
@@ -924,58 +1074,19 @@ impl EndpointOps for RdmEp {
             return Err(Error::MsgSize);
         }
         let body = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
-        let tx = TxCtx::of(op);
         let mut g = self.lock();
         let st = &mut *g;
-        if !st.core.enabled {
-            return Err(Error::OpBadState);
-        }
-        if st.sends.len() >= self.info.tx.size.max(1) || !st.core.sinks.tx_room(&tx) {
-            self.progress_locked(st);
-            return Err(Error::Again);
-        }
-        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
-        let Some(peer) = av.sockaddr(op.dest) else {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "send to {:#x}: not an address of the AV",
-                op.dest
-            );
-            return Err(Error::Inval);
-        };
-        let cn = match st.tx_conn.get(&peer) {
-            Some(&cn) => cn,
-            None => self.connect_to(st, peer)?,
-        };
-        let id = st.next_send;
-        st.next_send += 1;
-        let Some(c) = st.conns.get_mut(&cn) else {
-            return Err(Error::OpBadState);
-        };
-        let seq = c.next_seq;
-        c.next_seq = c.next_seq.wrapping_add(1);
-        c.queue.push_back(Outgoing {
-            id,
-            seq,
+        let out = Outgoing {
+            id: 0,
+            seq: 0,
             tag: op.tag,
             data: op.data,
             body: Body::App(body),
             len,
             off: 0,
-        });
-        st.queued += 1;
-        st.sends.insert(
-            id,
-            Sending {
-                tx,
-                pieces: 0,
-                handed: false,
-                failed: false,
-            },
-        );
-        Self::pump(st, cn);
+            rma: None,
+        };
+        let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), Vec::new())?;
         if inject {
             // The caller's buffer is its own again on return: what has not
             // left yet is copied.
@@ -984,16 +1095,59 @@ impl EndpointOps for RdmEp {
                 .get_mut(&cn)
                 .and_then(|c| c.queue.iter_mut().find(|o| o.id == id))
             {
-                let mut v = vec![0u8; len];
-                let mut at = 0;
-                for b in op.iov {
-                    v[at..at + b.len()].copy_from_slice(b.as_slice());
-                    at += b.len();
-                }
-                o.body = Body::Copy(v);
+                o.body = Body::Copy(copy_of(op.iov));
             }
         }
         Ok(())
+    }
+
+    /// RMA (`rdm/rma.rs`): checked here (shape, inject size, one remote
+    /// piece, a 4-byte key, descriptors), queued on the peer's connection.
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        if self.info.caps & FI_RMA == 0 {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "RMA on an endpoint whose fi_info has no FI_RMA"
+            );
+            return Err(Error::NoSys);
+        }
+        let limit = self.info.tx.rma_iov_limit.max(1);
+        let len = check_rma(NAME, op, limit, self.info.tx.inject_size)?;
+        let [r] = op.rma else {
+            return Err(Error::Inval);
+        };
+        let rkey = rma::rkey(r.key)?;
+        let what = if op.write { "RMA write" } else { "RMA read" };
+        let (keys, mrs) = self.rma_keys(op, len, what)?;
+        let body = if op.write && injected(op.flags, op.internal) {
+            Body::Copy(copy_of(op.iov))
+        } else {
+            Body::App(IoVec::from_slice(op.iov).ok_or(Error::Inval)?)
+        };
+        let notify = (op.write && (op.data.is_some() || op.flags & FI_REMOTE_CQ_DATA != 0))
+            .then(|| op.data.unwrap_or(0));
+        let out = Outgoing {
+            id: 0,
+            seq: 0,
+            tag: None,
+            data: None,
+            body,
+            len,
+            off: 0,
+            rma: Some(rma::Access {
+                write: op.write,
+                addr: r.addr,
+                rkey,
+                keys,
+                notify,
+                started: false,
+            }),
+        };
+        let mut g = self.lock();
+        self.enqueue(&mut g, op.dest, out, TxCtx::of_rma(op), mrs)
+            .map(|_| ())
     }
 
     fn rx_size_left(&self) -> Result<usize> {

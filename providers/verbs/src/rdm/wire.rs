@@ -26,6 +26,10 @@ pub enum Op {
     First = 2,
     /// A further piece (`len`: this piece's body).
     More = 3,
+    /// No message: the RDMA WRITE before it on the same connection (RC
+    /// places its bytes first) carried remote CQ data (`fi_writedata`);
+    /// `len`: the write's length, `data` the CQ data; no body.
+    Written = 4,
 }
 
 const HAS_TAG: u8 = 1;
@@ -70,6 +74,7 @@ impl Header {
             1 => Op::Eager,
             2 => Op::First,
             3 => Op::More,
+            4 => Op::Written,
             _ => return Err("an unknown operation"),
         };
         if h[2] & !(HAS_TAG | HAS_DATA) != 0 || h[3] != 0 {
@@ -93,6 +98,7 @@ impl Header {
         let fits = match op {
             Op::Eager | Op::More => hdr.len == body_len,
             Op::First => hdr.len > body_len,
+            Op::Written => body_len == 0 && hdr.data.is_some() && hdr.tag.is_none(),
         };
         if !fits {
             return Err("a length that does not match the piece");
@@ -166,12 +172,34 @@ mod tests {
         }
         .encode();
         assert!(Header::decode(&h[..HDR - 1]).is_err(), "short");
-        for (i, v) in [(0, 9u8), (1, 0), (1, 4), (2, 4), (3, 1)] {
+        for (i, v) in [(0, 9u8), (1, 0), (1, 5), (2, 4), (3, 1)] {
             let mut b = h;
             b[i] = v;
             assert!(Header::decode(&b).is_err(), "byte {i} = {v}");
         }
         assert!(Header::decode(&h).is_ok());
+    }
+
+    #[test]
+    fn write_notices_carry_data_and_nothing_else() {
+        let w = Header {
+            op: Op::Written,
+            seq: 0,
+            tag: None,
+            data: Some(u64::MAX - 1),
+            len: 1 << 20,
+        };
+        assert_eq!(Header::decode(&w.encode()), Ok((w, &[][..])));
+        let mut body = w.encode().to_vec();
+        body.push(0);
+        assert!(Header::decode(&body).is_err(), "a notice with a body");
+        let bare = Header { data: None, ..w };
+        assert!(
+            Header::decode(&bare.encode()).is_err(),
+            "a notice without data"
+        );
+        let tagged = Header { tag: Some(1), ..w };
+        assert!(Header::decode(&tagged.encode()).is_err(), "a tagged notice");
     }
 
     #[test]
