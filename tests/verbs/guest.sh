@@ -330,6 +330,10 @@ for o in write read writedata; do
 done
 pair ft_rdm_rma_badaccess "$OXILIB" 47666 "$FT/fi_rma_badaccess" -e rdm "${S[@]}"
 pair ft_rdm_multi_mr "$OXILIB" 47667 "$FT/fi_multi_mr" -e rdm "${S[@]}"
+# FI_RMA_EVENT: the target's endpoint and region counters count remote
+# writes and reads (notices the initiator sends after each access, as the
+# target asked when connecting), exactly, and a refused write not at all.
+pair ft_rdm_rma_event "$OXILIB" 47668 "$FT/fi_rdm_rma_event" -e rdm "${S[@]}"
 # The same on Debian's libfabric (upstream's verbs;ofi_rxm), as info lines
 # (its cq_data_size is 4: writedata needs 8 and is not run).
 before=$failed
@@ -340,6 +344,7 @@ for o in write read; do
 done
 FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_badaccess "" 47676 "$FTDEB/fi_rma_badaccess" -e rdm "${S[@]}"
 FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_multi_mr "" 47677 "$FTDEB/fi_multi_mr" -e rdm "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_event "" 47678 "$FTDEB/fi_rdm_rma_event" -e rdm "${S[@]}"
 mv "$W/results.txt" "$W/results.tmp"
 sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
 rm -f "$W/results.tmp"

@@ -388,12 +388,15 @@ fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
 /// operation to a peer goes on one connection in the order posted, so the
 /// queue pair's order holds between messages and RMA (a message after a
 /// write finds the write's bytes in place), as upstream's entry says.
+///
+/// `FI_RMA_EVENT`: the initiator follows each access with a notice when
+/// the target asked for them (`rdm/rma.rs`), which the target counts.
 fn rdm_rma(e: &mut Info, mr_mode: i32) {
     e.tx.msg_order = ORDER;
     e.rx.msg_order = ORDER;
-    e.caps |= RMA_CAPS;
+    e.caps |= RMA_CAPS | FI_RMA_EVENT;
     e.tx.caps |= FI_RMA | FI_READ | FI_WRITE;
-    e.rx.caps |= FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    e.rx.caps |= FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT;
     e.tx.rma_iov_limit = 1;
     e.domain.mr_mode = mr_mode;
 }
@@ -664,6 +667,7 @@ mod tests {
         assert_eq!(e.domain.max_ep_srx_ctx, 0, "no shared receive contexts");
         rdm_rma(&mut e, RDM_RMA_MR);
         assert_eq!(e.caps & RMA_CAPS, RMA_CAPS);
+        assert_ne!(e.rx.caps & FI_RMA_EVENT, 0, "targets count by notices");
         assert_eq!(
             e.tx.caps & (FI_RMA | FI_READ | FI_WRITE),
             FI_RMA | FI_READ | FI_WRITE

@@ -16,8 +16,9 @@
 //!   when its private data names an address of the host it came from.
 //!   The sends to one peer all go on one connection, chosen at the first
 //!   send: the one we made, or one the peer made to us if there is one by
-//!   then. When both sides connect at once there are two connections, each
-//!   carrying one direction; both are kept (documented, not merged).
+//!   then (not with `FI_RMA`: see `rdm/rma.rs`). When both sides connect
+//!   at once there are two connections, each carrying one direction; both
+//!   are kept (documented, not merged).
 //! - **Data.** Every piece is one send from a slot of the endpoint's
 //!   registered transmit buffer into a slot of the connection's
 //!   registered receive buffer: a 32-byte header (`rdm/wire.rs`: tag, CQ
@@ -52,9 +53,10 @@ use oxifabric::ops::{
     internal, iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, RmaOp, SendOp,
 };
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
+use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::Reassembly;
-use oxifabric::service::rma::{check_rma, injected};
+use oxifabric::service::rma::{check_rma, injected, remote_complete};
 use oxifabric::service::rxq::{self, MsgInfo, RxQueues};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -115,6 +117,9 @@ struct Conn {
     /// The peer's `fi_addr_t` for `FI_SOURCE`, and the AV generation it
     /// was looked up in.
     src: Option<(u64, fi_addr_t)>,
+    /// The peer wants a notice after each RMA access into its memory
+    /// (`wire::NOTICES`: it counts them, `FI_RMA_EVENT`).
+    notices: bool,
 }
 
 /// Where a send's bytes are.
@@ -161,6 +166,8 @@ struct Post<'a> {
     txbuf: &'a RegBuf,
     slot: usize,
     wr: u64,
+    /// The peer wants RMA notices.
+    notices: bool,
 }
 
 /// A piece in flight: its transmit slot, send and connection.
@@ -204,6 +211,8 @@ pub struct RdmEp {
     pd: Arc<Pd>,
     /// The domain's registrations' local keys (RMA descriptors).
     lkeys: Arc<LkeySet>,
+    /// The domain's registrations (a region's `FI_RMA_EVENT` counter).
+    mrs: Arc<MrTable>,
     chan: Arc<Channel>,
     cq: Arc<Cq>,
     /// The CM channel's and the completion channel's descriptors.
@@ -255,6 +264,7 @@ impl RdmEp {
             info: info.clone(),
             pd: d.pd.clone(),
             lkeys: d.lkeys.clone(),
+            mrs: d.mrs.clone(),
             chan,
             cq,
             waits,
@@ -282,6 +292,16 @@ impl RdmEp {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What we ask of peers when connecting: notices of their RMA
+    /// accesses when our counters count them (`FI_RMA_EVENT`).
+    fn flags(&self) -> u8 {
+        if self.info.caps & FI_RMA_EVENT != 0 {
+            wire::NOTICES
+        } else {
+            0
+        }
     }
 
     /// Our listening address.
@@ -341,6 +361,7 @@ impl RdmEp {
                 next_seq: 0,
                 inline: 0,
                 src: None,
+                notices: false,
             },
         );
         st.pending += 1;
@@ -352,8 +373,8 @@ impl RdmEp {
     /// a listening address on the host the request came from.
     fn on_request(&self, st: &mut State, mut id: Id, data: &[u8]) {
         let from = id.peer_addr();
-        let peer = wire::parse_hello(data).filter(|p| from.is_some_and(|f| f.ip() == p.ip()));
-        let Some(peer) = peer else {
+        let peer = wire::parse_hello(data).filter(|(p, _)| from.is_some_and(|f| f.ip() == p.ip()));
+        let Some((peer, flags)) = peer else {
             oxifabric::prov_log!(
                 NAME,
                 FI_LOG_WARN,
@@ -382,7 +403,7 @@ impl RdmEp {
                 return;
             }
         };
-        if let Err(e) = id.accept(&[]) {
+        if let Err(e) = id.accept(&wire::answer(self.flags())) {
             verbs_err("rdma_accept", e);
             return;
         }
@@ -399,11 +420,18 @@ impl RdmEp {
                 next_seq: 0,
                 inline,
                 src: None,
+                notices: flags & wire::NOTICES != 0,
             },
         );
         st.pending += 1;
-        // Our sends to that peer may use it (unless we connected first).
-        st.tx_conn.entry(peer).or_insert(cn);
+        // Our sends to that peer may use it (unless we connected first),
+        // except with RMA: a peer's refused access takes down the queue
+        // pair it used, and with it whatever we had in flight on it (sends
+        // the peer may have received whose acknowledgement is lost), so an
+        // endpoint with RMA sends only on connections it made.
+        if self.info.caps & FI_RMA == 0 {
+            st.tx_conn.entry(peer).or_insert(cn);
+        }
     }
 
     /// One CM event on the endpoint's channel.
@@ -436,7 +464,9 @@ impl RdmEp {
                 }
             }
             RDMA_CM_EVENT_ROUTE_RESOLVED => {
-                let hello = Self::addr(st).map(|a| wire::hello(&a)).unwrap_or_default();
+                let hello = Self::addr(st)
+                    .map(|a| wire::hello(&a, self.flags()))
+                    .unwrap_or_default();
                 let Some(c) = st.conns.get_mut(&cn) else {
                     return;
                 };
@@ -461,6 +491,9 @@ impl RdmEp {
                 let Some(c) = st.conns.get_mut(&cn) else {
                     return;
                 };
+                if c.phase == Phase::Connecting {
+                    c.notices = wire::parse_answer(&ev.data) & wire::NOTICES != 0;
+                }
                 if c.phase != Phase::Up {
                     c.phase = Phase::Up;
                     st.pending -= 1;
@@ -576,6 +609,7 @@ impl RdmEp {
         if c.phase != Phase::Up {
             return;
         }
+        let notices = c.notices;
         while let Some(o) = c.queue.front_mut() {
             let Some(slot) = tx_free.pop() else { return };
             let wr = *next_wr;
@@ -586,6 +620,7 @@ impl RdmEp {
                 txbuf,
                 slot,
                 wr,
+                notices,
             };
             let posted = if o.rma.is_some() {
                 rma::step(&p, o)
@@ -604,7 +639,7 @@ impl RdmEp {
                         },
                     );
                     let id = o.id;
-                    let done = rma::finished(o);
+                    let done = rma::finished(o, notices);
                     if let Some(s) = sends.get_mut(&id) {
                         s.pieces += 1;
                         s.handed = done;
@@ -794,10 +829,19 @@ impl RdmEp {
         let Some(c) = st.conns.get(&cn) else { return };
         let Some(rx) = c.rx.as_ref() else { return };
         if wc.status != IBV_WC_SUCCESS {
-            if wc.status != IBV_WC_WR_FLUSH_ERR {
-                let f = wc_failure(wc.status, Some(c.peer), "receive");
-                self.conn_failed(st, cn, f);
-            }
+            // A flushed receive slot is the first sign that the queue pair
+            // is in error state (a peer's refused RMA access on it, or the
+            // peer gone): the connection is dropped now, so that nothing
+            // more is posted on it before its CM event arrives.
+            let f = if wc.status == IBV_WC_WR_FLUSH_ERR {
+                Failure::cause(
+                    FI_ECONNRESET,
+                    "the connection's queue pair is in error state",
+                )
+            } else {
+                wc_failure(wc.status, Some(c.peer), "receive")
+            };
+            self.conn_failed(st, cn, f);
             return;
         }
         let whole = rx.buf(slot * SLOT, SLOT);
@@ -836,10 +880,21 @@ impl RdmEp {
                 .append(key, body, &core.sinks)
                 .err()
                 .map(|_| "a piece of no message, or past its length"),
-            wire::Op::Written => {
-                // The write before it is in place (RC's order).
-                core.sinks
-                    .remote_done(true, h.len as usize, h.data, msg.src);
+            wire::Op::Written | wire::Op::Read => {
+                // The access before it is done (RC's order).
+                let write = h.op == wire::Op::Written;
+                let (key, addr) = (u64::from(h.seq), h.tag.unwrap_or(0));
+                let access = if write {
+                    FI_REMOTE_WRITE
+                } else {
+                    FI_REMOTE_READ
+                };
+                let len = h.len as usize;
+                match self.mrs.access(key, addr, len, access) {
+                    Ok((m, _)) => remote_complete(&core.sinks, &m, write, len, h.data, msg.src),
+                    // The region is closed by now: the endpoint still counts it.
+                    Err(_) => core.sinks.remote_done(write, len, h.data, msg.src),
+                }
                 None
             }
         };
@@ -1141,7 +1196,8 @@ impl EndpointOps for RdmEp {
                 addr: r.addr,
                 rkey,
                 keys,
-                notify,
+                data: notify,
+                noticed: false,
                 started: false,
             }),
         };

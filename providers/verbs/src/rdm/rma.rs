@@ -6,7 +6,11 @@
 //!   (the device's rkey, `DeviceMr` in `domain.rs`); the target's device
 //!   checks it and the range, and a refusal comes back as the initiator's
 //!   error completion with the verbs status (the connection goes down with
-//!   it, as RC wants; the next operation to that peer connects anew).
+//!   it, as RC wants; the next operation to that peer connects anew). So
+//!   that this takes nothing of the target's with it, an endpoint with
+//!   RMA sends only on connections it made (each direction has its own
+//!   queue pair), and a flushed receive slot drops its connection at once
+//!   (nothing more is posted on a queue pair in error state).
 //! - **Local buffers.** With descriptors (`fi_mr_desc`) the device reads
 //!   or writes the application's buffers under their local keys. Without
 //!   them an operation of up to one piece goes through the transmit slot
@@ -17,14 +21,20 @@
 //! - **Sizes.** An operation is cut into work requests of at most
 //!   [`CHUNK`] bytes (under the port's `max_msg_sz`), each holding a
 //!   transmit slot, so the queue pairs' send queues never overflow.
-//! - **Remote CQ data.** RDMA WRITE with immediate data carries 4 bytes and
-//!   RDM entries offer 8 (the wire header's): `fi_writedata` is an RDMA
-//!   WRITE followed on the same connection by a header-only piece
-//!   ([`wire::Op::Written`]: length and data). RC executes them in order,
-//!   so when the target sees the notice the bytes are in place; it reports
-//!   `FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA` with `FI_SOURCE`
-//!   through the engine (`Sinks::remote_done`), consuming no posted
-//!   receive.
+//! - **Notices.** RDMA WRITE with immediate data carries 4 bytes and RDM
+//!   entries offer 8 (the wire header's), and a plain RDMA access gives
+//!   the target no completion at all. So an access may be followed on the
+//!   same connection by a header-only piece ([`wire::Op::Written`] or
+//!   [`wire::Op::Read`]: key, address, length, remote CQ data): always
+//!   after `fi_writedata`, and after every access when the peer asked for
+//!   notices at connection time (`wire::NOTICES`: its endpoint has
+//!   `FI_RMA_EVENT`). RC executes the two in order, so when the target
+//!   sees the notice the access is done; it reports it through the engine
+//!   (`service::rma::remote_complete`: the region's `FI_RMA_EVENT`
+//!   counter, the endpoint's remote counters, `FI_RMA | FI_REMOTE_WRITE |
+//!   FI_REMOTE_CQ_DATA` with `FI_SOURCE` for data), consuming no posted
+//!   receive. A refused access takes the connection down, so its notice
+//!   is flushed and counts nothing.
 
 use super::wire::{self, Header, HDR};
 use super::{gather, Body, Outgoing, Post, PIECE, SLOT};
@@ -47,8 +57,10 @@ pub struct Access {
     /// Local keys of the application's buffers (`Body::App`), or None:
     /// the operation goes through transmit slots.
     pub keys: Option<[u32; MAX_SGE]>,
-    /// `fi_writedata`'s data, until its notice is posted.
-    pub notify: Option<u64>,
+    /// `fi_writedata`'s remote CQ data.
+    pub data: Option<u64>,
+    /// The notice after the access was posted.
+    pub noticed: bool,
     /// A first work request was posted (a zero-length operation posts
     /// one too).
     pub started: bool,
@@ -73,10 +85,17 @@ pub fn rkey(key: u64) -> Result<u32> {
     })
 }
 
-/// Whether queued operation `o` has posted everything.
-pub fn finished(o: &Outgoing) -> bool {
+/// Whether an access needs a notice after it: it carries remote CQ
+/// data, or the peer counts accesses (`notices`).
+fn wants_notice(a: &Access, notices: bool) -> bool {
+    a.data.is_some() || notices
+}
+
+/// Whether queued operation `o` has posted everything (`notices`: the
+/// peer wants RMA notices).
+pub fn finished(o: &Outgoing, notices: bool) -> bool {
     match &o.rma {
-        Some(a) => a.started && o.off >= o.len && a.notify.is_none(),
+        Some(a) => a.started && o.off >= o.len && (a.noticed || !wants_notice(a, notices)),
         None => o.off >= o.len,
     }
 }
@@ -118,18 +137,22 @@ pub fn step(p: &Post<'_>, o: &mut Outgoing) -> std::result::Result<Option<ReadBa
         return Ok(None);
     };
     if a.started && o.off >= o.len {
-        if let Some(data) = a.notify {
+        if wants_notice(a, p.notices) && !a.noticed {
             let h = Header {
-                op: wire::Op::Written,
-                seq: 0,
-                tag: None,
-                data: Some(data),
+                op: if a.write {
+                    wire::Op::Written
+                } else {
+                    wire::Op::Read
+                },
+                seq: a.rkey,
+                tag: Some(a.addr),
+                data: a.data,
                 len: o.len as u64,
             };
             let b = txbuf.buf(p.slot * SLOT, HDR);
             b.write_at(0, &h.encode());
             id.post_send(p.wr, Op::Send(None), &[b], &[txbuf.lkey()], HDR <= p.inline)?;
-            a.notify = None;
+            a.noticed = true;
         }
         return Ok(None);
     }
