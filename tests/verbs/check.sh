@@ -48,7 +48,8 @@ mkdir -p "$work/ft"
 for t in functional/fi_msg functional/fi_cm_data functional/fi_msg_epoll functional/fi_inject_test \
 	functional/fi_rdm functional/fi_rdm_tagged_peek functional/fi_cq_data functional/fi_multi_recv \
 	functional/fi_av_xfer functional/fi_shared_ctx benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong \
-	functional/fi_rma functional/fi_rma_badaccess functional/fi_multi_mr functional/fi_rdm_rma_event; do
+	functional/fi_rma functional/fi_rma_badaccess functional/fi_multi_mr functional/fi_rdm_rma_event \
+	functional/fi_rdm_atomic; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -L"$root/build/lib" -lfabric -lm || exit 1
 done
@@ -67,7 +68,7 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/fi_
 # RMA on RDM: the same one-sided programs linked against Debian's
 # libfabric, for upstream's verbs;ofi_rxm (info lines).
 for t in functional/fi_rma functional/fi_rma_badaccess functional/fi_multi_mr functional/fi_rdm_rma_event \
-	benchmarks/fi_rma_bw; do
+	functional/fi_rdm_atomic benchmarks/fi_rma_bw; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done

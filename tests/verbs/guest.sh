@@ -334,6 +334,11 @@ pair ft_rdm_multi_mr "$OXILIB" 47667 "$FT/fi_multi_mr" -e rdm "${S[@]}"
 # writes and reads (notices the initiator sends after each access, as the
 # target asked when connecting), exactly, and a refused write not at all.
 pair ft_rdm_rma_event "$OXILIB" 47668 "$FT/fi_rdm_rma_event" -e rdm "${S[@]}"
+# Atomics (rdm/atomic.rs): every operation, datatype and form against a
+# reference (fi_rdm_atomic), and the bandwidth benchmark's atomic mode
+# with data checks.
+pair ft_rdm_atomic "$OXILIB" 47664 "$FT/fi_rdm_atomic" -e rdm "${S[@]}"
+pair ft_rdm_rma_bw_atomic "$OXILIB" 47665 "$FT/fi_rma_bw" -e rdm -o atomic -S 8,64 -v "${S[@]}"
 # The same on Debian's libfabric (upstream's verbs;ofi_rxm), as info lines
 # (its cq_data_size is 4: writedata needs 8 and is not run).
 before=$failed
@@ -345,6 +350,8 @@ done
 FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_badaccess "" 47676 "$FTDEB/fi_rma_badaccess" -e rdm "${S[@]}"
 FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_multi_mr "" 47677 "$FTDEB/fi_multi_mr" -e rdm "${S[@]}"
 FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_event "" 47678 "$FTDEB/fi_rdm_rma_event" -e rdm "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_atomic "" 47679 "$FTDEB/fi_rdm_atomic" -e rdm "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_bw_atomic "" 47675 "$FTDEB/fi_rma_bw" -e rdm -o atomic -S 8,64 -v "${S[@]}"
 mv "$W/results.txt" "$W/results.tmp"
 sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
 rm -f "$W/results.tmp"

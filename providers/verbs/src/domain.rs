@@ -47,6 +47,11 @@ impl FabricOps for VerbsFabric {
             lkeys,
             auto,
             mr_mode: info.domain.mr_mode,
+            atomic_limit: if info.ep.ep_type == FI_EP_RDM && info.caps & FI_ATOMIC != 0 {
+                crate::rdm::ATOMIC_LIMIT
+            } else {
+                0
+            },
         }))
     }
 
@@ -66,6 +71,8 @@ pub struct VerbsDomain {
     auto: Option<AutoProgress>,
     /// The domain's `mr_mode` (a shared receive context's descriptor rule).
     pub mr_mode: i32,
+    /// `fi_query_atomic`'s limit: RDM endpoints' atomics (`rdm/atomic.rs`).
+    atomic_limit: usize,
 }
 
 /// The local keys a domain's registrations hand out as descriptors, so
@@ -138,6 +145,10 @@ impl DomainOps for VerbsDomain {
 
     fn mr_table(&self) -> Option<Arc<MrTable>> {
         Some(self.mrs.clone())
+    }
+
+    fn atomic_limit(&self) -> usize {
+        self.atomic_limit
     }
 
     /// A shared receive context over a shared receive queue, for MSG

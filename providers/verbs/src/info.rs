@@ -391,12 +391,14 @@ fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
 ///
 /// `FI_RMA_EVENT`: the initiator follows each access with a notice when
 /// the target asked for them (`rdm/rma.rs`), which the target counts.
+/// `FI_ATOMIC`: requests applied by the target's engine (`rdm/atomic.rs`),
+/// which need the same keys and addresses.
 fn rdm_rma(e: &mut Info, mr_mode: i32) {
     e.tx.msg_order = ORDER;
     e.rx.msg_order = ORDER;
-    e.caps |= RMA_CAPS | FI_RMA_EVENT;
-    e.tx.caps |= FI_RMA | FI_READ | FI_WRITE;
-    e.rx.caps |= FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT;
+    e.caps |= RMA_CAPS | FI_RMA_EVENT | FI_ATOMIC;
+    e.tx.caps |= FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE;
+    e.rx.caps |= FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT;
     e.tx.rma_iov_limit = 1;
     e.domain.mr_mode = mr_mode;
 }
@@ -668,6 +670,11 @@ mod tests {
         rdm_rma(&mut e, RDM_RMA_MR);
         assert_eq!(e.caps & RMA_CAPS, RMA_CAPS);
         assert_ne!(e.rx.caps & FI_RMA_EVENT, 0, "targets count by notices");
+        assert_ne!(
+            e.tx.caps & e.rx.caps & FI_ATOMIC,
+            0,
+            "atomics by request and answer"
+        );
         assert_eq!(
             e.tx.caps & (FI_RMA | FI_READ | FI_WRITE),
             FI_RMA | FI_READ | FI_WRITE

@@ -36,8 +36,11 @@
 //!   a connection that fails or is closed by the peer fails the sends
 //!   queued and in flight on it and the messages it was bringing in.
 
+mod atomic;
 mod rma;
 mod wire;
+
+pub(crate) use atomic::ATOMIC_LIMIT;
 
 use crate::domain::{LkeySet, VerbsDomain};
 use crate::ep::{desc_lkeys, register_bufs, wc_failure};
@@ -142,11 +145,17 @@ struct Outgoing {
     off: usize,
     /// An RMA operation's remote side (`rdm/rma.rs`); None for a message.
     rma: Option<rma::Access>,
+    /// A single piece of this kind (an atomic request or answer) with
+    /// `seq` as its number, instead of a message.
+    frame: Option<wire::Op>,
 }
 
 /// An application send under way.
 struct Sending {
-    tx: TxCtx,
+    /// The application's operation; None for our own (an atomic answer).
+    tx: Option<TxCtx>,
+    /// The atomic request number whose answer completes it.
+    waiting: Option<u32>,
     /// Pieces posted and not completed.
     pieces: usize,
     /// Every piece has been posted.
@@ -168,6 +177,14 @@ struct Post<'a> {
     wr: u64,
     /// The peer wants RMA notices.
     notices: bool,
+}
+
+/// An atomic operation waiting for its answer: its send, the peer that
+/// must answer and where the values found go.
+struct AtomicWait {
+    send: u64,
+    peer: SocketAddr,
+    result: IoVec,
 }
 
 /// A piece in flight: its transmit slot, send and connection.
@@ -195,6 +212,9 @@ struct State {
     pending: usize,
     /// Sends in all connections' queues.
     queued: usize,
+    /// Atomic requests waiting for their answers, by number.
+    atomics: HashMap<u32, AtomicWait>,
+    next_atomic: u32,
     sends: HashMap<u64, Sending>,
     next_send: u64,
     txbuf: RegBuf,
@@ -279,6 +299,8 @@ impl RdmEp {
                 next_conn: 0,
                 pending: 0,
                 queued: 0,
+                atomics: HashMap::new(),
+                next_atomic: 0,
                 sends: HashMap::new(),
                 next_send: 0,
                 txbuf,
@@ -562,14 +584,16 @@ impl RdmEp {
                 hit.push(w.send);
             }
         }
+        // Atomics waiting for that peer's answers fail too (the answer
+        // comes on the peer's own connection).
+        hit.extend(
+            st.atomics
+                .values()
+                .filter(|w| w.peer == c.peer)
+                .map(|w| w.send),
+        );
         for id in hit {
-            if let Some(s) = st.sends.get_mut(&id) {
-                if !s.failed {
-                    s.failed = true;
-                    st.core.sinks.tx_err(&s.tx, f);
-                }
-            }
-            Self::settle(st, id);
+            Self::fail_send(st, id, f);
         }
         let State {
             partial, rxq, core, ..
@@ -582,14 +606,30 @@ impl RdmEp {
     /// Reports send `id` once nothing of it is in flight any more.
     fn settle(st: &mut State, id: u64) {
         let Some(s) = st.sends.get(&id) else { return };
-        if s.pieces > 0 || !(s.handed || s.failed) {
+        if s.pieces > 0 || !s.failed && (!s.handed || s.waiting.is_some()) {
             return;
         }
         if let Some(s) = st.sends.remove(&id) {
-            if !s.failed {
-                st.core.sinks.tx_done(&s.tx);
+            if let Some(a) = s.waiting {
+                st.atomics.remove(&a);
+            }
+            if let (false, Some(tx)) = (s.failed, &s.tx) {
+                st.core.sinks.tx_done(tx);
             }
         }
+    }
+
+    /// Send `id` failed with `f` (reported once), then settles.
+    fn fail_send(st: &mut State, id: u64, f: Failure) {
+        if let Some(s) = st.sends.get_mut(&id) {
+            if !s.failed {
+                s.failed = true;
+                if let Some(tx) = &s.tx {
+                    st.core.sinks.tx_err(tx, f);
+                }
+            }
+        }
+        Self::settle(st, id);
     }
 
     /// Posts what connection `cn` has queued while transmit slots last:
@@ -663,6 +703,7 @@ impl RdmEp {
         let (id, txbuf) = (p.id, p.txbuf);
         let n = PIECE.min(o.len - o.off);
         let (op, len) = match (o.off, o.len <= PIECE) {
+            (_, _) if o.frame.is_some() => (o.frame.unwrap_or(wire::Op::Eager), n),
             (0, true) => (wire::Op::Eager, n),
             (0, false) => (wire::Op::First, o.len),
             _ => (wire::Op::More, n),
@@ -696,7 +737,7 @@ impl RdmEp {
         &self,
         st: &mut State,
         dest: fi_addr_t,
-        mut out: Outgoing,
+        out: Outgoing,
         tx: TxCtx,
         mrs: Vec<Mr>,
     ) -> Result<(u32, u64)> {
@@ -717,6 +758,19 @@ impl RdmEp {
             );
             return Err(Error::Inval);
         };
+        self.queue_to(st, peer, out, Some(tx), mrs)
+    }
+
+    /// Queues `out` for `peer` (see [`RdmEp::enqueue`]); `tx` None for an
+    /// operation of ours, which no application completion reports.
+    fn queue_to(
+        &self,
+        st: &mut State,
+        peer: SocketAddr,
+        mut out: Outgoing,
+        tx: Option<TxCtx>,
+        mrs: Vec<Mr>,
+    ) -> Result<(u32, u64)> {
         let cn = match st.tx_conn.get(&peer) {
             Some(&cn) => cn,
             None => self.connect_to(st, peer)?,
@@ -727,7 +781,7 @@ impl RdmEp {
             return Err(Error::OpBadState);
         };
         out.id = id;
-        if out.rma.is_none() {
+        if out.rma.is_none() && out.frame.is_none() {
             out.seq = c.next_seq;
             c.next_seq = c.next_seq.wrapping_add(1);
         }
@@ -737,6 +791,7 @@ impl RdmEp {
             id,
             Sending {
                 tx,
+                waiting: None,
                 pieces: 0,
                 handed: false,
                 failed: false,
@@ -859,11 +914,41 @@ impl RdmEp {
             tag: h.tag,
             data: h.data,
         };
+        let bad = match h.op {
+            wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
+            wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
+            _ => self.deliver(st, cn, &h, body, msg),
+        };
+        if let Some(why) = bad {
+            return self.refuse(st, cn, why);
+        }
+        let Some(c) = st.conns.get(&cn) else { return };
+        if let Err(e) = c.id.post_recv(wc.wr_id, &[whole], &[lkey]) {
+            verbs_err("ibv_post_recv", e);
+            self.conn_failed(
+                st,
+                cn,
+                Failure::cause(FI_EIO, "could not repost a receive buffer"),
+            );
+        }
+    }
+
+    /// A message piece or an RMA notice (on connection `cn`): into the
+    /// engine's receive queue and reassembly, or counted; why the piece is
+    /// refused otherwise.
+    fn deliver(
+        &self,
+        st: &mut State,
+        cn: u32,
+        h: &Header,
+        body: &[u8],
+        msg: MsgInfo,
+    ) -> Option<&'static str> {
         let State {
             rxq, partial, core, ..
         } = &mut *st;
         let key = (cn, h.seq);
-        let bad = match h.op {
+        match h.op {
             wire::Op::Eager => {
                 rxq.deliver(msg, body, &core.sinks);
                 None
@@ -897,18 +982,7 @@ impl RdmEp {
                 }
                 None
             }
-        };
-        if let Some(why) = bad {
-            return self.refuse(st, cn, why);
-        }
-        let Some(c) = st.conns.get(&cn) else { return };
-        if let Err(e) = c.id.post_recv(wc.wr_id, &[whole], &[lkey]) {
-            verbs_err("ibv_post_recv", e);
-            self.conn_failed(
-                st,
-                cn,
-                Failure::cause(FI_EIO, "could not repost a receive buffer"),
-            );
+            wire::Op::Atomic | wire::Op::AtomicDone => None,
         }
     }
 
@@ -927,13 +1001,7 @@ impl RdmEp {
         if wc.status != IBV_WC_SUCCESS {
             let peer = st.conns.get(&w.conn).map(|c| c.peer);
             let f = wc_failure(wc.status, peer, "send");
-            if let Some(s) = st.sends.get_mut(&w.send) {
-                if !s.failed {
-                    s.failed = true;
-                    st.core.sinks.tx_err(&s.tx, f);
-                }
-            }
-            Self::settle(st, w.send);
+            Self::fail_send(st, w.send, f);
             self.conn_failed(st, w.conn, f);
             return;
         }
@@ -1140,6 +1208,7 @@ impl EndpointOps for RdmEp {
             len,
             off: 0,
             rma: None,
+            frame: None,
         };
         let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), Vec::new())?;
         if inject {
@@ -1200,10 +1269,24 @@ impl EndpointOps for RdmEp {
                 noticed: false,
                 started: false,
             }),
+            frame: None,
         };
         let mut g = self.lock();
         self.enqueue(&mut g, op.dest, out, TxCtx::of_rma(op), mrs)
             .map(|_| ())
+    }
+
+    /// Atomics (`rdm/atomic.rs`).
+    fn atomic(&self, op: &oxifabric::ops::AtomicReq<'_>) -> Result<()> {
+        self.post_atomic(op)
+    }
+
+    fn atomic_limit(&self) -> usize {
+        if self.info.caps & FI_ATOMIC != 0 {
+            atomic::ATOMIC_LIMIT
+        } else {
+            0
+        }
     }
 
     fn rx_size_left(&self) -> Result<usize> {

@@ -42,6 +42,12 @@ pub enum Op {
     /// No message: the RDMA READ before it on the same connection is
     /// done (`seq`, `tag`, `len` as for [`Op::Written`]; no data, no body).
     Read = 5,
+    /// An atomic request (`rdm/atomic.rs`): `seq` its number, `tag` what
+    /// it asks for, `len` its body (address, key, operands).
+    Atomic = 6,
+    /// An atomic request's answer: `seq` its number, `data` its status,
+    /// `len` its body (the values found).
+    AtomicDone = 7,
 }
 
 const HAS_TAG: u8 = 1;
@@ -88,6 +94,8 @@ impl Header {
             3 => Op::More,
             4 => Op::Written,
             5 => Op::Read,
+            6 => Op::Atomic,
+            7 => Op::AtomicDone,
             _ => return Err("an unknown operation"),
         };
         if h[2] & !(HAS_TAG | HAS_DATA) != 0 || h[3] != 0 {
@@ -113,6 +121,8 @@ impl Header {
             Op::First => hdr.len > body_len,
             Op::Written => body_len == 0 && hdr.tag.is_some(),
             Op::Read => body_len == 0 && hdr.tag.is_some() && hdr.data.is_none(),
+            Op::Atomic => hdr.len == body_len && hdr.tag.is_some(),
+            Op::AtomicDone => hdr.len == body_len && hdr.data.is_some() && hdr.tag.is_none(),
         };
         if !fits {
             return Err("a length that does not match the piece");
@@ -201,7 +211,7 @@ mod tests {
         }
         .encode();
         assert!(Header::decode(&h[..HDR - 1]).is_err(), "short");
-        for (i, v) in [(0, 9u8), (1, 0), (1, 6), (2, 4), (3, 1)] {
+        for (i, v) in [(0, 9u8), (1, 0), (1, 8), (2, 4), (3, 1)] {
             let mut b = h;
             b[i] = v;
             assert!(Header::decode(&b).is_err(), "byte {i} = {v}");
