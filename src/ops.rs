@@ -5,6 +5,7 @@
 use crate::abi::*;
 use crate::error::{Error, Result};
 use crate::info::Info;
+use crate::service::atomic::AtomicKind;
 use crate::service::av::AddressVector;
 use crate::service::cntr::Counter;
 use crate::service::cq::CompletionQueue;
@@ -359,7 +360,7 @@ pub struct RmaOp<'a> {
 /// `operand` for `FI_ATOMIC_READ`.
 #[derive(Debug, Clone, Copy)]
 pub struct AtomicReq<'a> {
-    pub kind: crate::service::atomic::AtomicKind,
+    pub kind: AtomicKind,
     pub op: fi_op,
     pub datatype: fi_datatype,
     /// Bytes of one element.
@@ -367,6 +368,12 @@ pub struct AtomicReq<'a> {
     pub operand: &'a [IoBuf],
     pub compare: &'a [IoBuf],
     pub result: &'a [IoBuf],
+    /// One descriptor per `operand`, `compare` and `result` entry, or
+    /// empty when none was given: a device that writes the fetched value
+    /// into the result buffer itself (verbs) needs its local key.
+    pub desc: &'a [MemDesc],
+    pub compare_desc: &'a [MemDesc],
+    pub result_desc: &'a [MemDesc],
     pub dest: fi_addr_t,
     pub rma: &'a [RmaIov],
     pub context: usize,
@@ -439,6 +446,16 @@ pub trait DomainOps: Send + Sync {
     /// the provider has no atomics.
     fn atomic_limit(&self) -> usize {
         0
+    }
+    /// Whether the provider carries `op` on `dt` for calls of `kind`, a
+    /// combination [`crate::service::atomic::valid`] already offers: a
+    /// transport that only has a device's native atomics (verbs: 64-bit
+    /// fetch-and-add and compare-and-swap) answers for those alone, so
+    /// `fi_query_atomic` and the `*valid` calls say `-FI_EOPNOTSUPP` for
+    /// the rest and the boundary refuses them at post.
+    fn atomic_offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        let _ = (kind, op, dt);
+        true
     }
 }
 
@@ -600,6 +617,12 @@ pub trait EndpointOps: Send + Sync {
     /// As [`DomainOps::atomic_limit`], for the `fi_*atomicvalid` calls.
     fn atomic_limit(&self) -> usize {
         0
+    }
+    /// As [`DomainOps::atomic_offers`], for the `fi_*atomicvalid` calls
+    /// and the atomic calls themselves.
+    fn atomic_offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        let _ = (kind, op, dt);
+        true
     }
     /// Free receive slots.
     fn rx_size_left(&self) -> Result<usize> {

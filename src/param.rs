@@ -70,6 +70,21 @@ const CORE_PARAMS: &[(&str, fi_param_type, &str)] = &[
         FI_PARAM_INT,
         "Milliseconds between two rate-limited log messages (default: 2000)",
     ),
+    (
+        "mr_cache_max_size",
+        FI_PARAM_SIZE_T,
+        "Most bytes of memory a provider's registration cache keeps registered for buffers no operation is using (default: physical memory / online CPUs / 2)",
+    ),
+    (
+        "mr_cache_max_count",
+        FI_PARAM_SIZE_T,
+        "Most registrations a provider's registration cache keeps for buffers no operation is using; 0 turns the cache off (default: 1024)",
+    ),
+    (
+        "mr_cache_monitor",
+        FI_PARAM_STRING,
+        "How the registration cache learns that memory was freed or unmapped: userfaultfd, or disabled (no cache) (default: userfaultfd)",
+    ),
 ];
 
 fn registry() -> &'static Mutex<Vec<Param>> {

@@ -21,7 +21,15 @@
  * buffer changes (checked byte by byte after every case); and the
  * connection still carries a valid write and a message afterwards.
  *
- * Run: -e msg|rdm [-x case]...
+ * -1 (MSG only): one refusal per connection. On RC queue pairs (verbs) a
+ * refused access puts the connection in the error state, as upstream's
+ * verbs provider and the device behave: after each refusal the client
+ * closes its endpoint and connects anew, the server sees FI_SHUTDOWN (its
+ * pending receives flushed) and accepts the new connection; the checks
+ * are otherwise the same, the valid write and message after each case on
+ * the new connection.
+ *
+ * Run: -e msg|rdm [-x case]... [-1]
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -39,6 +47,74 @@ static struct os_rkey peer[NREG];
 static char *buf, *lbuf;
 static char skip[256];
 static int refused, accepted;
+static int renew; /* -1 */
+static int srv_ctx; /* the server's control receive in serve_case */
+
+/* Client, -1: the connection died with the refusal; a new one. */
+static void reconnect(void)
+{
+	struct fi_eq_cm_entry cm;
+	int rc;
+	if ((rc = fi_close(&ft_ep->fid)))
+		ft_die("fi_close(ep): %s", fi_strerror(-rc));
+	ft_ep = NULL;
+	ft_connect(NULL, 0, &cm, sizeof(cm));
+}
+
+/* Server, -1: the first half of a case's closing sync, accepting every
+ * new connection the client makes on the way: FI_SHUTDOWN closes the
+ * endpoint (its flushed receive is dropped), FI_CONNREQ is accepted; the
+ * client's sync message ends it, answered with an empty one. */
+static void serve_case(void)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char entry[sizeof(struct fi_eq_cm_entry) + 64];
+	struct fi_eq_err_entry eqerr;
+	double end = ft_now() + FT_TIMEOUT;
+	int posted = 0;
+	while (ft_now() < end) {
+		uint32_t ev;
+		ssize_t n;
+		if (ft_ep && !posted) {
+			FT_POST(fi_recv(ft_ep, os_ctl.buf + OS_CTL, OS_CTL, os_ctl.desc, ft_peer, &srv_ctx),
+				"fi_recv(control)");
+			posted = 1;
+		}
+		n = ft_cq_poll(ft_rxcq, &e, &err, NULL);
+		if (n > 0 && e.op_context == &srv_ctx) {
+			FT_POST(fi_send(ft_ep, os_ctl.buf, 0, os_ctl.desc, ft_peer, &os_ctl_tx_ctx), "fi_send(control)");
+			os_cq_ctx(ft_txcq, &os_ctl_tx_ctx, "control send");
+			return;
+		}
+		if (n < 0 && err.err != FI_ECANCELED)
+			ft_die("receive error %s while the client reconnects", fi_strerror(err.err));
+		n = fi_eq_read(ft_eq, &ev, entry, sizeof(entry), 0);
+		if (n == -FI_EAVAIL) {
+			fi_eq_readerr(ft_eq, &eqerr, 0);
+			ft_die("EQ error %s while the client reconnects", fi_strerror(eqerr.err));
+		}
+		if (n < 0)
+			continue;
+		if (ev == FI_SHUTDOWN) {
+			/* (an endpoint closed below reports nothing more) */
+			if (ft_ep && ((struct fi_eq_cm_entry *) entry)->fid == &ft_ep->fid) {
+				fi_close(&ft_ep->fid);
+				ft_ep = NULL;
+			}
+		} else if (ev == FI_CONNREQ) {
+			/* the old connection's FI_SHUTDOWN may not have come yet */
+			if (ft_ep)
+				fi_close(&ft_ep->fid);
+			ft_ep = NULL;
+			ft_accept_req((struct fi_eq_cm_entry *) entry, NULL, 0);
+			posted = 0;
+		} else {
+			ft_die("EQ event %u while the client reconnects", ev);
+		}
+	}
+	ft_die("the case's sync did not come within %.0f s", FT_TIMEOUT);
+}
 
 /* Whether the error is one of the access class. */
 static int access_class(int err)
@@ -80,6 +156,8 @@ static void refuse(int is_write, uint64_t addr, size_t len, uint64_t key, const 
 		FT_CHECK(s && *s, "%s: fi_cq_strerror gives no provider error string", what);
 		ft_log("%s: %s (%d), provider: %s", what, fi_strerror(err.err), err.err, s ? s : "(null)");
 	}
+	if (renew)
+		reconnect();
 }
 
 /* Client: one operation that must succeed (the connection still works);
@@ -131,7 +209,10 @@ static void server_check(size_t off, size_t len, size_t seed, const char *what)
 			os_sync(); \
 			os_sync(); \
 		} else { \
-			os_sync(); \
+			if (renew) \
+				serve_case(); \
+			else \
+				os_sync(); \
 			server_check(off, len, seed, name); \
 			os_sync(); \
 		} \
@@ -142,6 +223,8 @@ static void opt(int c, const char *arg)
 {
 	if (c == 'x')
 		snprintf(skip + strlen(skip), sizeof(skip) - strlen(skip), ",%s,", arg);
+	else if (c == '1')
+		renew = 1;
 }
 
 int main(int argc, char **argv)
@@ -149,8 +232,12 @@ int main(int argc, char **argv)
 	struct fi_info *hints;
 	struct os_rkey mine[NREG];
 	uint64_t bogus = 0;
-	ft_args(argc, argv, "x:", opt);
+	ft_args(argc, argv, "x:1", opt);
+	if (renew && ft_ep_type != FI_EP_MSG)
+		ft_die("-1 is for MSG endpoints");
 	hints = os_hints(FI_MSG | FI_RMA);
+	/* honoured: no fi_writedata here, nothing consumes a receive */
+	hints->mode = hints->rx_attr->mode = FI_RX_CQ_DATA;
 	os_require(hints);
 	ft_setup(hints);
 	os_init();

@@ -228,14 +228,17 @@ static inline uint64_t os_swap_u64(uint64_t v)
 	return p;
 }
 
-/* Opens the CQs (tagged format, for remote CQ data), brings the endpoint
+/* Opens the CQs (tagged or data format, for remote CQ data), brings the endpoint
  * up (MSG: connect/accept; RDM: open), registers the control buffers and,
  * for RDM, exchanges addresses over them. */
 static inline void os_init(void)
 {
 	struct fi_eq_cm_entry cm;
 	static char ctl[2 * OS_CTL];
-	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
+	/* MSG has no tags: the data format, which every provider offers
+	 * (upstream's verbs has no tagged format); its entries are the
+	 * tagged ones' head, read through the same struct. */
+	ft_open_cqs(ft_ep_type == FI_EP_MSG ? FI_CQ_FORMAT_DATA : FI_CQ_FORMAT_TAGGED);
 	os_mr_mode = ft_info->domain_attr->mr_mode;
 	if (ft_ep_type == FI_EP_MSG) {
 		if (ft_is_client()) {

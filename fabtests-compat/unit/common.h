@@ -1,7 +1,9 @@
 /*
  * Shared helpers of the fabtests-compat unit tests: option parsing in
- * fabtests' style (-p provider, -e ep type) and opening a fabric, domain
- * and endpoint on loopback.
+ * fabtests' style (-p provider, -e ep type, -s local address, default
+ * 127.0.0.1; -6 a local IPv6 address, default ::1: a provider whose
+ * devices serve no loopback address, verbs, is given its device's) and
+ * opening a fabric, domain and endpoint there.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -24,6 +26,8 @@
 
 static int ft_failures, ft_checks;
 static const char *ft_prov = "sockets";
+static const char *ft_node = "127.0.0.1"; /* -s */
+static const char *ft_node6 = "::1"; /* -6 */
 static enum fi_ep_type ft_ep_type = FI_EP_RDM;
 static struct fi_info *ft_info;
 static struct fid_fabric *ft_fabric;
@@ -57,16 +61,20 @@ static inline double ft_now(void)
 static inline void ft_parse(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:e:")) != -1) {
+	while ((c = getopt(argc, argv, "p:e:s:6:")) != -1) {
 		if (c == 'p')
 			ft_prov = optarg;
+		else if (c == 's')
+			ft_node = optarg;
+		else if (c == '6')
+			ft_node6 = optarg;
 		else if (c == 'e')
 			ft_ep_type = !strcmp(optarg, "msg") ? FI_EP_MSG :
 				     !strcmp(optarg, "dgram") ? FI_EP_DGRAM : FI_EP_RDM;
 	}
 }
 
-/* Opens fabric and domain for the provider's entry on 127.0.0.1. */
+/* Opens fabric and domain for the provider's entry on ft_node. */
 static inline int ft_open(void)
 {
 	struct fi_info *hints = fi_allocinfo();
@@ -74,7 +82,7 @@ static inline int ft_open(void)
 	hints->fabric_attr->prov_name = strdup(ft_prov);
 	hints->ep_attr->type = ft_ep_type;
 	hints->caps = FI_MSG;
-	rc = fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", NULL, 0, hints, &ft_info);
+	rc = fi_getinfo(FI_VERSION(1, 17), ft_node, NULL, 0, hints, &ft_info);
 	fi_freeinfo(hints);
 	if (rc) {
 		printf("fi_getinfo: %s\n", fi_strerror(-rc));

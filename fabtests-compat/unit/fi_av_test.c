@@ -312,9 +312,11 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	while ((c = getopt(argc, argv, "p:e:m:")) != -1) {
+	while ((c = getopt(argc, argv, "p:e:m:s:6:")) != -1) {
 		if (c == 'p')
 			ft_prov = optarg;
+		else if (c == 's')
+			ft_node = optarg;
 		else if (c == 'e')
 			legacy_type = !strcmp(optarg, "msg") ? FI_EP_MSG : !strcmp(optarg, "dgram") ? FI_EP_DGRAM : FI_EP_RDM;
 		else if (c == 'm')

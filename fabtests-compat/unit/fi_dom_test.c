@@ -173,7 +173,10 @@ int main(int argc, char **argv)
 	}
 	fi_freeinfo(info);
 
-	/* Memory registration and atomics: -FI_ENOSYS unless advertised. */
+	/* Atomics: -FI_ENOSYS unless advertised. Memory registration: works
+	 * where FI_RMA is advertised; without it, -FI_ENOSYS or a
+	 * registration for local use only (verbs registers memory whatever
+	 * the entry's caps, as upstream's verbs does). */
 	{
 		static char buf[4096];
 		struct fid_mr *mr = NULL;
@@ -184,26 +187,28 @@ int main(int argc, char **argv)
 		int rc;
 
 		rc = fi_mr_reg(ft_domain, buf, sizeof(buf), FI_SEND | FI_RECV, 0, 0, 0, &mr, NULL);
-		FT_CHECK(rma ? rc == 0 : rc == -FI_ENOSYS, "fi_mr_reg = %d (%s), want %s", rc, fi_strerror(-rc),
-			 rma ? "0 (FI_RMA advertised)" : "-FI_ENOSYS (FI_RMA not advertised)");
+		FT_CHECK(rma ? rc == 0 : rc == 0 || rc == -FI_ENOSYS, "fi_mr_reg = %d (%s), want %s", rc, fi_strerror(-rc),
+			 rma ? "0 (FI_RMA advertised)" : "-FI_ENOSYS or 0 (FI_RMA not advertised)");
 		if (rc == 0 && mr)
 			FT_RC(fi_close(&mr->fid), 0);
 		mr = NULL;
 		rc = fi_mr_regv(ft_domain, &iov, 1, FI_SEND | FI_RECV, 0, 1, 0, &mr, NULL);
-		FT_CHECK(rma ? rc == 0 : rc == -FI_ENOSYS, "fi_mr_regv = %d (%s)", rc, fi_strerror(-rc));
+		FT_CHECK(rma ? rc == 0 : rc == 0 || rc == -FI_ENOSYS, "fi_mr_regv = %d (%s)", rc, fi_strerror(-rc));
 		if (rc == 0 && mr)
 			FT_RC(fi_close(&mr->fid), 0);
 		mr = NULL;
 		mattr.requested_key = 2;
 		rc = fi_mr_regattr(ft_domain, &mattr, 0, &mr);
-		FT_CHECK(rma ? rc == 0 : rc == -FI_ENOSYS, "fi_mr_regattr = %d (%s)", rc, fi_strerror(-rc));
+		FT_CHECK(rma ? rc == 0 : rc == 0 || rc == -FI_ENOSYS, "fi_mr_regattr = %d (%s)", rc, fi_strerror(-rc));
 		if (rc == 0 && mr)
 			FT_RC(fi_close(&mr->fid), 0);
 
 		memset(&aattr, 0, sizeof(aattr));
 		rc = fi_query_atomic(ft_domain, FI_INT32, FI_SUM, &aattr, 0);
-		FT_CHECK(atomic ? rc == 0 : rc == -FI_ENOSYS, "fi_query_atomic(FI_INT32, FI_SUM) = %d (%s), want %s",
-			 rc, fi_strerror(-rc), atomic ? "0 (FI_ATOMIC advertised)" : "-FI_ENOSYS");
+		/* (a device's native atomics may lack 32-bit sums: verbs) */
+		FT_CHECK(atomic ? rc == 0 || rc == -FI_EOPNOTSUPP : rc == -FI_ENOSYS,
+			 "fi_query_atomic(FI_INT32, FI_SUM) = %d (%s), want %s", rc, fi_strerror(-rc),
+			 atomic ? "0 or -FI_EOPNOTSUPP (FI_ATOMIC advertised)" : "-FI_ENOSYS");
 		rc = fi_query_atomic(ft_domain, FI_UINT64, FI_CSWAP, &aattr, FI_COMPARE_ATOMIC);
 		FT_CHECK(atomic ? rc == 0 : rc == -FI_ENOSYS, "fi_query_atomic(FI_UINT64, FI_CSWAP) = %d (%s)", rc,
 			 fi_strerror(-rc));

@@ -20,6 +20,21 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
+/* The local addresses (-s, -6) in network form. */
+static in_addr_t ft_node_in(void)
+{
+	struct in_addr a = { 0 };
+	inet_pton(AF_INET, ft_node, &a);
+	return a.s_addr;
+}
+
+static struct in6_addr ft_node6_in(void)
+{
+	struct in6_addr a = IN6ADDR_ANY_INIT;
+	inet_pton(AF_INET6, ft_node6, &a);
+	return a;
+}
+
 #define VERSION FI_VERSION(1, 17)
 
 /* What NULL hints advertise for one ep type (union of caps, maxima). */
@@ -32,6 +47,7 @@ struct ep_limits {
 	uint64_t tag_format;
 	uint32_t protocol;
 	size_t cq_data_size;
+	int mr_mode; /* union of the entries' */
 	char domain[64], fabric[64];
 };
 
@@ -45,10 +61,13 @@ static const char *ep_name(enum fi_ep_type t)
 	return t == FI_EP_MSG ? "msg" : t == FI_EP_RDM ? "rdm" : t == FI_EP_DGRAM ? "dgram" : "?";
 }
 
+/* The provider's entries, a layered name included ("verbs;ofi_rxm" for
+ * -p verbs, as fi_getinfo's prov_name hint selects them). */
 static int is_prov(const struct fi_info *i)
 {
-	return i->fabric_attr && i->fabric_attr->prov_name &&
-	       strcmp(i->fabric_attr->prov_name, ft_prov) == 0;
+	size_t n = strlen(ft_prov);
+	return i->fabric_attr && i->fabric_attr->prov_name && !strncmp(i->fabric_attr->prov_name, ft_prov, n) &&
+	       (i->fabric_attr->prov_name[n] == 0 || i->fabric_attr->prov_name[n] == ';');
 }
 
 static struct fi_info *hints_for(enum fi_ep_type type)
@@ -108,8 +127,9 @@ static void check_entry(const struct fi_info *i, const char *what)
 	FT_CHECK(i->fabric_attr->prov_version != 0, "%s: prov_version 0", what);
 	FT_CHECK(i->fabric_attr->api_version == VERSION, "%s: api_version %u.%u", what,
 		 FI_MAJOR(i->fabric_attr->api_version), FI_MINOR(i->fabric_attr->api_version));
-	FT_CHECK(i->domain_attr->cq_data_size == 8, "%s: cq_data_size %zu, want 8", what,
-		 i->domain_attr->cq_data_size);
+	/* 8 bytes, or verbs' 4 (immediate data), as upstream's providers */
+	FT_CHECK(i->domain_attr->cq_data_size == 8 || i->domain_attr->cq_data_size == 4,
+		 "%s: cq_data_size %zu, want 8 or 4", what, i->domain_attr->cq_data_size);
 	FT_CHECK(i->tx_attr->inject_size <= i->ep_attr->max_msg_size,
 		 "%s: inject_size %zu > max_msg_size %zu", what, i->tx_attr->inject_size,
 		 i->ep_attr->max_msg_size);
@@ -231,6 +251,7 @@ static void learn_limits(void)
 		}
 		l->caps |= i->caps;
 		l->mode |= i->mode;
+		l->mr_mode |= i->domain_attr->mr_mode;
 #define MAXOF(field, val) l->field = l->field > (val) ? l->field : (val)
 		MAXOF(tx_size, i->tx_attr->size);
 		MAXOF(rx_size, i->rx_attr->size);
@@ -242,8 +263,15 @@ static void learn_limits(void)
 		MAXOF(max_msg_size, i->ep_attr->max_msg_size);
 #undef MAXOF
 	}
-	for (int k = 0; k < 3; k++)
-		FT_CHECK(limits[k].found, "NULL hints: no %s entry for %s", ep_name(ep_types[k]), ft_prov);
+	/* NULL hints list every type the provider has entries for. */
+	for (int k = 0; k < 3; k++) {
+		struct fi_info *h = hints_for(ep_types[k]), *one = NULL;
+		int offered = gi(NULL, NULL, 0, h, &one) == 0;
+		fi_freeinfo(one);
+		fi_freeinfo(h);
+		FT_CHECK(limits[k].found == offered, "NULL hints: %s %s entry for %s, but asked for alone: %s",
+			 limits[k].found ? "an" : "no", ep_name(ep_types[k]), ft_prov, offered ? "one" : "none");
+	}
 	fi_freeinfo(info);
 }
 
@@ -318,6 +346,12 @@ static void check_caps(int k)
 		h->caps = cap_list[c].cap;
 		snprintf(what, sizeof(what), "%s caps %s", ep_name(t), cap_list[c].name);
 		int advertised = (limits[k].caps & cap_list[c].cap) == cap_list[c].cap;
+		/* A provider that needs registration for one-sided operations
+		 * (FI_MR_LOCAL: verbs) is offered the mr_mode bits its entries
+		 * carry, as upstream's fabtests offer them by default. */
+		if ((limits[k].mr_mode & FI_MR_LOCAL) &&
+		    (cap_list[c].cap & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+			h->domain_attr->mr_mode = limits[k].mr_mode;
 		fi_freeinfo(expect(__LINE__, advertised, what, NULL, NULL, 0, h));
 		fi_freeinfo(h);
 	}
@@ -359,10 +393,18 @@ static void check_sizes(int k)
 				 (unsigned long long) i->attr->field); \
 		fi_freeinfo(info); \
 		if ((max) + 1 != 0) { \
+			/* -FI_ENODATA, or entries that grant it: NULL hints give \
+			 * the default, a provider may grant up to the device's \
+			 * limit when asked (verbs' queue sizes, as upstream's) */ \
 			h->attr->field = (max) + 1; \
 			snprintf(what, sizeof(what), "%s %s = max+1 %llu", ep_name(t), label, \
 				 (unsigned long long) (max) + 1); \
-			NODATA(what, NULL, NULL, 0, h); \
+			int rc_ = gi(NULL, NULL, 0, h, &info); \
+			FT_CHECK(rc_ == -FI_ENODATA || rc_ == 0, "%s: fi_getinfo = %d", what, rc_); \
+			for (struct fi_info *i = info; i; i = i->next) \
+				FT_CHECK(i->attr->field >= (max) + 1, "%s: returned %llu", what, \
+					 (unsigned long long) i->attr->field); \
+			fi_freeinfo(info); \
 		} \
 		fi_freeinfo(h); \
 	} while (0)
@@ -451,8 +493,11 @@ static void check_domain_hints(int k)
 		}
 	}
 
-	/* mr_mode: the provider needs none of the bits, so any set of them is
-	 * accepted and nothing beyond the offered bits comes back. */
+	/* mr_mode: a set of bits that holds every bit the provider's entries
+	 * carry is accepted; a provider that needs bits not offered answers
+	 * -FI_ENODATA or entries that need none of them (verbs, for an
+	 * application without RMA); nothing beyond the offered bits comes
+	 * back. */
 	static const int mr_modes[] = { 0, FI_MR_LOCAL, FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY,
 					 FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
 						 FI_MR_ENDPOINT | FI_MR_RAW | FI_MR_MMU_NOTIFY };
@@ -460,7 +505,12 @@ static void check_domain_hints(int k)
 		h = hints_for(t);
 		h->domain_attr->mr_mode = mr_modes[m];
 		snprintf(what, sizeof(what), "%s mr_mode 0x%x", ep_name(t), mr_modes[m]);
-		info = OK(what, NULL, NULL, 0, h);
+		if (limits[k].mr_mode & ~mr_modes[m]) {
+			int rc = gi(NULL, NULL, 0, h, &info);
+			FT_CHECK(rc == 0 || rc == -FI_ENODATA, "%s: fi_getinfo = %d", what, rc);
+		} else {
+			info = OK(what, NULL, NULL, 0, h);
+		}
 		for (struct fi_info *i = info; i; i = i->next)
 			FT_CHECK((i->domain_attr->mr_mode & ~mr_modes[m]) == 0, "%s: returned mr_mode 0x%x",
 				 what, i->domain_attr->mr_mode);
@@ -557,14 +607,14 @@ static void check_addresses(void)
 
 	/* node + service + FI_SOURCE: src_addr carries the port, no dest_addr. */
 	h = hints_for(ft_ep_type);
-	info = OK("127.0.0.1:4791 FI_SOURCE", "127.0.0.1", "4791", FI_SOURCE, h);
+	info = OK("node:4791 FI_SOURCE", ft_node, "4791", FI_SOURCE, h);
 	for (struct fi_info *i = info; i; i = i->next) {
 		fam = -1;
 		port = addr_port(i->src_addr, i->src_addrlen, &fam);
 		FT_CHECK(fam == AF_INET && port == 4791, "FI_SOURCE: src_addr family %d port %d", fam, port);
 		FT_CHECK(fam != AF_INET ||
-				 ((struct sockaddr_in *) i->src_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK),
-			 "FI_SOURCE: src_addr is not 127.0.0.1");
+				 ((struct sockaddr_in *) i->src_addr)->sin_addr.s_addr == ft_node_in(),
+			 "FI_SOURCE: src_addr is not the node");
 		FT_CHECK(i->dest_addr == NULL && i->dest_addrlen == 0, "FI_SOURCE: dest_addr set");
 		FT_CHECK(i->addr_format == FI_SOCKADDR_IN, "FI_SOURCE: addr_format %u", i->addr_format);
 	}
@@ -580,34 +630,34 @@ static void check_addresses(void)
 	fi_freeinfo(info);
 
 	/* node + service without FI_SOURCE: dest_addr is the node. */
-	info = OK("127.0.0.1:4793", "127.0.0.1", "4793", 0, h);
+	info = OK("node:4793", ft_node, "4793", 0, h);
 	for (struct fi_info *i = info; i; i = i->next) {
 		fam = -1;
 		port = addr_port(i->dest_addr, i->dest_addrlen, &fam);
 		FT_CHECK(fam == AF_INET && port == 4793 && i->dest_addrlen == sizeof(struct sockaddr_in) &&
-				 ((struct sockaddr_in *) i->dest_addr)->sin_addr.s_addr == htonl(INADDR_LOOPBACK),
+				 ((struct sockaddr_in *) i->dest_addr)->sin_addr.s_addr == ft_node_in(),
 			 "dest_addr family %d port %d len %zu", fam, port, i->dest_addrlen);
 	}
 	fi_freeinfo(info);
 
 	/* IPv6 node with FI_SOCKADDR_IN6. */
 	h->addr_format = FI_SOCKADDR_IN6;
-	info = OK("[::1]:4794 FI_SOCKADDR_IN6", "::1", "4794", 0, h);
+	info = OK("[node6]:4794 FI_SOCKADDR_IN6", ft_node6, "4794", 0, h);
 	for (struct fi_info *i = info; i; i = i->next) {
 		fam = -1;
 		port = addr_port(i->dest_addr, i->dest_addrlen, &fam);
 		FT_CHECK(i->addr_format == FI_SOCKADDR_IN6 && fam == AF_INET6 && port == 4794 &&
-				 memcmp(&((struct sockaddr_in6 *) i->dest_addr)->sin6_addr, &in6addr_loopback,
-					sizeof(in6addr_loopback)) == 0,
-			 "::1: addr_format %u family %d port %d", i->addr_format, fam, port);
+				 memcmp(&((struct sockaddr_in6 *) i->dest_addr)->sin6_addr, ft_node6_in().s6_addr,
+					16) == 0,
+			 "node6: addr_format %u family %d port %d", i->addr_format, fam, port);
 	}
 	fi_freeinfo(info);
-	info = OK("[::1]:4795 FI_SOCKADDR_IN6 FI_SOURCE", "::1", "4795", FI_SOURCE, h);
+	info = OK("[node6]:4795 FI_SOCKADDR_IN6 FI_SOURCE", ft_node6, "4795", FI_SOURCE, h);
 	for (struct fi_info *i = info; i; i = i->next) {
 		fam = -1;
 		port = addr_port(i->src_addr, i->src_addrlen, &fam);
 		FT_CHECK(fam == AF_INET6 && port == 4795 && i->dest_addr == NULL,
-			 "::1 FI_SOURCE: family %d port %d", fam, port);
+			 "node6 FI_SOURCE: family %d port %d", fam, port);
 	}
 	fi_freeinfo(info);
 	/* No node: every entry has the requested format. */
@@ -620,10 +670,10 @@ static void check_addresses(void)
 	for (struct fi_info *i = info; i; i = i->next)
 		FT_CHECK(i->addr_format == FI_SOCKADDR_IN, "IN hint: addr_format %u", i->addr_format);
 	fi_freeinfo(info);
-	info = OK("FI_SOCKADDR_IN 127.0.0.1", "127.0.0.1", NULL, 0, h);
+	info = OK("FI_SOCKADDR_IN node", ft_node, NULL, 0, h);
 	fi_freeinfo(info);
 	/* An IPv6 node cannot be given an IPv4 address. */
-	NODATA("FI_SOCKADDR_IN with node ::1", "::1", "4797", 0, h);
+	NODATA("FI_SOCKADDR_IN with an IPv6 node", ft_node6, "4797", 0, h);
 	h->addr_format = FI_SOCKADDR_IB;
 	NODATA("FI_SOCKADDR_IB", NULL, NULL, 0, h);
 	h->addr_format = FI_ADDR_PSMX2;
@@ -634,16 +684,16 @@ static void check_addresses(void)
 	{
 		struct sockaddr_in *sin = calloc(1, sizeof(*sin));
 		sin->sin_family = AF_INET;
-		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin->sin_addr.s_addr = ft_node_in();
 		h->src_addr = sin;
 		h->src_addrlen = sizeof(*sin);
 		h->addr_format = FI_SOCKADDR_IN;
-		info = OK("hints src_addr 127.0.0.1", NULL, NULL, 0, h);
+		info = OK("hints src_addr node", NULL, NULL, 0, h);
 		FT_CHECK(count(info) >= 1, "hints src_addr: no entry");
 		for (struct fi_info *i = info; i; i = i->next)
 			FT_CHECK(i->src_addr && ((struct sockaddr_in *) i->src_addr)->sin_addr.s_addr ==
-							htonl(INADDR_LOOPBACK),
-				 "hints src_addr 127.0.0.1: another source returned");
+							ft_node_in(),
+				 "hints src_addr node: another source returned");
 		fi_freeinfo(info);
 	}
 	fi_freeinfo(h);
@@ -660,7 +710,7 @@ static void check_addresses(void)
 	/* FI_NUMERICHOST: a numeric address is fine, a name is refused. */
 	h = hints_for(ft_ep_type);
 	info = NULL;
-	FT_RC(gi("127.0.0.1", "4796", FI_NUMERICHOST, h, &info), 0);
+	FT_RC(gi(ft_node, "4796", FI_NUMERICHOST, h, &info), 0);
 	fi_freeinfo(info);
 	{
 		int rc = gi("localhost", "4796", FI_NUMERICHOST, h, &info);

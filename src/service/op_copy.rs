@@ -195,6 +195,10 @@ pub struct AtomicCopy {
     size: usize,
     operand: IoVec,
     compare: IoVec,
+    /// Descriptors of operand, compare and result.
+    desc: Vec<MemDesc>,
+    compare_desc: Vec<MemDesc>,
+    result_desc: Vec<MemDesc>,
     result: IoVec,
     /// The bytes `operand` and `compare` point at, when they were copied.
     held: Option<(CopiedIov, CopiedIov)>,
@@ -216,6 +220,9 @@ impl AtomicCopy {
             size: req.size,
             operand: iov(req.operand),
             compare: iov(req.compare),
+            desc: req.desc.to_vec(),
+            compare_desc: req.compare_desc.to_vec(),
+            result_desc: req.result_desc.to_vec(),
             result: iov(req.result),
             held: None,
             dest: req.dest,
@@ -235,6 +242,9 @@ impl AtomicCopy {
         c.operand = operand.bufs();
         c.compare = compare.bufs();
         c.held = Some((operand, compare));
+        // The copies are no registered memory.
+        c.desc.clear();
+        c.compare_desc.clear();
         c
     }
 
@@ -251,6 +261,9 @@ impl AtomicCopy {
             size: self.size,
             operand: &self.operand,
             compare: &self.compare,
+            desc: &self.desc,
+            compare_desc: &self.compare_desc,
+            result_desc: &self.result_desc,
             result: &self.result,
             dest: self.dest,
             rma: &self.rma,

@@ -1,7 +1,8 @@
 #!/bin/bash
 # make bench-verbs, INSIDE the soft-RoCE guest (see bench.sh): each
 # benchmark on our library and on Debian's, then the ratios into
-# $OXI_WORK/ratios.txt. Exit status: the number of runs that failed.
+# $OXI_WORK/ratios.txt (three rounds, medians). Exit status: the number
+# of runs that failed.
 set -u
 W=${OXI_WORK:?}
 exec >"$W/bench.log" 2>&1
@@ -30,27 +31,48 @@ run() {
 		failed=$((failed + 1))
 	wait $server || failed=$((failed + 1))
 }
-# ratio NAME: per size, ours over upstream for usec/xfer and MB/sec.
+# ratio NAME ROUND: per size, "SIZE LAT-RATIO BW-RATIO LAT-OURS LAT-UP
+# BW-OURS BW-UP" of one round (ours over upstream, usec/xfer and MB/sec).
 ratio() {
-	local name=$1 bytes iters total time mbs usec rest
+	local name=$1 r=$2 bytes iters total time mbs usec rest
 	declare -A lat bw
 	while read -r bytes iters total time mbs usec rest; do
 		[[ $bytes =~ ^[0-9]+$ ]] && lat[$bytes]=$usec bw[$bytes]=$mbs
-	done <"$W/$name-upstream.out"
+	done <"$W/$name-upstream-$r.out"
 	while read -r bytes iters total time mbs usec rest; do
 		[[ $bytes =~ ^[0-9]+$ ]] || continue
-		awk -v n="$name" -v b="$bytes" -v lo="$usec" -v lu="${lat[$bytes]:-0}" -v bo="$mbs" -v bu="${bw[$bytes]:-0}" \
+		awk -v b="$bytes" -v lo="$usec" -v lu="${lat[$bytes]:-0}" -v bo="$mbs" -v bu="${bw[$bytes]:-0}" \
 			'BEGIN { l = (lu > 0) ? lo / lu : 0; w = (bu > 0) ? bo / bu : 0;
-				printf "bench %s %s B: latency ours/upstream %.2f (usec/xfer %s vs %s), bandwidth ours/upstream %.2f (MB/s %s vs %s)\n", n, b, l, lo, lu, w, bo, bu }'
-	done <"$W/$name-ours.out"
+				printf "%s %.3f %.3f %s %s %s %s\n", b, l, w, lo, lu, bo, bu }'
+	done <"$W/$name-ours-$r.out"
+}
+# summary NAME: per size, the median over the rounds of each ratio (the
+# round of the median latency ratio gives the absolute figures shown).
+summary() {
+	local name=$1 r b all mid lat bw
+	all=$(for r in $(seq 1 $ROUNDS); do ratio "$name" "$r"; done)
+	for b in $(cut -d' ' -f1 <<<"$all" | sort -nu); do
+		mid=$(grep "^$b " <<<"$all" | sort -g -k2,2 | sed -n "$(((ROUNDS + 1) / 2))p")
+		bw=$(grep "^$b " <<<"$all" | sort -g -k3,3 | sed -n "$(((ROUNDS + 1) / 2))p" | cut -d' ' -f3)
+		read -r _ lat _ lo lu bo bu <<<"$mid"
+		printf 'bench %s %s B: latency ours/upstream %.2f (usec/xfer %s vs %s), bandwidth ours/upstream %.2f (MB/s %s vs %s), median of %s rounds\n' \
+			"$name" "$b" "$lat" "$lo" "$lu" "$bw" "$bo" "$bu" "$ROUNDS"
+	done
 }
 : >"$W/ratios.txt"
-for lib in ours upstream; do
-	libpath=$W/lib
-	[ $lib = upstream ] && libpath=
-	run msg_pingpong-$lib "$libpath" fi_msg_pingpong -e msg -S 8,64,4k,64k,1m -I 200
-	run rma_bw_write-$lib "$libpath" fi_rma_bw -e msg -o write -S 8,64k,1m -I 100
+# Rounds alternate which library goes first, so drift in the host's load
+# does not favour one.
+ROUNDS=3
+for r in $(seq 1 $ROUNDS); do
+	order="ours upstream"
+	[ $((r % 2)) = 0 ] && order="upstream ours"
+	for lib in $order; do
+		libpath=$W/lib
+		[ $lib = upstream ] && libpath=
+		run msg_pingpong-$lib-$r "$libpath" fi_msg_pingpong -e msg -S 8,64,4k,64k,1m -I 200
+		run rma_bw_write-$lib-$r "$libpath" fi_rma_bw -e msg -o write -S 8,64k,1m -I 100
+	done
 done
-ratio msg_pingpong >>"$W/ratios.txt"
-ratio rma_bw_write >>"$W/ratios.txt"
+summary msg_pingpong >>"$W/ratios.txt"
+summary rma_bw_write >>"$W/ratios.txt"
 exit $failed

@@ -174,8 +174,10 @@ entries=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -t FI_EP_MSG 2>&1)
 rc=$?
 echo "-- fi_info -p verbs -t FI_EP_MSG (rc=$rc)"; echo "$entries"
 # Upstream names the fabric after GID 0's subnet prefix: on RoCE GID 0 is
-# the link-local fe80::/64 address.
-[[ $devgids == " gid[0]=fe80::"* ]] && want_fabric=IB-0xfe80000000000000 || want_fabric="(GID 0 is not fe80::/64: $devgids)"
+# the link-local fe80::/64 address. Ours name it after the GID of the
+# entry's address (below): ::ffff:10.77.0.1, whose prefix is 0.
+[[ $devgids == " gid[0]=fe80::"* ]] && upstream_fabric=IB-0xfe80000000000000 || upstream_fabric="(GID 0 is not fe80::/64: $devgids)"
+want_fabric=IB-0x0
 if [ $rc = 0 ] && [[ $entries == *"provider: verbs"* && $entries == *"domain: rxe0"* &&
 	$entries == *"type: FI_EP_MSG"* && $entries == *"protocol: FI_PROTO_RDMA_CM_IB_RC"* &&
 	$entries != *"FI_EP_RDM"* && $entries == *"fabric: $want_fabric"* ]]; then
@@ -205,6 +207,29 @@ rdm_entry() { # NAME LIBPATH
 		fail "$1_tagged" "no FI_TAGGED in the first entry's caps (see $1_tagged.txt)"
 }
 rdm_entry fi_info_verbs_rdm_entry "$OXILIB"
+# The default GID is the one of the entry's address (the IPv4-mapped one
+# for 10.77.0.1, the ULA's own for fd77::1, RoCE v2), never link-local GID
+# 0; FI_VERBS_GID_IDX=0 restores upstream's choice. verbs-probe --gid-for
+# prints the provider's choice; fi_info shows it in the fabric names.
+gid_check() { # NAME ADDR WANT-GID [ENV...]
+	local want_idx="" g out
+	for g in $devgids; do [[ $g == *"]=$3/roce-v2" ]] && { want_idx=${g#gid[}; want_idx=${want_idx%%]*}; }; done
+	out=$(env "${@:4}" timeout 30 "$PROBE" --gid-for "$2")
+	echo "-- verbs-probe --gid-for $2 ${*:4}: $out"
+	[ -n "$want_idx" ] && [[ $out == "rxe0 $2 gid_idx=$want_idx $3/roce-v2 "* ]] && ok "$1" ||
+		fail "$1" "want gid_idx of $3/roce-v2 in$devgids: $out"
+}
+gid_check default_gid_ipv4 10.77.0.1 ::ffff:10.77.0.1
+gid_check default_gid_ipv6 fd77::1 fd77::1
+[[ $devgids == " gid[0]="* ]] && gid0=${devgids#" gid[0]="} && gid0=${gid0%%/*}
+gid_check gid_idx_overrides 10.77.0.1 "${gid0:-?}" FI_VERBS_GID_IDX=0
+[[ $entries == *"fabric: IB-0x0"$'\n'* && $entries == *"fabric: IB-0xfd77000000000000"* &&
+	$entries != *"fabric: IB-0xfe80"* ]] && ok fi_info_fabric_from_address_gid ||
+	fail fi_info_fabric_from_address_gid "want IB-0x0 (10.77.0.1) and IB-0xfd77000000000000 (fd77::1): $entries"
+entries0=$(FI_VERBS_GID_IDX=0 LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -t FI_EP_MSG 2>&1)
+[[ $entries0 == *"fabric: $upstream_fabric"* && $entries0 != *"fabric: IB-0x0"$'\n'* &&
+	$entries0 != *"fabric: IB-0xfd77"* ]] && ok fi_info_fabric_gid_idx_0 ||
+	fail fi_info_fabric_gid_idx_0 "FI_VERBS_GID_IDX=0: want $upstream_fabric only: $entries0"
 info_v=$(LD_LIBRARY_PATH=$OXILIB timeout 30 fi_info -p verbs -v 2>&1)
 [[ $info_v == *"max_msg_size: ${dev[max_msg_sz]:-?}"* || $info_v == *"max_msg_size: $((${dev[max_msg_sz]:-0}))"* ]] &&
 	ok fi_info_max_msg_size_from_port || fail fi_info_max_msg_size_from_port "port max_msg_sz ${dev[max_msg_sz]:-?}"
@@ -278,7 +303,7 @@ pingpong_rdm fi_pingpong_rdm_tagged "$OXILIB" 47633 -c -m tagged
 # fi_enable then fails with -FI_EINVAL ("Unable to create verbs CQ"), so
 # these runs set FI_UNIVERSE_SIZE=16.
 before=$failed
-rdm_entry upstream_fi_info_verbs_rdm_entry ""
+want_fabric=$upstream_fabric rdm_entry upstream_fi_info_verbs_rdm_entry ""
 FI_UNIVERSE_SIZE=16 pingpong_rdm upstream_fi_pingpong_rdm "" 47634 -c
 FI_UNIVERSE_SIZE=16 pingpong_rdm upstream_fi_pingpong_rdm_tagged "" 47635 -c -m tagged
 mv "$W/results.txt" "$W/results.tmp"
@@ -288,9 +313,9 @@ failed=$before
 
 # fabtests-compat programs (built on the host by check.sh into $FT) on MSG
 # endpoints: the two-sided functional ones (they register nothing: the
-# provider registers their buffers per operation) and the benchmarks, with
-# data checks (-v). (fi_rma and fi_cq_data want 8-byte CQ data; verbs
-# carries 4.) Servers bind the guest's address (-s).
+# provider registers their buffers through its registration cache) and the
+# benchmarks, with data checks (-v); more below (fi_cq_data, fi_rma, ...).
+# Servers bind the guest's address (-s).
 S=(-s 10.77.0.1)
 pair ft_msg "$OXILIB" 47624 "$FT/fi_msg" -e msg "${S[@]}"
 pair ft_cm_data "$OXILIB" 47625 "$FT/fi_cm_data" -e msg "${S[@]}"
@@ -323,35 +348,35 @@ pair ft_rdm_tagged_pingpong "$OXILIB" 47646 "$FT/fi_rdm_tagged_pingpong" -e rdm 
 # benchmark with data checks for each operation; refused accesses (wrong
 # key, range, wrap, read-only, write-only, closed region) as error
 # completions with the connection usable afterwards; many regions.
-pair ft_rdm_rma "$OXILIB" 47660 "$FT/fi_rma" -e rdm -S 0,1,4095,4096,65537,1m,9m "${S[@]}"
-port=47661
+pair ft_rdm_rma "$OXILIB" 47700 "$FT/fi_rma" -e rdm -S 0,1,4095,4096,65537,1m,9m "${S[@]}"
+port=47701
 for o in write read writedata; do
 	pair "ft_rdm_rma_bw_$o" "$OXILIB" $((port++)) "$FT/fi_rma_bw" -e rdm -o "$o" -S 1,64,1k,64k,1m -I 20 -v "${S[@]}"
 done
-pair ft_rdm_rma_badaccess "$OXILIB" 47666 "$FT/fi_rma_badaccess" -e rdm "${S[@]}"
-pair ft_rdm_multi_mr "$OXILIB" 47667 "$FT/fi_multi_mr" -e rdm "${S[@]}"
+pair ft_rdm_rma_badaccess "$OXILIB" 47706 "$FT/fi_rma_badaccess" -e rdm "${S[@]}"
+pair ft_rdm_multi_mr "$OXILIB" 47707 "$FT/fi_multi_mr" -e rdm "${S[@]}"
 # FI_RMA_EVENT: the target's endpoint and region counters count remote
 # writes and reads (notices the initiator sends after each access, as the
 # target asked when connecting), exactly, and a refused write not at all.
-pair ft_rdm_rma_event "$OXILIB" 47668 "$FT/fi_rdm_rma_event" -e rdm "${S[@]}"
+pair ft_rdm_rma_event "$OXILIB" 47708 "$FT/fi_rdm_rma_event" -e rdm "${S[@]}"
 # Atomics (rdm/atomic.rs): every operation, datatype and form against a
 # reference (fi_rdm_atomic), and the bandwidth benchmark's atomic mode
 # with data checks.
-pair ft_rdm_atomic "$OXILIB" 47664 "$FT/fi_rdm_atomic" -e rdm "${S[@]}"
-pair ft_rdm_rma_bw_atomic "$OXILIB" 47665 "$FT/fi_rma_bw" -e rdm -o atomic -S 8,64 -v "${S[@]}"
+pair ft_rdm_atomic "$OXILIB" 47704 "$FT/fi_rdm_atomic" -e rdm "${S[@]}"
+pair ft_rdm_rma_bw_atomic "$OXILIB" 47705 "$FT/fi_rma_bw" -e rdm -o atomic -S 8,64 -v "${S[@]}"
 # The same on Debian's libfabric (upstream's verbs;ofi_rxm), as info lines
 # (its cq_data_size is 4: writedata needs 8 and is not run).
 before=$failed
-FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma "" 47670 "$FTDEB/fi_rma" -e rdm -o read -o write -S 0,1,4095,4096,65537,1m,9m "${S[@]}"
-port=47671
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma "" 47710 "$FTDEB/fi_rma" -e rdm -o read -o write -S 0,1,4095,4096,65537,1m,9m "${S[@]}"
+port=47711
 for o in write read; do
 	FI_UNIVERSE_SIZE=16 pair "upstream_ft_rdm_rma_bw_$o" "" $((port++)) "$FTDEB/fi_rma_bw" -e rdm -o "$o" -S 1,64,1k,64k,1m -I 20 -v "${S[@]}"
 done
-FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_badaccess "" 47676 "$FTDEB/fi_rma_badaccess" -e rdm "${S[@]}"
-FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_multi_mr "" 47677 "$FTDEB/fi_multi_mr" -e rdm "${S[@]}"
-FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_event "" 47678 "$FTDEB/fi_rdm_rma_event" -e rdm "${S[@]}"
-FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_atomic "" 47679 "$FTDEB/fi_rdm_atomic" -e rdm "${S[@]}"
-FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_bw_atomic "" 47675 "$FTDEB/fi_rma_bw" -e rdm -o atomic -S 8,64 -v "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_badaccess "" 47716 "$FTDEB/fi_rma_badaccess" -e rdm "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_multi_mr "" 47717 "$FTDEB/fi_multi_mr" -e rdm "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_event "" 47718 "$FTDEB/fi_rdm_rma_event" -e rdm "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_atomic "" 47719 "$FTDEB/fi_rdm_atomic" -e rdm "${S[@]}"
+FI_UNIVERSE_SIZE=16 pair upstream_ft_rdm_rma_bw_atomic "" 47715 "$FTDEB/fi_rma_bw" -e rdm -o atomic -S 8,64 -v "${S[@]}"
 mv "$W/results.txt" "$W/results.tmp"
 sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
 rm -f "$W/results.tmp"
@@ -427,6 +452,73 @@ before=$failed
 pair upstream_srx_check "" 47653 "$FTDEB/srx_check" "${S[@]}"
 srx_steps upstream_srx "$W/upstream_srx_check-server.log" "$W/upstream_srx_check-client.log"
 pair upstream_ft_shared_ctx_msg_srx "" 47654 "$FTDEB/fi_shared_ctx" -e msg --no-tx-shared-ctx "${S[@]}"
+mv "$W/results.txt" "$W/results.tmp"
+sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
+rm -f "$W/results.tmp"
+failed=$before
+
+# The registration cache (entries with mr_mode 0, no descriptors;
+# tests/verbs/cache_fault_check.c -M): new contents sent after munmap and
+# a MAP_FIXED mapping at the same address, after free/malloc of a 1 MiB
+# block, after MADV_DONTNEED; registrations cached, and within
+# FI_MR_CACHE_MAX_COUNT when it is set.
+pair mr_cache "$OXILIB" 47660 "$FT/cache_fault_check" -M "${S[@]}"
+for step in remap free dontneed reuse count; do
+	grep -q "^ok cache_$step" "$W/mr_cache-client.log" && grep -q "^ok cache (server)" "$W/mr_cache-server.log" &&
+		ok "mr_cache_$step" || fail "mr_cache_$step" "$(grep -h "^FAIL" "$W"/mr_cache-*.log | head -1)"
+done
+FI_MR_CACHE_MAX_COUNT=4 pair mr_cache_bound "$OXILIB" 47661 "$FT/cache_fault_check" -M "${S[@]}"
+grep -q "^ok cache_count" "$W/mr_cache_bound-client.log" && ok mr_cache_bound_count ||
+	fail mr_cache_bound_count "$(grep -h "^FAIL" "$W"/mr_cache_bound-*.log | head -1)"
+
+# Faults (cache_fault_check.c -D, -R): tx_size sends and rx_size receives
+# in flight each way without reading any CQ (the verbs CQ is sized for
+# them), also with the client's CQs of size 8; RNR retry exhaustion with a
+# finite retry count (OXI_VERBS_RNR_RETRY=1): an error completion naming
+# the peer and the verbs status, later sends flushed, the peer told.
+pair fault_depth "$OXILIB" 47662 "$FT/cache_fault_check" -D "${S[@]}"
+pair fault_depth_small_cq "$OXILIB" 47663 "$FT/cache_fault_check" -D -c 8 "${S[@]}"
+OXI_VERBS_RNR_RETRY=1 pair fault_rnr "$OXILIB" 47664 "$FT/cache_fault_check" -R "${S[@]}"
+for check in "fault_rnr_error:rnr:" "fault_rnr_flushed:rnr_flushed" "fault_rnr_peer_told:rnr (server)"; do
+	grep -q "^ok ${check#*:}" "$W"/fault_rnr-*.log && ok "${check%%:*}" ||
+		fail "${check%%:*}" "$(grep -h "^FAIL" "$W"/fault_rnr-*.log | head -1)"
+done
+
+# --- Issue 23, native atomics and fabtests-compat on MSG endpoints.
+# msg_check -T: fi_query_atomic/*valid offer exactly FI_SUM (base, fetch)
+# and FI_CSWAP (compare) on 64-bit integers; the three calls give the
+# right old values; what the device lacks is refused; a bad key is an
+# error completion (then the connection is dead: the client shuts down).
+pair msg_check_atomic "$OXILIB" 47750 "$FT/msg_check" -T "${S[@]}"
+for step in atomic_query atomic atomic_refused atomic_badkey; do
+	grep -q "^ok $step" "$W/msg_check_atomic-client.log" && ok "msg_$step" ||
+		fail "msg_$step" "$(grep -h "^FAIL" "$W/msg_check_atomic-client.log" | head -1)"
+done
+grep -q "^ok atomic_peer" "$W/msg_check_atomic-server.log" && ok msg_atomic_peer_shutdown ||
+	fail msg_atomic_peer_shutdown "$(grep -h "^FAIL" "$W/msg_check_atomic-server.log" | head -1)"
+
+# fabtests-compat programs on MSG (built by check.sh into $FTDEB, linked
+# against Debian's libfabric so one binary runs on both libraries): ours
+# counted, then each on Debian's libfabric (upstream's verbs) as an info
+# line. fi_cq_data and fi_rma mask their CQ data to cq_data_size (4 here).
+ft_msg_progs() { # PREFIX LIBPATH BASEPORT
+	local p=$1 lib=$2 b=$3
+	pair "${p}ft_cq_data_msg" "$lib" $((b + 0)) "$FTDEB/fi_cq_data" -e msg "${S[@]}"
+	pair "${p}ft_rma_msg" "$lib" $((b + 1)) "$FTDEB/fi_rma" -e msg -S 0,1,4095,65537,1m "${S[@]}"
+	pair "${p}ft_atomic_msg" "$lib" $((b + 2)) "$FTDEB/fi_rdm_atomic" -e msg "${S[@]}"
+	pair "${p}ft_rma_badaccess_msg" "$lib" $((b + 3)) "$FTDEB/fi_rma_badaccess" -e msg -1 "${S[@]}"
+	pair "${p}ft_killed_peer_msg" "$lib" $((b + 4)) "$FTDEB/fi_killed_peer" -e msg "${S[@]}"
+	local u
+	for u in $UNITS; do
+		LD_LIBRARY_PATH=$lib timeout 120 "$FTDEB/$u" -p verbs -e msg -s 10.77.0.1 -6 fd77::1 >"$W/$p$u.log" 2>&1
+		local rc=$?
+		echo "-- $p$u: rc=$rc"; cat "$W/$p$u.log"
+		[ $rc = 0 ] && ok "$p$u" || fail "$p$u" "rc=$rc: $(grep -m2 FAIL "$W/$p$u.log" | tr '\n' ' ')"
+	done
+}
+ft_msg_progs "" "$OXILIB" 47760
+before=$failed
+ft_msg_progs upstream_ "/usr/lib/x86_64-linux-gnu" 47780
 mv "$W/results.txt" "$W/results.tmp"
 sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
 rm -f "$W/results.tmp"

@@ -30,6 +30,23 @@
  *               FI_ECANCELED, prov_errno set and a fi_cq_strerror text
  *               naming the peer
  *
+ * With -T both sides ask for FI_ATOMIC and, after names, the client runs
+ * the device's native atomics on the server's region instead of the
+ * steps above:
+ *
+ *  atomic_query   fi_query_atomic and the *valid calls offer FI_SUM
+ *                 (base, fetch) and FI_CSWAP (compare) on FI_INT64 and
+ *                 FI_UINT64 with count 1, and -FI_EOPNOTSUPP for others
+ *  atomic         fi_atomic FI_SUM, fi_fetch_atomic FI_SUM and
+ *                 fi_compare_atomic FI_CSWAP (a match and a miss) give
+ *                 FI_ATOMIC completions and the right old values
+ *  atomic_refused an op or datatype the device lacks -FI_EOPNOTSUPP, two
+ *                 elements -FI_EMSGSIZE, a misaligned address -FI_EINVAL
+ *  atomic_badkey  a wrong key comes back as an error completion
+ *                 FI_EACCES naming the peer and the verbs status (the
+ *                 queue pair is then in error: the client shuts down)
+ *  atomic_peer    (server) FI_SHUTDOWN and flushed receives, as shutdown
+ *
  * With -A both sides ask for FI_PROGRESS_AUTO (the engine's progress
  * thread drives the endpoints).
  *
@@ -55,11 +72,15 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+
+#include "check_util.h"
 #include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
 
 static const char *prov = "verbs", *src_addr, *port = "47700", *dst;
 static int killed; /* -K */
 static int auto_progress; /* -A */
+static int atomics; /* -T */
 static struct fid_cntr *rxcntr;
 static struct fi_info *info;
 static struct fid_fabric *fabric;
@@ -75,21 +96,6 @@ static void *desc;
 #define MSG 0      /* message buffer offset */
 #define RMA 65536  /* offset of the region peers read and write */
 #define RX 524288  /* receive buffers */
-
-static void die(const char *step, const char *fmt, ...)
-{
-	va_list ap;
-	printf("FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	exit(1);
-}
-
-#define CHECK(step, cond, ...) do { if (!(cond)) die(step, __VA_ARGS__); } while (0)
-#define CALL(step, call) do { int rc_ = (int) (call); \
-	if (rc_) die(step, "%s: %s (%d)", #call, fi_strerror(-rc_), rc_); } while (0)
 
 /* Waits (bounded) for one completion on cq; returns it, or dies. */
 static struct fi_cq_data_entry wait_cq(const char *step, struct fid_cq *cq)
@@ -241,13 +247,108 @@ static void peer_gone(const char *step)
 	printf("ok %s: %s\n", step, text);
 }
 
+/* One atomic completion: its flags must be FI_ATOMIC and `rw`. */
+static void atomic_done(const char *step, uint64_t rw)
+{
+	struct fi_cq_data_entry e = wait_cq(step, txcq);
+	CHECK(step, (e.flags & (FI_ATOMIC | FI_READ | FI_WRITE | FI_RMA)) == (FI_ATOMIC | rw),
+	      "completion flags %#llx", (unsigned long long) e.flags);
+}
+
+/* Client, -T: the steps atomic_query .. atomic_badkey on the server's
+ * zeroed 64-bit word at `raddr` (module comment), then fi_shutdown. */
+static void check_atomics(uint64_t raddr, uint64_t key)
+{
+	uint64_t *v = (uint64_t *) (buf + RMA), *res = v + 1, *cmp = v + 2;
+	struct fi_atomic_attr attr;
+	size_t cnt = 0;
+	static const struct { enum fi_datatype dt; enum fi_op op; uint64_t flags; int ok; } q[] = {
+		{ FI_UINT64, FI_SUM, 0, 1 }, { FI_INT64, FI_SUM, FI_FETCH_ATOMIC, 1 },
+		{ FI_UINT64, FI_CSWAP, FI_COMPARE_ATOMIC, 1 }, { FI_INT64, FI_CSWAP, FI_COMPARE_ATOMIC, 1 },
+		{ FI_UINT32, FI_SUM, FI_FETCH_ATOMIC, 0 }, { FI_DOUBLE, FI_SUM, 0, 0 },
+		{ FI_UINT64, FI_MIN, 0, 0 }, { FI_UINT64, FI_ATOMIC_WRITE, 0, 0 },
+		{ FI_UINT64, FI_ATOMIC_READ, FI_FETCH_ATOMIC, 0 }, { FI_UINT64, FI_CSWAP_NE, FI_COMPARE_ATOMIC, 0 },
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		int rc = fi_query_atomic(domain, q[i].dt, q[i].op, &attr, q[i].flags);
+		int vrc = q[i].flags == FI_FETCH_ATOMIC ? fi_fetch_atomicvalid(ep, q[i].dt, q[i].op, &cnt) :
+			  q[i].flags ? fi_compare_atomicvalid(ep, q[i].dt, q[i].op, &cnt) :
+				       fi_atomicvalid(ep, q[i].dt, q[i].op, &cnt);
+		if (q[i].ok)
+			CHECK("atomic_query", !rc && !vrc && attr.count == 1 && attr.size == 8 && cnt == 1,
+			      "case %zu: query %d (count %zu size %zu), valid %d (count %zu)", i, rc, attr.count,
+			      attr.size, vrc, cnt);
+		else
+			CHECK("atomic_query", rc == -FI_EOPNOTSUPP && vrc == -FI_EOPNOTSUPP,
+			      "case %zu: query %d, valid %d, want -FI_EOPNOTSUPP", i, rc, vrc);
+	}
+	printf("ok atomic_query\n");
+	*v = 5;
+	CALL("atomic", fi_atomic(ep, v, 1, desc, 0, raddr, key, FI_UINT64, FI_SUM, NULL));
+	atomic_done("atomic", FI_WRITE);
+	*v = 7;
+	CALL("atomic", fi_fetch_atomic(ep, v, 1, desc, res, desc, 0, raddr, key, FI_UINT64, FI_SUM, NULL));
+	atomic_done("atomic", FI_READ);
+	CHECK("atomic", *res == 5, "fetch-add fetched %llu, want 5", (unsigned long long) *res);
+	*v = (uint64_t) -3;
+	*cmp = 12;
+	CALL("atomic", fi_compare_atomic(ep, v, 1, desc, cmp, desc, res, desc, 0, raddr, key, FI_INT64, FI_CSWAP,
+					 NULL));
+	atomic_done("atomic", FI_READ);
+	CHECK("atomic", *res == 12, "cswap fetched %llu, want 12", (unsigned long long) *res);
+	*v = 1;
+	*cmp = 12;
+	CALL("atomic", fi_compare_atomic(ep, v, 1, desc, cmp, desc, res, desc, 0, raddr, key, FI_INT64, FI_CSWAP,
+					 NULL));
+	atomic_done("atomic", FI_READ);
+	CHECK("atomic", *res == (uint64_t) -3, "a missed cswap fetched %lld, want -3", (long long) *res);
+	*v = 3;
+	CALL("atomic", fi_fetch_atomic(ep, v, 1, desc, res, desc, 0, raddr, key, FI_INT64, FI_SUM, NULL));
+	atomic_done("atomic", FI_READ);
+	CHECK("atomic", *res == (uint64_t) -3, "the missed cswap changed the target to %lld", (long long) *res);
+	CALL("atomic", fi_fetch_atomic(ep, v, 1, desc, res, desc, 0, raddr, key, FI_INT64, FI_SUM, NULL));
+	atomic_done("atomic", FI_READ);
+	CHECK("atomic", *res == 0, "-3 + 3 is %lld at the target", (long long) *res);
+	printf("ok atomic\n");
+	CHECK("atomic_refused", fi_atomic(ep, v, 1, desc, 0, raddr, key, FI_UINT64, FI_MIN, NULL) == -FI_EOPNOTSUPP,
+	      "FI_MIN not -FI_EOPNOTSUPP");
+	CHECK("atomic_refused",
+	      fi_fetch_atomic(ep, v, 1, desc, res, desc, 0, raddr, key, FI_UINT32, FI_SUM, NULL) == -FI_EOPNOTSUPP,
+	      "FI_UINT32 not -FI_EOPNOTSUPP");
+	CHECK("atomic_refused", fi_atomic(ep, v, 2, desc, 0, raddr, key, FI_UINT64, FI_SUM, NULL) == -FI_EMSGSIZE,
+	      "two elements not -FI_EMSGSIZE");
+	CHECK("atomic_refused", fi_atomic(ep, v, 1, desc, 0, raddr + 4, key, FI_UINT64, FI_SUM, NULL) == -FI_EINVAL,
+	      "a misaligned address not -FI_EINVAL");
+	CHECK("atomic_refused",
+	      fi_fetch_atomic(ep, v, 1, desc, res, NULL, 0, raddr, key, FI_UINT64, FI_SUM, NULL) == -FI_EINVAL,
+	      "a result buffer without its descriptor not -FI_EINVAL (FI_MR_LOCAL)");
+	printf("ok atomic_refused\n");
+	CALL("atomic_badkey", fi_fetch_atomic(ep, v, 1, desc, res, desc, 0, raddr, key ^ 0x5a5a00, FI_UINT64, FI_SUM,
+					      NULL));
+	struct fi_cq_data_entry e;
+	ssize_t n = -FI_EAGAIN;
+	for (long i = 0; i < 20000000 && n == -FI_EAGAIN; i++)
+		n = fi_cq_read(txcq, &e, 1);
+	CHECK("atomic_badkey", n == -FI_EAVAIL, "fi_cq_read: %zd, want -FI_EAVAIL", n);
+	struct fi_cq_err_entry err = { 0 };
+	CHECK("atomic_badkey", fi_cq_readerr(txcq, &err, 0) == 1, "fi_cq_readerr");
+	const char *text = fi_cq_strerror(txcq, err.prov_errno, err.err_data, NULL, 0);
+	CHECK("atomic_badkey", err.err == FI_EACCES && err.prov_errno != 0 && (err.flags & FI_ATOMIC) && text &&
+		      strstr(text, "peer ") && strstr(text, "verbs status"),
+	      "err %d prov_errno %d flags %#llx text %s", err.err, err.prov_errno, (unsigned long long) err.flags,
+	      text ? text : "(null)");
+	printf("ok atomic_badkey: %s\n", text);
+	CALL("atomic_badkey", fi_shutdown(ep, 0));
+}
+
 int main(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:B:P:s:KA")) != -1) {
+	while ((c = getopt(argc, argv, "p:B:P:s:KAT")) != -1) {
 		switch (c) {
 		case 'K': killed = 1; break;
 		case 'A': auto_progress = 1; break;
+		case 'T': atomics = 1; break;
 		case 'p': prov = optarg; break;
 		case 'B': case 'P': port = optarg; break;
 		case 's': src_addr = optarg; break;
@@ -261,7 +362,7 @@ int main(int argc, char **argv)
 	struct fi_info *hints = fi_allocinfo();
 	hints->fabric_attr->prov_name = strdup(prov);
 	hints->ep_attr->type = FI_EP_MSG;
-	hints->caps = FI_MSG | FI_RMA;
+	hints->caps = FI_MSG | FI_RMA | (atomics ? FI_ATOMIC : 0);
 	hints->mode = FI_RX_CQ_DATA;
 	hints->rx_attr->mode = FI_RX_CQ_DATA;
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
@@ -325,6 +426,13 @@ int main(int argc, char **argv)
 	struct { uint64_t addr, key; } me = { (uintptr_t) (buf + RMA), fi_mr_key(mr) }, them;
 	send_msg("exchange", &me, sizeof(me));
 	memcpy(&them, wait_cq("exchange", rxcq).buf, sizeof(them));
+	if (atomics) {
+		if (dst)
+			check_atomics(them.addr + 32768, them.key);
+		else
+			peer_gone("atomic_peer");
+		return 0;
+	}
 
 	if (dst) {
 		/* sendv: three pieces. */

@@ -15,7 +15,7 @@ use crate::handles::*;
 use core::ffi::{c_int, c_void};
 use oxifabric::abi::*;
 use oxifabric::core_warn;
-use oxifabric::ops::{AtomicReq, IoBuf, IoVec, RmaIov};
+use oxifabric::ops::{AtomicReq, DomainOps, EndpointOps, IoBuf, IoVec, MemDesc, RmaIov};
 use oxifabric::service::atomic::{valid, AtomicKind};
 use std::sync::atomic::Ordering;
 
@@ -24,12 +24,28 @@ type Buf = *mut c_void;
 type CBuf = *const c_void;
 type Desc = *mut *mut c_void;
 
-/// Elements in C: one buffer and its count, or an `fi_ioc` array.
+/// Elements in C: one buffer, its count and descriptor, or an `fi_ioc`
+/// array with its descriptor array (NULL when none was given).
 #[derive(Clone, Copy)]
 pub(super) enum CElems {
-    One(*const c_void, usize),
-    Many(*const fi_ioc, usize),
+    One(*const c_void, usize, *mut c_void),
+    Many(*const fi_ioc, *mut *mut c_void, usize),
     None,
+}
+
+/// Elements converted at the boundary: buffers, the element count, and
+/// the descriptors (one per buffer, or none).
+struct Elems {
+    iov: IoVec,
+    count: usize,
+    desc: [MemDesc; IoVec::CAP],
+    ndesc: usize,
+}
+
+impl Elems {
+    fn desc(&self) -> &[MemDesc] {
+        &self.desc[..self.ndesc]
+    }
 }
 
 /// The remote side: one address and key, or an `fi_rma_ioc` array.
@@ -45,10 +61,13 @@ enum CRemote {
 ///
 /// # Safety
 /// `One`: NULL or valid for `count * size` bytes until completion;
-/// `Many`: NULL or an array of `count` `fi_ioc`s that are so.
-unsafe fn elems(e: CElems, size: usize, may_be_null: bool) -> Result<(IoVec, usize), c_int> {
+/// `Many`: NULL or an array of `count` `fi_ioc`s that are so, and a
+/// descriptor array NULL or of `count` entries.
+unsafe fn elems(e: CElems, size: usize, may_be_null: bool) -> Result<Elems, c_int> {
     let mut v = IoVec::default();
     let mut total = 0usize;
+    let mut desc = [0; IoVec::CAP];
+    let mut ndesc = 0;
     let mut add = |p: *const c_void, n: usize| {
         let bytes = n.checked_mul(size).ok_or(-FI_EINVAL)?;
         total = total.checked_add(n).ok_or(-FI_EINVAL)?;
@@ -65,8 +84,14 @@ unsafe fn elems(e: CElems, size: usize, may_be_null: bool) -> Result<(IoVec, usi
     };
     match e {
         CElems::None => {}
-        CElems::One(p, n) => add(p, n)?,
-        CElems::Many(p, n) => {
+        CElems::One(p, n, d) => {
+            add(p, n)?;
+            if !d.is_null() && !p.is_null() {
+                desc[0] = d as MemDesc;
+                ndesc = 1;
+            }
+        }
+        CElems::Many(p, d, n) => {
             if p.is_null() && n > 0 {
                 return Err(-FI_EINVAL);
             }
@@ -75,9 +100,21 @@ unsafe fn elems(e: CElems, size: usize, may_be_null: bool) -> Result<(IoVec, usi
                 let x = unsafe { &*p.add(i) };
                 add(x.addr, x.count)?;
             }
+            if !d.is_null() && n <= IoVec::CAP {
+                for (i, slot) in desc.iter_mut().enumerate().take(n) {
+                    // SAFETY: `d` holds `n` entries (the caller's contract).
+                    *slot = unsafe { *d.add(i) } as MemDesc;
+                }
+                ndesc = n;
+            }
         }
     }
-    Ok((v, total))
+    Ok(Elems {
+        iov: v,
+        count: total,
+        desc,
+        ndesc,
+    })
 }
 
 /// Posts an atomic operation as `post` says; the elements are operand,
@@ -106,15 +143,17 @@ unsafe fn atomic(
     let Some(h) = (unsafe { ep_handle(ep as *const fid) }) else {
         return bad_fid(WHAT) as isize;
     };
-    if h.inner.ops.atomic_limit() == 0 {
-        return -FI_ENOSYS as isize;
-    }
-    let Some(size) = valid(kind, op, dt) else {
-        core_warn!(
-            FI_LOG_EP_DATA,
-            "{WHAT}: operation {op} on datatype {dt} is not offered for {kind:?}"
-        );
-        return -FI_EOPNOTSUPP as isize;
+    let size = match count_for(&*h.inner.ops, kind, op, dt) {
+        Ok((_, size)) => size,
+        Err(e) => {
+            if e == -FI_EOPNOTSUPP {
+                core_warn!(
+                    FI_LOG_EP_DATA,
+                    "{WHAT}: operation {op} on datatype {dt} is not offered for {kind:?}"
+                );
+            }
+            return e as isize;
+        }
     };
     let read = op == FI_ATOMIC_READ;
     // SAFETY: the caller's contract on the buffers.
@@ -125,10 +164,11 @@ unsafe fn atomic(
             elems(result, size, false),
         )
     };
-    let ((opnd, n), (cmp, ncmp), (res, nres)) = match conv {
+    let (opnd, cmp, res) = match conv {
         (Ok(a), Ok(b), Ok(c)) => (a, b, c),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e as isize,
     };
+    let (n, ncmp, nres) = (opnd.count, cmp.count, res.count);
     let mut rma = [RmaIov::default(); IoVec::CAP];
     let nr = match remote {
         CRemote::One(addr, key) => {
@@ -184,9 +224,12 @@ unsafe fn atomic(
         op,
         datatype: dt,
         size,
-        operand: &opnd,
-        compare: &cmp,
-        result: &res,
+        operand: &opnd.iov,
+        compare: &cmp.iov,
+        result: &res.iov,
+        desc: opnd.desc(),
+        compare_desc: cmp.desc(),
+        result_desc: res.desc(),
         dest,
         rma: &rma[..nr],
         context: context as usize,
@@ -203,7 +246,7 @@ unsafe extern "C" fn write(
     ep: Ep,
     buf: CBuf,
     count: usize,
-    _desc: Buf,
+    desc: Buf,
     dest: fi_addr_t,
     addr: u64,
     key: u64,
@@ -219,7 +262,7 @@ unsafe extern "C" fn write(
                 AtomicKind::Base,
                 op,
                 dt,
-                [CElems::One(buf, count), CElems::None, CElems::None],
+                [CElems::One(buf, count, desc), CElems::None, CElems::None],
                 dest,
                 CRemote::One(addr, key),
                 context,
@@ -235,7 +278,7 @@ unsafe extern "C" fn write(
 unsafe extern "C" fn writev(
     ep: Ep,
     iov: *const fi_ioc,
-    _desc: Desc,
+    desc: Desc,
     count: usize,
     dest: fi_addr_t,
     addr: u64,
@@ -252,7 +295,7 @@ unsafe extern "C" fn writev(
                 AtomicKind::Base,
                 op,
                 dt,
-                [CElems::Many(iov, count), CElems::None, CElems::None],
+                [CElems::Many(iov, desc, count), CElems::None, CElems::None],
                 dest,
                 CRemote::One(addr, key),
                 context,
@@ -291,7 +334,11 @@ pub(super) unsafe fn msg_call(
             kind,
             m.op,
             m.datatype,
-            [CElems::Many(m.msg_iov, m.iov_count), compare, result],
+            [
+                CElems::Many(m.msg_iov, m.desc, m.iov_count),
+                compare,
+                result,
+            ],
             m.addr,
             CRemote::Many(m.rma_iov, m.rma_iov_count),
             m.context,
@@ -337,7 +384,11 @@ unsafe extern "C" fn inject(
                 AtomicKind::Base,
                 op,
                 dt,
-                [CElems::One(buf, count), CElems::None, CElems::None],
+                [
+                    CElems::One(buf, count, core::ptr::null_mut()),
+                    CElems::None,
+                    CElems::None,
+                ],
                 dest,
                 CRemote::One(addr, key),
                 core::ptr::null_mut(),
@@ -354,9 +405,9 @@ unsafe extern "C" fn readwrite(
     ep: Ep,
     buf: CBuf,
     count: usize,
-    _desc: Buf,
+    desc: Buf,
     result: Buf,
-    _result_desc: Buf,
+    result_desc: Buf,
     dest: fi_addr_t,
     addr: u64,
     key: u64,
@@ -373,9 +424,9 @@ unsafe extern "C" fn readwrite(
                 op,
                 dt,
                 [
-                    CElems::One(buf, count),
+                    CElems::One(buf, count, desc),
                     CElems::None,
-                    CElems::One(result, count),
+                    CElems::One(result, count, result_desc),
                 ],
                 dest,
                 CRemote::One(addr, key),
@@ -392,10 +443,10 @@ unsafe extern "C" fn readwrite(
 unsafe extern "C" fn readwritev(
     ep: Ep,
     iov: *const fi_ioc,
-    _desc: Desc,
+    desc: Desc,
     count: usize,
     resultv: *mut fi_ioc,
-    _result_desc: Desc,
+    result_desc: Desc,
     result_count: usize,
     dest: fi_addr_t,
     addr: u64,
@@ -413,9 +464,9 @@ unsafe extern "C" fn readwritev(
                 op,
                 dt,
                 [
-                    CElems::Many(iov, count),
+                    CElems::Many(iov, desc, count),
                     CElems::None,
-                    CElems::Many(resultv, result_count),
+                    CElems::Many(resultv, result_desc, result_count),
                 ],
                 dest,
                 CRemote::One(addr, key),
@@ -432,7 +483,7 @@ unsafe extern "C" fn readwritemsg(
     ep: Ep,
     msg: *const fi_msg_atomic,
     resultv: *mut fi_ioc,
-    _result_desc: Desc,
+    result_desc: Desc,
     result_count: usize,
     flags: u64,
 ) -> isize {
@@ -443,7 +494,7 @@ unsafe extern "C" fn readwritemsg(
             AtomicKind::Fetch,
             msg,
             CElems::None,
-            CElems::Many(resultv, result_count),
+            CElems::Many(resultv, result_desc, result_count),
             flags,
             Post::Now,
         )
@@ -455,11 +506,11 @@ unsafe extern "C" fn compwrite(
     ep: Ep,
     buf: CBuf,
     count: usize,
-    _desc: Buf,
+    desc: Buf,
     compare: CBuf,
-    _compare_desc: Buf,
+    compare_desc: Buf,
     result: Buf,
-    _result_desc: Buf,
+    result_desc: Buf,
     dest: fi_addr_t,
     addr: u64,
     key: u64,
@@ -476,9 +527,9 @@ unsafe extern "C" fn compwrite(
                 op,
                 dt,
                 [
-                    CElems::One(buf, count),
-                    CElems::One(compare, count),
-                    CElems::One(result, count),
+                    CElems::One(buf, count, desc),
+                    CElems::One(compare, count, compare_desc),
+                    CElems::One(result, count, result_desc),
                 ],
                 dest,
                 CRemote::One(addr, key),
@@ -495,13 +546,13 @@ unsafe extern "C" fn compwrite(
 unsafe extern "C" fn compwritev(
     ep: Ep,
     iov: *const fi_ioc,
-    _desc: Desc,
+    desc: Desc,
     count: usize,
     comparev: *const fi_ioc,
-    _compare_desc: Desc,
+    compare_desc: Desc,
     compare_count: usize,
     resultv: *mut fi_ioc,
-    _result_desc: Desc,
+    result_desc: Desc,
     result_count: usize,
     dest: fi_addr_t,
     addr: u64,
@@ -519,9 +570,9 @@ unsafe extern "C" fn compwritev(
                 op,
                 dt,
                 [
-                    CElems::Many(iov, count),
-                    CElems::Many(comparev, compare_count),
-                    CElems::Many(resultv, result_count),
+                    CElems::Many(iov, desc, count),
+                    CElems::Many(comparev, compare_desc, compare_count),
+                    CElems::Many(resultv, result_desc, result_count),
                 ],
                 dest,
                 CRemote::One(addr, key),
@@ -539,10 +590,10 @@ unsafe extern "C" fn compwritemsg(
     ep: Ep,
     msg: *const fi_msg_atomic,
     comparev: *const fi_ioc,
-    _compare_desc: Desc,
+    compare_desc: Desc,
     compare_count: usize,
     resultv: *mut fi_ioc,
-    _result_desc: Desc,
+    result_desc: Desc,
     result_count: usize,
     flags: u64,
 ) -> isize {
@@ -552,8 +603,8 @@ unsafe extern "C" fn compwritemsg(
             ep,
             AtomicKind::Compare,
             msg,
-            CElems::Many(comparev, compare_count),
-            CElems::Many(resultv, result_count),
+            CElems::Many(comparev, compare_desc, compare_count),
+            CElems::Many(resultv, result_desc, result_count),
             flags,
             Post::Now,
         )
@@ -562,18 +613,46 @@ unsafe extern "C" fn compwritemsg(
 
 /// The answer of the `*valid` calls and `fi_query_atomic`: the element
 /// count one operation may carry, or why not.
+/// The engine offers the combination (`valid`) and the provider carries
+/// it (`atomic_offers`); `-FI_ENOSYS` for a provider without atomics.
 fn count_for(
-    limit: usize,
+    p: &(impl AtomicAnswers + ?Sized),
     kind: AtomicKind,
     op: fi_op,
     dt: fi_datatype,
 ) -> Result<(usize, usize), c_int> {
+    let limit = p.limit();
     if limit == 0 {
         return Err(-FI_ENOSYS);
     }
     match valid(kind, op, dt) {
-        Some(size) => Ok((limit / size, size)),
-        None => Err(-FI_EOPNOTSUPP),
+        Some(size) if p.offers(kind, op, dt) && limit >= size => Ok((limit / size, size)),
+        _ => Err(-FI_EOPNOTSUPP),
+    }
+}
+
+/// What the `*valid` calls and `fi_query_atomic` ask of an endpoint or a
+/// domain.
+trait AtomicAnswers {
+    fn limit(&self) -> usize;
+    fn offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool;
+}
+
+impl AtomicAnswers for dyn EndpointOps {
+    fn limit(&self) -> usize {
+        self.atomic_limit()
+    }
+    fn offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        self.atomic_offers(kind, op, dt)
+    }
+}
+
+impl AtomicAnswers for dyn DomainOps {
+    fn limit(&self) -> usize {
+        self.atomic_limit()
+    }
+    fn offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        self.atomic_offers(kind, op, dt)
     }
 }
 
@@ -592,7 +671,7 @@ unsafe fn valid_call(
         if count.is_null() {
             return -FI_EINVAL;
         }
-        match count_for(h.inner.ops.atomic_limit(), kind, op, dt) {
+        match count_for(&*h.inner.ops, kind, op, dt) {
             Ok((n, _)) => {
                 // SAFETY: not NULL and writable (the caller's contract).
                 unsafe { *count = n };
@@ -664,7 +743,7 @@ pub(crate) unsafe extern "C" fn query_atomic(
                     return -FI_EBADFLAGS;
                 }
             };
-            match count_for(d.inner.ops.atomic_limit(), kind, op, dt) {
+            match count_for(&*d.inner.ops, kind, op, dt) {
                 Ok((count, size)) => {
                     // SAFETY: not NULL and writable (the caller's contract).
                     unsafe { *attr = fi_atomic_attr { count, size } };
@@ -694,3 +773,67 @@ pub(super) static EP_ATOMIC_OPS: fi_ops_atomic = fi_ops_atomic {
     readwritevalid: Some(readwritevalid),
     compwritevalid: Some(compwritevalid),
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A provider with one native pair (as verbs has a few).
+    struct OnePair;
+    impl AtomicAnswers for OnePair {
+        fn limit(&self) -> usize {
+            8
+        }
+        fn offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+            kind == AtomicKind::Fetch && op == FI_SUM && dt == FI_UINT64
+        }
+    }
+
+    /// A provider that carries every combination of the engine's.
+    struct Everything;
+    impl AtomicAnswers for Everything {
+        fn limit(&self) -> usize {
+            16
+        }
+        fn offers(&self, _: AtomicKind, _: fi_op, _: fi_datatype) -> bool {
+            true
+        }
+    }
+
+    /// A provider without atomics.
+    struct NoAtomics;
+    impl AtomicAnswers for NoAtomics {
+        fn limit(&self) -> usize {
+            0
+        }
+        fn offers(&self, _: AtomicKind, _: fi_op, _: fi_datatype) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn the_provider_narrows_the_engines_combinations() {
+        let f = AtomicKind::Fetch;
+        assert_eq!(count_for(&OnePair, f, FI_SUM, FI_UINT64), Ok((1, 8)));
+        assert_eq!(
+            count_for(&OnePair, f, FI_SUM, FI_UINT32),
+            Err(-FI_EOPNOTSUPP)
+        );
+        assert_eq!(
+            count_for(&OnePair, f, FI_MIN, FI_UINT64),
+            Err(-FI_EOPNOTSUPP)
+        );
+        assert_eq!(
+            count_for(&OnePair, AtomicKind::Base, FI_SUM, FI_UINT64),
+            Err(-FI_EOPNOTSUPP)
+        );
+        // A provider offering everything gets the engine's table: no
+        // compare operation among the base ones.
+        assert_eq!(
+            count_for(&Everything, AtomicKind::Base, FI_CSWAP, FI_UINT64),
+            Err(-FI_EOPNOTSUPP)
+        );
+        assert_eq!(count_for(&Everything, f, FI_SUM, FI_UINT32), Ok((4, 4)));
+        assert_eq!(count_for(&NoAtomics, f, FI_SUM, FI_UINT64), Err(-FI_ENOSYS));
+    }
+}

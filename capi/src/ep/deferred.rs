@@ -246,13 +246,13 @@ unsafe fn queue_op(d: &DomainHandle, w: &fi_deferred_work, post: Post) -> c_int 
             }
             FI_OP_FETCH_ATOMIC => {
                 let o = op!(fetch_atomic);
-                let fetch = CElems::Many(o.fetch.msg_iov, o.fetch.iov_count);
+                let fetch = CElems::Many(o.fetch.msg_iov, o.fetch.desc, o.fetch.iov_count);
                 msg_call(o.ep, AtomicKind::Fetch, &o.msg, none, fetch, o.flags, post)
             }
             FI_OP_COMPARE_ATOMIC => {
                 let o = op!(compare_atomic);
-                let fetch = CElems::Many(o.fetch.msg_iov, o.fetch.iov_count);
-                let compare = CElems::Many(o.compare.msg_iov, o.compare.iov_count);
+                let fetch = CElems::Many(o.fetch.msg_iov, o.fetch.desc, o.fetch.iov_count);
+                let compare = CElems::Many(o.compare.msg_iov, o.compare.desc, o.compare.iov_count);
                 msg_call(
                     o.ep,
                     AtomicKind::Compare,

@@ -5,13 +5,19 @@
 //! calls [`DomainMr`] so that a region's key is the device's remote key
 //! and `fi_mr_desc` its local key.
 
+use crate::ep::atomic::{device_has_atomics, offers, ATOMIC_SIZE};
 use crate::ibv::owned::{DevCtx, Mr, Pd};
-use crate::ibv::{IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_READ, IBV_ACCESS_REMOTE_WRITE};
+use crate::ibv::{
+    IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_REMOTE_ATOMIC, IBV_ACCESS_REMOTE_READ,
+    IBV_ACCESS_REMOTE_WRITE,
+};
 use crate::info::NAME;
+use crate::mr_cache::{Limits, MrCache};
 use oxifabric::abi::*;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{DomainOps, EndpointOps, FabricOps, IoBuf, PassiveEpOps};
+use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
 use oxifabric::service::progress::{AutoProgress, Progress};
 use std::collections::HashSet;
@@ -28,6 +34,13 @@ impl FabricOps for VerbsFabric {
             Error::NoDev
         })?;
         let pd = dev.alloc_pd()?;
+        // Atomics where the device has them and the entry advertises them
+        // (an entry without FI_ATOMIC answers fi_query_atomic -FI_ENOSYS).
+        let dev_atomics = crate::device::devices()
+            .ok()
+            .and_then(|ds| ds.into_iter().find(|d| d.name == name))
+            .is_some_and(|d| device_has_atomics(d.attr.atomic_cap));
+        let atomics = dev_atomics && info.caps & FI_ATOMIC != 0;
         let lkeys = Arc::new(LkeySet::default());
         let mrs = Arc::new(MrTable::with_device(
             info.domain.mr_mode,
@@ -35,23 +48,23 @@ impl FabricOps for VerbsFabric {
             Arc::new(DomainMr {
                 pd: pd.clone(),
                 lkeys: lkeys.clone(),
+                atomics: dev_atomics,
             }),
         ));
         let auto = (info.domain.data_progress == FI_PROGRESS_AUTO
             || info.domain.control_progress == FI_PROGRESS_AUTO)
             .then(|| AutoProgress::new("oxifabric-verbs-progress"));
+        let cache = Arc::new(MrCache::new(pd.clone(), Limits::from_env()));
         Ok(Arc::new(VerbsDomain {
             dev,
             pd,
+            cache,
             mrs,
             lkeys,
             auto,
             mr_mode: info.domain.mr_mode,
-            atomic_limit: if info.ep.ep_type == FI_EP_RDM && info.caps & FI_ATOMIC != 0 {
-                crate::rdm::ATOMIC_LIMIT
-            } else {
-                0
-            },
+            atomics,
+            rdm_atomics: info.ep.ep_type == FI_EP_RDM && info.caps & FI_ATOMIC != 0,
         }))
     }
 
@@ -65,14 +78,20 @@ impl FabricOps for VerbsFabric {
 pub struct VerbsDomain {
     pub dev: Arc<DevCtx>,
     pub pd: Arc<Pd>,
+    /// Registrations of buffers posted without descriptors (`mr_cache`).
+    pub cache: Arc<MrCache>,
     pub mrs: Arc<MrTable>,
     /// The local keys of the domain's registrations (`fi_mr_desc`).
     pub lkeys: Arc<LkeySet>,
     auto: Option<AutoProgress>,
     /// The domain's `mr_mode` (a shared receive context's descriptor rule).
     pub mr_mode: i32,
-    /// `fi_query_atomic`'s limit: RDM endpoints' atomics (`rdm/atomic.rs`).
-    atomic_limit: usize,
+    /// The device has atomics (`fi_query_atomic` answers for them).
+    atomics: bool,
+    /// The domain is an RDM entry's with atomics: `fi_query_atomic`
+    /// answers for the RDM endpoints' (`rdm/atomic.rs`: every combination
+    /// the engine offers, software at the target), not the device's.
+    rdm_atomics: bool,
 }
 
 /// The local keys a domain's registrations hand out as descriptors, so
@@ -147,15 +166,28 @@ impl DomainOps for VerbsDomain {
         Some(self.mrs.clone())
     }
 
-    fn atomic_limit(&self) -> usize {
-        self.atomic_limit
-    }
-
     /// A shared receive context over a shared receive queue, for MSG
     /// endpoints (`ep/srx.rs`).
     fn srx_context(&self, attr: &oxifabric::info::RxAttr) -> Result<Arc<dyn EndpointOps>> {
         let srx: Arc<dyn EndpointOps> = crate::ep::VerbsSrx::new(attr, self)?;
         Ok(srx)
+    }
+
+    /// As the endpoints': an RDM domain's are the RDM endpoints' software
+    /// atomics (`rdm/atomic.rs`), otherwise the MSG endpoints' native ones
+    /// (`ep/atomic.rs`) where the device has atomics.
+    fn atomic_limit(&self) -> usize {
+        if self.rdm_atomics {
+            crate::rdm::ATOMIC_LIMIT
+        } else if self.atomics {
+            ATOMIC_SIZE
+        } else {
+            0
+        }
+    }
+
+    fn atomic_offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        self.rdm_atomics || offers(kind, op, dt)
     }
 }
 
@@ -163,12 +195,18 @@ impl DomainOps for VerbsDomain {
 struct DomainMr {
     pd: Arc<Pd>,
     lkeys: Arc<LkeySet>,
+    /// Peers' atomics need remote atomic access where remote writes are
+    /// allowed (only asked of a device that has atomics).
+    atomics: bool,
 }
 
 /// The verbs access bits for `FI_*` access bits: receives and reads into
 /// the memory need local write; peers' writes and reads their remote bits.
-fn ibv_access(access: u64) -> i32 {
+fn ibv_access(access: u64, atomics: bool) -> i32 {
     let mut a = 0;
+    if atomics && access & FI_REMOTE_WRITE != 0 {
+        a |= IBV_ACCESS_REMOTE_ATOMIC;
+    }
     if access & (FI_RECV | FI_READ | FI_REMOTE_WRITE) != 0 {
         a |= IBV_ACCESS_LOCAL_WRITE;
     }
@@ -183,17 +221,20 @@ fn ibv_access(access: u64) -> i32 {
 
 impl DeviceMr for DomainMr {
     fn register(&self, buf: IoBuf, access: u64) -> Result<DeviceReg> {
-        let mr = self.pd.register(buf, ibv_access(access)).map_err(|e| {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_MR,
-                "registering {} bytes at {:#x}: {e}",
-                buf.len(),
-                buf.addr()
-            );
-            Error::from(e)
-        })?;
+        let mr = self
+            .pd
+            .register(buf, ibv_access(access, self.atomics))
+            .map_err(|e| {
+                oxifabric::prov_log!(
+                    NAME,
+                    FI_LOG_WARN,
+                    FI_LOG_MR,
+                    "registering {} bytes at {:#x}: {e}",
+                    buf.len(),
+                    buf.addr()
+                );
+                Error::from(e)
+            })?;
         self.lkeys.set(mr.lkey(), true);
         // A region peers may not access has no remote key to give (soft-RoCE
         // answers 0 for every such region), but the table's keys must be

@@ -32,18 +32,22 @@
 //!   no receives of its own; a receive of the context that a message to
 //!   this endpoint consumed completes here.
 
+pub mod atomic;
+
 use crate::domain::{LkeySet, VerbsDomain};
-use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Mr, Op, Pd, QpCap, MAX_SGE};
+use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
+use crate::mr_cache::{Hold, MrCache};
 use crate::watch::Watch;
 use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
 use oxifabric::ops::{
-    internal, iov_len, Binding, EndpointOps, IoBuf, OptValue, RecvOp, RmaOp, SendOp,
+    internal, iov_len, AtomicReq, Binding, EndpointOps, IoBuf, OptValue, RecvOp, RmaOp, SendOp,
 };
+use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
 use oxifabric::service::progress::Progress;
@@ -59,6 +63,41 @@ pub(crate) use srx::VerbsSrx;
 
 /// How long one step of address or route resolution may take.
 const RESOLVE_MS: i32 = 2000;
+
+/// Endpoints that accepted a request and wait for `ESTABLISHED`. Each
+/// endpoint has its own CM channel, so nothing orders its `FI_CONNECTED`
+/// against the next `FI_CONNREQ` its passive endpoint reports on the same
+/// EQ: a peer that connects its endpoints one after the other (upstream's
+/// fi_multi_ep) could see the second request first. rdma-cm delivers the
+/// first connection's `ESTABLISHED` before the second's request reaches
+/// the listener, so a passive endpoint about to report a request first
+/// lets these report theirs ([`settle_accepting`]).
+static ACCEPTING: Mutex<Vec<Weak<VerbsEp>>> = Mutex::new(Vec::new());
+
+/// Runs the CM progress of every endpoint still waiting for its accepted
+/// connection (before a passive endpoint reports a new request).
+pub(crate) fn settle_accepting() {
+    let eps: Vec<Arc<VerbsEp>> = {
+        let mut l = ACCEPTING.lock().unwrap_or_else(|p| p.into_inner());
+        l.retain(|w| w.strong_count() > 0);
+        l.iter().filter_map(Weak::upgrade).collect()
+    };
+    for ep in &eps {
+        ep.progress();
+    }
+    // Endpoint locks are never taken under ACCEPTING (`accept` takes
+    // ACCEPTING under its endpoint's lock).
+    let done: Vec<&Arc<VerbsEp>> = eps
+        .iter()
+        .filter(|ep| ep.lock().conn != Conn::Accepting)
+        .collect();
+    let mut l = ACCEPTING.lock().unwrap_or_else(|p| p.into_inner());
+    l.retain(|w| {
+        !done
+            .iter()
+            .any(|ep| std::ptr::eq(w.as_ptr(), Arc::as_ptr(ep)))
+    });
+}
 
 /// What `info->handle` of a connection request stands for.
 pub struct Request {
@@ -107,15 +146,16 @@ enum Conn {
 struct Rx {
     posted: Posted,
     lkeys: [u32; MAX_SGE],
-    /// Registrations made for this receive alone (no `FI_MR_LOCAL`).
-    _mrs: Vec<Mr>,
+    /// Registrations of its buffers (no `FI_MR_LOCAL`), held until it
+    /// completes.
+    _mrs: Vec<Hold>,
 }
 
 /// A send-queue work request in flight: its completion context and the
-/// registrations made for it alone (released when it completes).
+/// registrations of its buffers (held until it completes).
 struct Tx {
     ctx: TxCtx,
-    _mrs: Vec<Mr>,
+    _mrs: Vec<Hold>,
 }
 
 struct State {
@@ -138,6 +178,13 @@ struct State {
     polls: u32,
     /// The shared receive context bound (`fi_ep_bind`), if any.
     srx: Option<Arc<VerbsSrx>>,
+    /// The address `fi_setname` gave (a passive endpoint's, inherited
+    /// through `info->handle`): the id is bound to it when it connects,
+    /// by which time that passive endpoint has usually closed.
+    bind_to: Option<SocketAddr>,
+    /// Where the device puts the old value of an `fi_atomic` (no result
+    /// buffer): made at the first one (`ep/atomic.rs`).
+    atomic_scratch: Option<RegBuf>,
 }
 
 /// A verbs MSG endpoint.
@@ -146,12 +193,16 @@ pub struct VerbsEp {
     info: Info,
     dev: Arc<DevCtx>,
     pd: Arc<Pd>,
+    /// The domain's registration cache (buffers without descriptors).
+    cache: Arc<MrCache>,
     /// The domain's registrations' local keys (descriptor checks).
     lkeys: Arc<LkeySet>,
     chan: Arc<Channel>,
     /// The CM channel's and the completion channel's descriptors.
     waits: Watch,
     st: Mutex<State>,
+    /// Made on a connection request's id (`fi_accept` applies).
+    requested: bool,
 }
 
 /// The `FI_E*` code for a failed work completion.
@@ -213,23 +264,27 @@ impl VerbsEp {
     /// address.
     pub fn new(info: &Info, d: &VerbsDomain) -> Result<Arc<VerbsEp>> {
         let chan = Channel::new().map_err(|e| verbs_err("rdma_create_event_channel", e))?;
-        let id = if info.handle != 0 {
-            let Some(Request { mut id }) = oxifabric::service::connreq::take(info.handle) else {
-                oxifabric::prov_log!(
-                    NAME,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_CTRL,
-                    "fi_endpoint: info->handle is not a pending connection request"
-                );
-                return Err(Error::Inval);
-            };
+        let request = match info.handle {
+            0 => None,
+            // Not a request: a passive endpoint, whose address the C
+            // boundary hands over through `setname`.
+            h => oxifabric::service::connreq::take(h),
+        };
+        let requested = request.is_some();
+        let mut bind_to = None;
+        let id = if let Some(Request { mut id }) = request {
             id.migrate(&chan)
                 .map_err(|e| verbs_err("rdma_migrate_id", e))?;
             id
         } else {
             let id = Id::new(&chan).map_err(|e| verbs_err("rdma_create_id", e))?;
             if let Some(src) = info.src_addr.as_deref().and_then(addr::sockaddr_from_bytes) {
-                id.bind(&src).map_err(|e| verbs_err("rdma_bind_addr", e))?;
+                if info.handle == 0 {
+                    id.bind(&src).map_err(|e| verbs_err("rdma_bind_addr", e))?;
+                } else {
+                    // The passive endpoint still holds it.
+                    bind_to = Some(src);
+                }
             }
             id
         };
@@ -240,6 +295,7 @@ impl VerbsEp {
             info: info.clone(),
             dev: d.dev.clone(),
             pd: d.pd.clone(),
+            cache: d.cache.clone(),
             lkeys: d.lkeys.clone(),
             chan,
             waits,
@@ -257,7 +313,10 @@ impl VerbsEp {
                 cap: QpCap::default(),
                 polls: 0,
                 srx: None,
+                bind_to,
+                atomic_scratch: None,
             }),
+            requested,
         }))
     }
 
@@ -494,8 +553,13 @@ impl VerbsEp {
     }
 
     /// [`register_bufs`] under this endpoint's `mr_mode`.
-    fn register_iov(&self, iov: &[IoBuf], what: &str) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
-        register_bufs(&self.pd, self.info.domain.mr_mode, iov, what)
+    fn register_iov(
+        &self,
+        iov: &[IoBuf],
+        access: i32,
+        what: &str,
+    ) -> Result<([u32; MAX_SGE], Vec<Hold>)> {
+        register_bufs(&self.cache, self.info.domain.mr_mode, iov, access, what)
     }
 
     /// Posts one send-queue work request for the application: sizes and
@@ -535,26 +599,55 @@ impl VerbsEp {
         let (lkeys, mrs) = match keys {
             Some(k) => (k, Vec::new()),
             None if inline || len == 0 => ([0; MAX_SGE], Vec::new()),
-            None => self.register_iov(iov, what)?,
+            None => {
+                let access = match op {
+                    Op::Read { .. } => IBV_ACCESS_LOCAL_WRITE,
+                    _ => 0,
+                };
+                self.register_iov(iov, access, what)?
+            }
         };
         let mut g = self.lock();
-        let st = &mut *g;
+        self.submit(&mut g, tx, op, iov, &lkeys[..n.min(MAX_SGE)], inline, mrs)
+    }
+
+    /// Posts one send-queue work request whose buffers and keys are
+    /// settled, once the connection is up and the queue and the CQ have
+    /// room; `mrs` (registrations for this request alone) are released
+    /// when it completes.
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &self,
+        st: &mut State,
+        tx: TxCtx,
+        op: Op,
+        iov: &[IoBuf],
+        lkeys: &[u32],
+        inline: bool,
+        mrs: Vec<Hold>,
+    ) -> Result<()> {
         if st.conn != Conn::Up {
             return Err(Error::NotConn);
         }
-        if st.tx.len() >= (st.cap.max_send_wr as usize).max(1) || !st.core.sinks.tx_room(&tx) {
+        if st.tx.len() >= Self::send_slots(st, &self.info) || !st.core.sinks.tx_room(&tx) {
             self.progress_locked(st);
             return Err(Error::Again);
         }
         let id = st.id.as_ref().ok_or(Error::OpBadState)?;
         let wr = st.next_wr;
-        post_result(
-            id.post_send(wr, op, iov, &lkeys[..n.min(MAX_SGE)], inline),
-            "ibv_post_send",
-        )?;
+        post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send")?;
         st.next_wr += 1;
         st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
         Ok(())
+    }
+
+    /// Send work requests the endpoint lets be in flight: `tx_size`, even
+    /// when the device granted a deeper send queue (rxe rounds 384 up to
+    /// 511). The completion queue holds `tx_size + rx_size` entries and
+    /// every work request is signaled, so with sends capped here and
+    /// receives capped at `rx_size` it cannot overrun.
+    fn send_slots(st: &State, info: &Info) -> usize {
+        (st.cap.max_send_wr as usize).min(info.tx.size).max(1)
     }
 
     fn enable_locked(&self, st: &mut State) -> Result<()> {
@@ -633,10 +726,24 @@ impl EndpointOps for VerbsEp {
 
     fn getname(&self) -> Result<Vec<u8>> {
         let st = self.lock();
-        match st.id.as_ref().and_then(Id::local_addr) {
+        match st.id.as_ref().and_then(Id::local_addr).or(st.bind_to) {
             Some(a) => Ok(addr::to_sockaddr(&a)),
             None => self.info.src_addr.clone().ok_or(Error::OpBadState),
         }
+    }
+
+    /// The address to connect from (before `fi_connect`): what the C
+    /// boundary gives an endpoint made from a passive endpoint's
+    /// `fi_info` (`info->handle`), as upstream's verbs endpoints take
+    /// over their passive endpoint's address.
+    fn setname(&self, a: &[u8]) -> Result<()> {
+        let src = addr::sockaddr_from_bytes(a).ok_or(Error::Inval)?;
+        let mut st = self.lock();
+        if st.conn != Conn::Idle || st.resolved.is_some() {
+            return Err(Error::OpBadState);
+        }
+        st.bind_to = Some(src);
+        Ok(())
     }
 
     fn getpeer(&self) -> Result<Vec<u8>> {
@@ -666,6 +773,10 @@ impl EndpointOps for VerbsEp {
         if st.conn != Conn::Idle {
             return Err(Error::IsConn);
         }
+        if let Some(src) = st.bind_to.take() {
+            let id = st.id.as_ref().ok_or(Error::OpBadState)?;
+            id.bind(&src).map_err(|e| verbs_err("rdma_bind_addr", e))?;
+        }
         if st.resolved != Some(dest) {
             self.resolve(st, dest)?;
         }
@@ -688,7 +799,7 @@ impl EndpointOps for VerbsEp {
         let data = cm_data_out(data)?;
         let mut g = self.lock();
         let st = &mut *g;
-        if self.info.handle == 0 {
+        if !self.requested {
             return Err(Error::Inval);
         }
         if st.conn != Conn::Idle {
@@ -700,6 +811,10 @@ impl EndpointOps for VerbsEp {
         id.accept(&data).map_err(|e| verbs_err("rdma_accept", e))?;
         st.peer = id.peer_addr();
         st.conn = Conn::Accepting;
+        ACCEPTING
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(self.me.clone());
         Ok(())
     }
 
@@ -713,6 +828,11 @@ impl EndpointOps for VerbsEp {
             id.disconnect()
                 .map_err(|e| verbs_err("rdma_disconnect", e))?;
         }
+        // The local side learns of its own shutdown as the peer does (as
+        // upstream's providers report it; upstream's fi_cm_data waits for
+        // it). rdma-cm's own DISCONNECTED for this side then finds the
+        // endpoint down and says nothing more.
+        st.core.cm_event(FI_SHUTDOWN as u32, Vec::new());
         Ok(())
     }
 
@@ -723,7 +843,7 @@ impl EndpointOps for VerbsEp {
         let (lkeys, mrs) = match self.lkeys(op.desc, op.iov.len(), "receive")? {
             Some(k) => (k, Vec::new()),
             None if iov_len(op.iov) == 0 => ([0; MAX_SGE], Vec::new()),
-            None => self.register_iov(op.iov, "receive")?,
+            None => self.register_iov(op.iov, IBV_ACCESS_LOCAL_WRITE, "receive")?,
         };
         let mut g = self.lock();
         let st = &mut *g;
@@ -793,6 +913,23 @@ impl EndpointOps for VerbsEp {
         self.post(TxCtx::of_rma(op), rma_op, op.iov, op.desc, what)
     }
 
+    fn atomic(&self, op: &AtomicReq<'_>) -> Result<()> {
+        self.post_atomic(op)
+    }
+
+    /// One 64-bit element where the device has atomics (`ep/atomic.rs`).
+    fn atomic_limit(&self) -> usize {
+        if self.info.caps & FI_ATOMIC != 0 {
+            atomic::ATOMIC_SIZE
+        } else {
+            0
+        }
+    }
+
+    fn atomic_offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
+        atomic::offers(kind, op, dt)
+    }
+
     fn rx_size_left(&self) -> Result<usize> {
         let st = self.lock();
         if let Some(s) = &st.srx {
@@ -807,7 +944,7 @@ impl EndpointOps for VerbsEp {
 
     fn tx_size_left(&self) -> Result<usize> {
         let st = self.lock();
-        Ok((st.cap.max_send_wr as usize).saturating_sub(st.tx.len()))
+        Ok(Self::send_slots(&st, &self.info).saturating_sub(st.tx.len()))
     }
 
     fn completion_sinks(&self) -> Option<Sinks> {
@@ -856,14 +993,16 @@ pub(crate) fn desc_lkeys(
 
 /// Local keys for buffers the application gave no descriptors for: under
 /// `FI_MR_LOCAL` (`mr_mode`) that is refused (`-FI_EINVAL`); otherwise each
-/// buffer is registered on `pd` for this one operation (released when it
-/// completes; a registration per operation, not a cache).
+/// buffer's registration comes from the domain's cache (`mr_cache`), held
+/// until the operation completes. `access` is what the device does with
+/// the memory (local write for receives and reads).
 pub(crate) fn register_bufs(
-    pd: &Arc<Pd>,
+    cache: &MrCache,
     mr_mode: i32,
     iov: &[IoBuf],
+    access: i32,
     what: &str,
-) -> Result<([u32; MAX_SGE], Vec<Mr>)> {
+) -> Result<([u32; MAX_SGE], Vec<Hold>)> {
     if mr_mode & FI_MR_LOCAL != 0 {
         oxifabric::prov_log!(
             NAME,
@@ -874,18 +1013,16 @@ pub(crate) fn register_bufs(
         return Err(Error::Inval);
     }
     let mut lkeys = [0u32; MAX_SGE];
-    let mut mrs = Vec::with_capacity(iov.len());
+    let mut held = Vec::with_capacity(iov.len());
     for (i, b) in iov.iter().enumerate().take(MAX_SGE) {
         if b.is_empty() {
             continue;
         }
-        let mr = pd
-            .register(*b, IBV_ACCESS_LOCAL_WRITE)
-            .map_err(|e| verbs_err(what, e))?;
-        lkeys[i] = mr.lkey();
-        mrs.push(mr);
+        let h = cache.get(*b, access).map_err(|e| verbs_err(what, e))?;
+        lkeys[i] = h.lkey();
+        held.push(h);
     }
-    Ok((lkeys, mrs))
+    Ok((lkeys, held))
 }
 
 #[cfg(test)]

@@ -633,6 +633,10 @@ pub const IBV_WR_RDMA_WRITE_WITH_IMM: u32 = 1;
 pub const IBV_WR_SEND_WITH_IMM: u32 = 3;
 /// `IBV_WR_RDMA_READ`.
 pub const IBV_WR_RDMA_READ: u32 = 4;
+/// `IBV_WR_ATOMIC_CMP_AND_SWP`: 64-bit compare-and-swap at the peer.
+pub const IBV_WR_ATOMIC_CMP_AND_SWP: u32 = 5;
+/// `IBV_WR_ATOMIC_FETCH_AND_ADD`: 64-bit fetch-and-add at the peer.
+pub const IBV_WR_ATOMIC_FETCH_AND_ADD: u32 = 6;
 /// `IBV_SEND_INLINE`: the data is copied into the work request at post.
 pub const IBV_SEND_INLINE: u32 = 8;
 /// `IBV_WC_WITH_IMM` (in `ibv_wc.wc_flags`).
@@ -1053,6 +1057,9 @@ pub fn constants() -> Vec<(&'static str, i64)> {
         IBV_WR_RDMA_WRITE_WITH_IMM,
         IBV_WR_SEND_WITH_IMM,
         IBV_WR_RDMA_READ,
+        IBV_WR_ATOMIC_CMP_AND_SWP,
+        IBV_WR_ATOMIC_FETCH_AND_ADD,
+        IBV_ACCESS_REMOTE_ATOMIC,
         IBV_SEND_INLINE,
         IBV_WC_WITH_IMM,
         IBV_WC_RECV_RDMA_WITH_IMM,

@@ -4,8 +4,9 @@
 //!
 //! Names follow upstream's verbs provider: the domain is the device's name
 //! (`rxe0`, `mlx5_0`); the fabric is `IB-0x` and the subnet prefix (hex)
-//! of the port's GID at index `FI_VERBS_GID_IDX` (0 by default), so two
-//! ports on one subnet share a fabric. Addresses are `FI_SOCKADDR_IN` or
+//! of the port's GID at index `FI_VERBS_GID_IDX`, or by default of the
+//! GID of the entry's address ([`chosen_gid`]), so two ports on one
+//! subnet share a fabric. Addresses are `FI_SOCKADDR_IN` or
 //! `FI_SOCKADDR_IN6` (not link-local): rdma-cm connects by IP address and
 //! port. Which device serves an IP
 //! address is rdma-cm's answer: an id bound to the address reports it.
@@ -14,7 +15,7 @@
 //! no active port or no IP address on their interfaces, there are no
 //! entries (and nothing is printed beyond an info log line).
 
-use crate::device::{self, Device, PortState};
+use crate::device::{self, Device, Gid, GidType, PortState};
 use crate::ibv::owned::{Channel, Id};
 use oxifabric::abi::*;
 use oxifabric::addr;
@@ -72,7 +73,7 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
     (
         "gid_idx",
         FI_PARAM_INT,
-        "Index of the GID whose subnet prefix names the fabric (0 - 255); default 0",
+        "Index of the GID whose subnet prefix names the fabric (0 - 255); default: the GID of each listed address (IPv4-mapped or IPv6, RoCE v2 first), else 0",
     ),
 ];
 
@@ -169,18 +170,44 @@ fn places() -> Vec<Place> {
     out
 }
 
-/// The fabric name: `IB-0x` and the subnet prefix of the GID at
-/// `FI_VERBS_GID_IDX` on the first active port.
-fn fabric_name(d: &Device) -> String {
-    let idx = param_int("gid_idx", 0, 255) as u32;
-    let port = d.ports.iter().find(|p| p.state == PortState::Active);
-    let prefix = port
-        .and_then(|p| p.gids.iter().find(|g| g.index == idx).or(p.gids.first()))
-        .map_or(0, |g| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&g.raw[..8]);
-            u64::from_be_bytes(b)
-        });
+/// The GID a place's entries stand for, and why: `FI_VERBS_GID_IDX` when
+/// set (upstream's meaning); otherwise the GID of the address itself (the
+/// IPv4-mapped `::ffff:a.b.c.d` or the IPv6 address), RoCE v2 before
+/// v1, so that the name never follows a link-local GID that reaches no
+/// other subnet (upstream defaults to index 0; ofiwg/libfabric issue
+/// 12673); index 0 only when no GID carries the address.
+pub fn chosen_gid(d: &Device, ip: IpAddr) -> Option<(&Gid, &'static str)> {
+    let port = d.ports.iter().find(|p| p.state == PortState::Active)?;
+    if let Ok(Value::Int(_)) = param::get(NAME, "gid_idx") {
+        let idx = param_int("gid_idx", 0, 255) as u32;
+        let g = port.gids.iter().find(|g| g.index == idx);
+        return g.or(port.gids.first()).map(|g| (g, "FI_VERBS_GID_IDX"));
+    }
+    gid_of_addr(&port.gids, ip)
+        .map(|g| (g, "the address's GID"))
+        .or_else(|| port.gids.first().map(|g| (g, "no GID carries the address")))
+}
+
+/// The GID equal to `ip` (IPv4 addresses as `::ffff:a.b.c.d`), RoCE v2
+/// preferred when the table holds it under both types.
+fn gid_of_addr(gids: &[Gid], ip: IpAddr) -> Option<&Gid> {
+    let want = match ip {
+        IpAddr::V4(a) => a.to_ipv6_mapped(),
+        IpAddr::V6(a) => a,
+    };
+    let mut matching = gids.iter().filter(|g| g.addr() == want);
+    let first = matching.clone().next();
+    matching.find(|g| g.kind == GidType::RoceV2).or(first)
+}
+
+/// The fabric name, as upstream forms it: `IB-0x` and the subnet prefix
+/// (the first 8 bytes) of the chosen GID ([`chosen_gid`]).
+fn fabric_name(d: &Device, ip: IpAddr) -> String {
+    let prefix = chosen_gid(d, ip).map_or(0, |(g, _)| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&g.raw[..8]);
+        u64::from_be_bytes(b)
+    });
     format!("IB-0x{prefix:x}")
 }
 
@@ -267,6 +294,10 @@ fn entry(
             protocol: FI_PROTO_RDMA_CM_IB_RC as u32,
             protocol_version: 1,
             max_msg_size: max_msg,
+            // RC keeps reads after writes and writes after writes in
+            // order for any size (the ordering msg_order promises).
+            max_order_raw_size: max_msg,
+            max_order_waw_size: max_msg,
             tx_ctx_cnt: 1,
             rx_ctx_cnt: 1,
             ..Default::default()
@@ -300,7 +331,7 @@ fn entry(
             ..Default::default()
         },
         fabric: FabricAttr {
-            name: Some(fabric_name(&p.dev)),
+            name: Some(fabric_name(&p.dev, p.ip)),
             prov_version: crate::VERSION,
             ..Default::default()
         },
@@ -308,9 +339,9 @@ fn entry(
     }
 }
 
-/// Bits of the capabilities that RMA needs (keys and addresses of the
+/// Bits of the capabilities that RMA and atomics need (keys and addresses of the
 /// device's registrations).
-const RMA_CAPS: u64 = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+const RMA_CAPS: u64 = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 /// Whether the request comes from an application that cannot follow
 /// `FI_MR_LOCAL` (API 1.5 or later, its `mr_mode` hints without it) and
@@ -414,14 +445,16 @@ fn rdm_entry(e: &mut Info) {
     e.mode = 0;
     e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND);
     e.tx.rma_iov_limit = 0;
-    e.tx.op_flags = 0;
+    // What a hint may ask for as the default (upstream's fi_msg_inject
+    // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send.
+    e.tx.op_flags = FI_INJECT | FI_COMPLETION;
     e.tx.msg_order = FI_ORDER_SAS;
     e.tx.comp_order = FI_ORDER_NONE;
     e.tx.inject_size = RDM_INJECT_SIZE;
     e.tx.iov_limit = IoVec::CAP;
     e.rx.caps = RDM_CAPS & !(FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM);
     e.rx.mode = 0;
-    e.rx.op_flags = 0;
+    e.rx.op_flags = FI_COMPLETION | FI_MULTI_RECV;
     e.rx.msg_order = FI_ORDER_SAS;
     e.rx.comp_order = FI_ORDER_NONE;
     e.rx.iov_limit = IoVec::CAP;
@@ -498,6 +531,7 @@ pub fn getinfo(req: &Request<'_>, ep_type: fi_ep_type) -> Result<Vec<Info>> {
     let rdm_mr = rdm_rma_mr_mode(req);
     let mut add = |p: &Place, src: SocketAddr, dest: Option<SocketAddr>| {
         let mut e = entry(p, Some(src), dest, hints);
+        crate::ep::atomic::advertise(&mut e, p.dev.attr.atomic_cap);
         if ep_type == FI_EP_RDM {
             rdm_entry(&mut e);
             if let Some(m) = rdm_mr {
@@ -614,7 +648,11 @@ mod tests {
             dev: rxe(),
             ip: "10.77.0.1".parse().unwrap(),
         };
-        assert_eq!(fabric_name(&p.dev), "IB-0xfe80000000000000");
+        assert_eq!(
+            fabric_name(&p.dev, p.ip),
+            "IB-0x0",
+            "the IPv4-mapped GID's prefix, not link-local GID 0's"
+        );
         let e = entry(&p, Some("10.77.0.1:0".parse().unwrap()), None, None);
         assert_eq!(e.domain.name.as_deref(), Some("rxe0"));
         assert_eq!(e.ep.ep_type, FI_EP_MSG);
@@ -763,5 +801,39 @@ mod tests {
         assert_eq!(e.domain.mr_mode, 0);
         assert_eq!(e.caps & RMA_CAPS, 0);
         assert_eq!(e.rx.mode & FI_RX_CQ_DATA, 0);
+    }
+
+    #[test]
+    fn the_default_gid_is_the_one_of_the_address() {
+        let d = rxe();
+        let (g, why) = chosen_gid(&d, "10.77.0.1".parse().unwrap()).unwrap();
+        assert_eq!((g.index, why), (1, "the address's GID"));
+        let (g, why) = chosen_gid(&d, "10.77.0.9".parse().unwrap()).unwrap();
+        assert_eq!(
+            (g.index, why),
+            (0, "no GID carries the address"),
+            "index 0 only as the fallback"
+        );
+        let mut gids = d.ports[0].gids.clone();
+        let mut v1 = gids[1];
+        v1.kind = GidType::RoceV1;
+        v1.index = 2;
+        gids.insert(1, v1);
+        let ip: IpAddr = "10.77.0.1".parse().unwrap();
+        assert_eq!(
+            gid_of_addr(&gids, ip).map(|g| (g.index, g.kind)),
+            Some((1, GidType::RoceV2)),
+            "RoCE v2 before v1"
+        );
+        let ula: std::net::Ipv6Addr = "fd77::1".parse().unwrap();
+        gids.push(Gid {
+            index: 3,
+            raw: ula.octets(),
+            kind: GidType::RoceV2,
+        });
+        assert_eq!(
+            gid_of_addr(&gids, IpAddr::V6(ula)).map(|g| g.index),
+            Some(3)
+        );
     }
 }

@@ -18,6 +18,10 @@
 //!   MSG endpoint, the passive endpoint and the RDM endpoint (its own
 //!   RC connections per peer under the engine's receive queue; offered
 //!   as [`VerbsRxm`], `verbs;ofi_rxm`).
+//! - `mr_cache`, `uffd`: the domain's registration cache for buffers
+//!   posted without descriptors, and the userfaultfd calls (the crate's
+//!   other unsafe module, with its contract) that tell it when memory is
+//!   freed or unmapped.
 //!
 //! `src/bin/verbs-probe.rs` prints what [`device::devices`] finds; the
 //! soft-RoCE guest test (`tests/verbs/` at the top of the repository)
@@ -29,8 +33,10 @@ mod domain;
 mod ep;
 pub mod ibv;
 pub mod info;
+mod mr_cache;
 mod pep;
 mod rdm;
+mod uffd;
 mod watch;
 
 use oxifabric::abi::FI_EP_MSG;

@@ -93,6 +93,7 @@ impl Progress for VerbsPep {
                 continue;
             }
             let Some(id) = ev.request else { continue };
+            crate::ep::settle_accepting();
             let info = self.request_info(&id);
             st.core.request(info, Request { id }, cm_data_in(&ev.data));
         }

@@ -44,9 +44,10 @@ pub(crate) use atomic::ATOMIC_LIMIT;
 
 use crate::domain::{LkeySet, VerbsDomain};
 use crate::ep::{desc_lkeys, register_bufs, wc_failure};
-use crate::ibv::owned::{Channel, Cq, Event, Id, Mr, Op, Pd, QpCap, RegBuf, MAX_SGE};
+use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{inline_size, NAME};
+use crate::mr_cache::{Hold, MrCache};
 use crate::watch::Watch;
 use oxifabric::abi::*;
 use oxifabric::addr;
@@ -161,9 +162,10 @@ struct Sending {
     /// Every piece has been posted.
     handed: bool,
     failed: bool,
-    /// Registrations made for this operation alone (an RMA operation's
-    /// buffers without descriptors), released when it is reported.
-    _mrs: Vec<Mr>,
+    /// The registration cache's entries this operation holds (an RMA
+    /// operation's buffers without descriptors), released when it is
+    /// reported.
+    _mrs: Vec<Hold>,
 }
 
 /// Where the next work request of a connection goes: its queue pair and
@@ -231,6 +233,8 @@ pub struct RdmEp {
     pd: Arc<Pd>,
     /// The domain's registrations' local keys (RMA descriptors).
     lkeys: Arc<LkeySet>,
+    /// The domain's registration cache (RMA buffers without descriptors).
+    cache: Arc<MrCache>,
     /// The domain's registrations (a region's `FI_RMA_EVENT` counter).
     mrs: Arc<MrTable>,
     chan: Arc<Channel>,
@@ -284,6 +288,7 @@ impl RdmEp {
             info: info.clone(),
             pd: d.pd.clone(),
             lkeys: d.lkeys.clone(),
+            cache: d.cache.clone(),
             mrs: d.mrs.clone(),
             chan,
             cq,
@@ -739,7 +744,7 @@ impl RdmEp {
         dest: fi_addr_t,
         out: Outgoing,
         tx: TxCtx,
-        mrs: Vec<Mr>,
+        mrs: Vec<Hold>,
     ) -> Result<(u32, u64)> {
         if !st.core.enabled {
             return Err(Error::OpBadState);
@@ -769,7 +774,7 @@ impl RdmEp {
         peer: SocketAddr,
         mut out: Outgoing,
         tx: Option<TxCtx>,
-        mrs: Vec<Mr>,
+        mrs: Vec<Hold>,
     ) -> Result<(u32, u64)> {
         let cn = match st.tx_conn.get(&peer) {
             Some(&cn) => cn,
@@ -804,14 +809,14 @@ impl RdmEp {
 
     /// The local keys of an RMA operation's buffers: its descriptors when
     /// it has them all; None when it goes through transmit slots (up to a
-    /// piece, or injected); else a registration for this operation
-    /// (refused under `FI_MR_LOCAL`).
+    /// piece, or injected); else the domain's registration cache's
+    /// (`ep::register_bufs`; refused under `FI_MR_LOCAL`).
     fn rma_keys(
         &self,
         op: &RmaOp<'_>,
         len: usize,
         what: &str,
-    ) -> Result<(Option<[u32; MAX_SGE]>, Vec<Mr>)> {
+    ) -> Result<(Option<[u32; MAX_SGE]>, Vec<Hold>)> {
         if injected(op.flags, op.internal) {
             return Ok((None, Vec::new()));
         }
@@ -821,7 +826,9 @@ impl RdmEp {
         if len <= PIECE {
             return Ok((None, Vec::new()));
         }
-        let (k, mrs) = register_bufs(&self.pd, self.info.domain.mr_mode, op.iov, what)?;
+        // A read lands in the buffers: local write.
+        let access = if op.write { 0 } else { IBV_ACCESS_LOCAL_WRITE };
+        let (k, mrs) = register_bufs(&self.cache, self.info.domain.mr_mode, op.iov, access, what)?;
         Ok((Some(k), mrs))
     }
 

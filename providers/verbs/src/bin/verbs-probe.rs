@@ -6,6 +6,11 @@
 //!
 //! With no devices, or no rdma-core at all, it prints `no devices (...)`
 //! and exits 0; a device that fails to open or answer is exit status 1.
+//!
+//! `verbs-probe --gid-for ADDR` prints, per device, the GID the provider's
+//! entries for the local address ADDR stand for (`FI_VERBS_GID_IDX` is
+//! honoured) and the fabric name it gives:
+//! `rxe0 10.77.0.1 gid_idx=1 ::ffff:10.77.0.1/roce-v2 (the address's GID)`.
 
 use std::process::ExitCode;
 
@@ -48,7 +53,45 @@ fn line(d: &Device) -> String {
     s
 }
 
+/// `--gid-for ADDR`: the provider's choice of GID for each device.
+fn gid_for(addr: &str) -> ExitCode {
+    let Ok(ip) = addr.parse::<std::net::IpAddr>() else {
+        eprintln!("verbs-probe: --gid-for wants an IP address, not {addr}");
+        return ExitCode::FAILURE;
+    };
+    for (name, ty, help) in oxifabric_verbs::info::PARAMS {
+        let _ = oxifabric::param::define(oxifabric_verbs::info::NAME, name, *ty, help);
+    }
+    match devices() {
+        Ok(list) => {
+            for d in &list {
+                match oxifabric_verbs::info::chosen_gid(d, ip) {
+                    Some((g, why)) => println!(
+                        "{} {ip} gid_idx={} {}/{} ({why})",
+                        d.name,
+                        g.index,
+                        g.addr(),
+                        g.kind
+                    ),
+                    None => println!("{} {ip} no active port with GIDs", d.name),
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("no devices ({e})");
+            ExitCode::SUCCESS
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, addr] = args.as_slice() {
+        if flag == "--gid-for" {
+            return gid_for(addr);
+        }
+    }
     match devices() {
         Ok(list) if list.is_empty() => println!("no devices (libibverbs loaded, none present)"),
         Ok(list) => list.iter().for_each(|d| println!("{}", line(d))),

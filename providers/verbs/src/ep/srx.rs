@@ -56,7 +56,8 @@ pub(crate) struct VerbsSrx {
     iov_limit: usize,
     /// The domain's `mr_mode` (`FI_MR_LOCAL`: descriptors required).
     mr_mode: i32,
-    pd: Arc<Pd>,
+    /// The domain's registration cache (buffers without descriptors).
+    cache: Arc<crate::mr_cache::MrCache>,
     lkeys: Arc<LkeySet>,
     st: Mutex<SrxState>,
 }
@@ -110,7 +111,7 @@ impl VerbsSrx {
             size,
             iov_limit,
             mr_mode: d.mr_mode,
-            pd: d.pd.clone(),
+            cache: d.cache.clone(),
             lkeys: d.lkeys.clone(),
             st: Mutex::new(SrxState {
                 srq: Some(srq),
@@ -265,7 +266,13 @@ impl EndpointOps for VerbsSrx {
         let (lkeys, mrs) = match desc_lkeys(&self.lkeys, op.desc, n, what)? {
             Some(k) => (k, Vec::new()),
             None if iov_len(op.iov) == 0 => ([0; MAX_SGE], Vec::new()),
-            None => register_bufs(&self.pd, self.mr_mode, op.iov, what)?,
+            None => register_bufs(
+                &self.cache,
+                self.mr_mode,
+                op.iov,
+                crate::ibv::IBV_ACCESS_LOCAL_WRITE,
+                what,
+            )?,
         };
         let mut st = self.lock();
         let srq = st.srq.clone().ok_or(Error::OpBadState)?;

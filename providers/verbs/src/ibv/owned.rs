@@ -192,6 +192,37 @@ impl Pd {
             _pd: self.clone(),
         })
     }
+
+    /// Registers the whole pages (of `page` bytes, a power of two) that
+    /// hold `buf`, for a registration cache: later buffers within those
+    /// pages can use the same local key. Returns the registration and the
+    /// page-aligned range `(start, len)` it covers.
+    pub fn register_pages(
+        self: &Arc<Self>,
+        buf: IoBuf,
+        page: usize,
+        access: c_int,
+    ) -> Result<(Mr, usize, usize), VerbsError> {
+        let start = buf.addr() & !(page - 1);
+        let end = buf
+            .addr()
+            .saturating_add(buf.len())
+            .saturating_add(page - 1)
+            & !(page - 1);
+        // SAFETY: pd is live; every page of the range holds part of the
+        // application's buffer (IoBuf contract), so it is mapped with the
+        // buffer's permissions; the device touches only the bytes work
+        // requests name, which are application buffers under the same
+        // contract, and only until ibv_dereg_mr (Mr's drop).
+        let mr = unsafe { (self.lib.reg_mr)(self.pd, start as *mut c_void, end - start, access) };
+        let mr = made("ibv_reg_mr", mr)?;
+        let mr = Mr {
+            lib: self.lib,
+            mr,
+            _pd: self.clone(),
+        };
+        Ok((mr, start, end - start))
+    }
 }
 
 impl Pd {
@@ -573,6 +604,18 @@ pub enum Op {
     },
     /// An RDMA READ.
     Read { addr: u64, rkey: u32 },
+    /// A 64-bit fetch-and-add at `addr` (8-byte aligned); the old value
+    /// lands in the one local buffer.
+    FetchAdd { addr: u64, rkey: u32, add: u64 },
+    /// A 64-bit compare-and-swap at `addr` (8-byte aligned): `swap` is
+    /// written where the target equals `compare`; the old value lands in
+    /// the one local buffer.
+    CmpSwap {
+        addr: u64,
+        rkey: u32,
+        compare: u64,
+        swap: u64,
+    },
 }
 
 /// Queue-pair sizes asked for and granted.
@@ -689,6 +732,11 @@ impl Id {
         })
     }
 
+    /// The connection parameters of `rdma_connect` and `rdma_accept`. Each
+    /// side's `rnr_retry_count` travels in the request or the reply and
+    /// becomes the *peer's* queue pair's RNR retry count (the IB CM's
+    /// rule), so the test knob [`RNR_RETRY_ENV`] acts when set on the side
+    /// whose peer should give up.
     fn param(data: &[u8]) -> rdma_conn_param {
         rdma_conn_param {
             private_data: if data.is_empty() {
@@ -703,7 +751,7 @@ impl Id {
             initiator_depth: 0xff,
             flow_control: 1,
             retry_count: 7,
-            rnr_retry_count: 7,
+            rnr_retry_count: rnr_retry(),
             srq: 0,
             qp_num: 0,
         }
@@ -885,6 +933,8 @@ impl Id {
                 imm: Some(d),
             } => (IBV_WR_RDMA_WRITE_WITH_IMM, d, Some((addr, rkey))),
             Op::Read { addr, rkey } => (IBV_WR_RDMA_READ, 0, Some((addr, rkey))),
+            Op::FetchAdd { .. } => (IBV_WR_ATOMIC_FETCH_AND_ADD, 0, None),
+            Op::CmpSwap { .. } => (IBV_WR_ATOMIC_CMP_AND_SWP, 0, None),
         };
         let mut wr = ibv_send_wr {
             wr_id,
@@ -902,6 +952,22 @@ impl Id {
         };
         if let Some((remote_addr, rkey)) = remote {
             wr.wr.rdma = ibv_send_wr_rdma { remote_addr, rkey };
+        }
+        let atomic = |remote_addr, rkey, compare_add, swap| ibv_send_wr_atomic {
+            remote_addr,
+            compare_add,
+            swap,
+            rkey,
+        };
+        match op {
+            Op::FetchAdd { addr, rkey, add } => wr.wr.atomic = atomic(addr, rkey, add, 0),
+            Op::CmpSwap {
+                addr,
+                rkey,
+                compare,
+                swap,
+            } => wr.wr.atomic = atomic(addr, rkey, compare, swap),
+            _ => {}
         }
         // SAFETY: qp is live; one well-formed request whose buffers are the
         // application's (IoBuf contract: valid until completion; an inline
@@ -970,4 +1036,22 @@ pub fn wc_status_text(status: u32) -> &'static str {
         20 => "response timeout",
         _ => "general error",
     }
+}
+
+/// Test knob: `OXI_VERBS_RNR_RETRY=N` (0-6) gives connections a finite
+/// RNR retry count instead of 7 ("retry forever", upstream's value), so
+/// that a send to a peer without a posted receive ends in
+/// `IBV_WC_RNR_RETRY_EXC_ERR`. Anything else keeps 7.
+pub const RNR_RETRY_ENV: &str = "OXI_VERBS_RNR_RETRY";
+
+/// The RNR retry count connections ask for ([`RNR_RETRY_ENV`]).
+fn rnr_retry() -> u8 {
+    static N: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var(RNR_RETRY_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u8>().ok())
+            .filter(|n| *n < 7)
+            .unwrap_or(7)
+    })
 }

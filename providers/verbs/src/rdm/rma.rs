@@ -16,8 +16,9 @@
 //!   them an operation of up to one piece goes through the transmit slot
 //!   it holds (a write is copied in, inline when small; a read lands there
 //!   and is copied out at completion), so injected writes need nothing
-//!   more; a longer one is registered for the operation
-//!   (`ep::register_bufs`, refused under `FI_MR_LOCAL`).
+//!   more; a longer one takes its registrations from the domain's cache
+//!   (`ep::register_bufs`, refused under `FI_MR_LOCAL`), held until it
+//!   completes.
 //! - **Sizes.** An operation is cut into work requests of at most
 //!   [`CHUNK`] bytes (under the port's `max_msg_sz`), each holding a
 //!   transmit slot, so the queue pairs' send queues never overflow.
