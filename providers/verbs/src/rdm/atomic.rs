@@ -128,6 +128,17 @@ impl RdmEp {
             );
             return Err(Error::NoSys);
         }
+        if op.data.is_some() || op.flags & FI_REMOTE_CQ_DATA != 0 {
+            // The answer carries the values found, the target's CQ would
+            // need an atomic completion of its own: not carried (yet).
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "atomic with remote CQ data: not supported on RDM endpoints"
+            );
+            return Err(Error::Inval);
+        }
         let args = gather_atomic(NAME, op, 1, ATOMIC_LIMIT)?;
         let [r] = op.rma else {
             return Err(Error::Inval);
