@@ -348,9 +348,11 @@ static void check_caps(int k)
 		int advertised = (limits[k].caps & cap_list[c].cap) == cap_list[c].cap;
 		/* A provider that needs registration for one-sided operations
 		 * (FI_MR_LOCAL: verbs) is offered the mr_mode bits its entries
-		 * carry, as upstream's fabtests offer them by default. */
+		 * carry, as upstream's fabtests offer them by default
+		 * (FI_RMA_EVENT too: it needs remote access, fi_getinfo(3)). */
 		if ((limits[k].mr_mode & FI_MR_LOCAL) &&
-		    (cap_list[c].cap & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		    (cap_list[c].cap & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+					FI_RMA_EVENT)))
 			h->domain_attr->mr_mode = limits[k].mr_mode;
 		fi_freeinfo(expect(__LINE__, advertised, what, NULL, NULL, 0, h));
 		fi_freeinfo(h);

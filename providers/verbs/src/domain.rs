@@ -65,6 +65,7 @@ impl FabricOps for VerbsFabric {
             auto,
             mr_mode: info.domain.mr_mode,
             atomics,
+            rdm_atomics: info.ep.ep_type == FI_EP_RDM && info.caps & FI_ATOMIC != 0,
         }))
     }
 
@@ -88,6 +89,10 @@ pub struct VerbsDomain {
     pub mr_mode: i32,
     /// The device has atomics (`fi_query_atomic` answers for them).
     atomics: bool,
+    /// The domain is an RDM entry's with atomics: `fi_query_atomic`
+    /// answers for the RDM endpoints' (`rdm/atomic.rs`: every combination
+    /// the engine offers, software at the target), not the device's.
+    rdm_atomics: bool,
 }
 
 /// The local keys a domain's registrations hand out as descriptors, so
@@ -169,9 +174,13 @@ impl DomainOps for VerbsDomain {
         Ok(srx)
     }
 
-    /// As the MSG endpoints' (`ep/atomic.rs`), where the device has atomics.
+    /// As the endpoints': an RDM domain's are the RDM endpoints' software
+    /// atomics (`rdm/atomic.rs`), otherwise the MSG endpoints' native ones
+    /// (`ep/atomic.rs`) where the device has atomics.
     fn atomic_limit(&self) -> usize {
-        if self.atomics {
+        if self.rdm_atomics {
+            crate::rdm::ATOMIC_LIMIT
+        } else if self.atomics {
             ATOMIC_SIZE
         } else {
             0
@@ -179,7 +188,7 @@ impl DomainOps for VerbsDomain {
     }
 
     fn atomic_offers(&self, kind: AtomicKind, op: fi_op, dt: fi_datatype) -> bool {
-        offers(kind, op, dt)
+        self.rdm_atomics || offers(kind, op, dt)
     }
 }
 

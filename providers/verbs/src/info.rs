@@ -389,11 +389,57 @@ pub const RDM_MAX_MSG_SIZE: usize = 1 << 30;
 /// Receives an RDM endpoint holds posted, and sends under way.
 pub const RDM_QUEUE_SIZE: usize = 2048;
 
+/// The `mr_mode` bits RMA on RDM endpoints needs: the target's device
+/// checks the peer's key (its rkey) and virtual address.
+const RDM_RMA_MR: i32 = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+
+/// The `mr_mode` of an RDM entry with RMA for this request, or None when
+/// the application cannot follow [`RDM_RMA_MR`] (its entry then has no
+/// RMA and needs no registration). `FI_MR_LOCAL` is kept where the
+/// application supports it, as upstream's `verbs;ofi_rxm` does (an RMA
+/// operation then needs descriptors on buffers longer than a piece).
+fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
+    let Some(h) = req.hints else {
+        return Some(RDM_RMA_MR | FI_MR_LOCAL);
+    };
+    let ok =
+        |m| oxifabric::getinfo::check_mr_mode(req.version, h.mode, m, h.domain.mr_mode).is_ok();
+    if !ok(RDM_RMA_MR) {
+        return None;
+    }
+    Some(if ok(RDM_RMA_MR | FI_MR_LOCAL) {
+        RDM_RMA_MR | FI_MR_LOCAL
+    } else {
+        RDM_RMA_MR
+    })
+}
+
+/// Turns an RDM entry into one with RMA (`rdm/rma.rs`) under `mr_mode`:
+/// RDMA READ and WRITE with one remote piece, as upstream. Every
+/// operation to a peer goes on one connection in the order posted, so the
+/// queue pair's order holds between messages and RMA (a message after a
+/// write finds the write's bytes in place), as upstream's entry says.
+///
+/// `FI_RMA_EVENT`: the initiator follows each access with a notice when
+/// the target asked for them (`rdm/rma.rs`), which the target counts.
+/// `FI_ATOMIC`: requests applied by the target's engine (`rdm/atomic.rs`),
+/// which need the same keys and addresses.
+fn rdm_rma(e: &mut Info, mr_mode: i32) {
+    e.tx.msg_order = ORDER;
+    e.rx.msg_order = ORDER;
+    e.caps |= RMA_CAPS | FI_RMA_EVENT | FI_ATOMIC;
+    e.tx.caps |= FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE;
+    e.rx.caps |= FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_RMA_EVENT;
+    e.tx.rma_iov_limit = 1;
+    e.domain.mr_mode = mr_mode;
+}
+
 /// Turns an MSG entry of a place into its RDM entry, shaped like
 /// upstream's `verbs;ofi_rxm` (protocol `FI_PROTO_RXM`, the same fabric
-/// and domain names), offering only what `rdm.rs` implements: no RMA, and
-/// no memory registration needed (every byte goes through the endpoint's
-/// own registered bounce buffers); remote CQ data is our header's 8 bytes.
+/// and domain names), offering only what `rdm.rs` implements, without
+/// RMA (see [`rdm_rma`]): no memory registration needed (every byte goes
+/// through the endpoint's own registered bounce buffers); remote CQ data
+/// is our header's 8 bytes.
 fn rdm_entry(e: &mut Info) {
     e.caps = RDM_CAPS;
     e.mode = 0;
@@ -482,11 +528,15 @@ pub fn getinfo(req: &Request<'_>, ep_type: fi_ep_type) -> Result<Vec<Info>> {
     let numeric = req.flags & FI_NUMERICHOST != 0;
     let mut out = Vec::new();
     let unregistered = unregistered(req);
+    let rdm_mr = rdm_rma_mr_mode(req);
     let mut add = |p: &Place, src: SocketAddr, dest: Option<SocketAddr>| {
         let mut e = entry(p, Some(src), dest, hints);
         crate::ep::atomic::advertise(&mut e, p.dev.attr.atomic_cap);
         if ep_type == FI_EP_RDM {
             rdm_entry(&mut e);
+            if let Some(m) = rdm_mr {
+                rdm_rma(&mut e, m);
+            }
         } else if unregistered {
             without_mr_local(&mut e);
         }
@@ -645,7 +695,7 @@ mod tests {
             "upstream's verbs;ofi_rxm"
         );
         assert_eq!(e.caps, RDM_CAPS);
-        assert_eq!(e.caps & RMA_CAPS, 0, "no RMA on RDM yet");
+        assert_eq!(e.caps & RMA_CAPS, 0, "no RMA before rdm_rma");
         assert_eq!(e.domain.mr_mode, 0, "bounce buffers: nothing to register");
         assert_eq!(e.domain.cq_data_size, 8, "our header carries 8 bytes");
         assert_eq!(
@@ -655,6 +705,69 @@ mod tests {
         assert_eq!(e.domain.name.as_deref(), Some("rxe0"));
         assert_eq!((e.tx.size, e.rx.size), (RDM_QUEUE_SIZE, RDM_QUEUE_SIZE));
         assert_eq!(e.domain.max_ep_srx_ctx, 0, "no shared receive contexts");
+        rdm_rma(&mut e, RDM_RMA_MR);
+        assert_eq!(e.caps & RMA_CAPS, RMA_CAPS);
+        assert_ne!(e.rx.caps & FI_RMA_EVENT, 0, "targets count by notices");
+        assert_ne!(
+            e.tx.caps & e.rx.caps & FI_ATOMIC,
+            0,
+            "atomics by request and answer"
+        );
+        assert_eq!(
+            e.tx.caps & (FI_RMA | FI_READ | FI_WRITE),
+            FI_RMA | FI_READ | FI_WRITE
+        );
+        assert_eq!(
+            e.rx.caps & (FI_REMOTE_READ | FI_REMOTE_WRITE),
+            FI_REMOTE_READ | FI_REMOTE_WRITE
+        );
+        assert_eq!(e.tx.rma_iov_limit, 1, "as upstream");
+        assert_eq!(e.domain.cq_data_size, 8, "fi_writedata's notice carries 8");
+        assert_eq!(e.rx.mode, 0, "remote CQ data consumes no receive");
+        assert_eq!(
+            e.tx.msg_order & FI_ORDER_SAW,
+            FI_ORDER_SAW,
+            "a message after a write"
+        );
+    }
+
+    #[test]
+    fn rdm_rma_needs_the_device_keys_and_addresses() {
+        let req = |version: u32, hints: Option<&'static Info>| Request {
+            version,
+            node: None,
+            service: None,
+            flags: 0,
+            hints,
+        };
+        let v117 = 1 << 16 | 17;
+        let hinted = |mr_mode: i32| -> &'static Info {
+            let mut h = Info::default();
+            h.domain.mr_mode = mr_mode;
+            Box::leak(Box::new(h))
+        };
+        assert_eq!(
+            rdm_rma_mr_mode(&req(v117, None)),
+            Some(RDM_RMA_MR | FI_MR_LOCAL)
+        );
+        let all = hinted(RDM_RMA_MR | FI_MR_LOCAL | FI_MR_ENDPOINT);
+        assert_eq!(
+            rdm_rma_mr_mode(&req(v117, Some(all))),
+            Some(RDM_RMA_MR | FI_MR_LOCAL)
+        );
+        let no_local = hinted(RDM_RMA_MR);
+        assert_eq!(
+            rdm_rma_mr_mode(&req(v117, Some(no_local))),
+            Some(RDM_RMA_MR)
+        );
+        let none = hinted(0);
+        assert_eq!(
+            rdm_rma_mr_mode(&req(v117, Some(none))),
+            None,
+            "no RMA, no mr_mode bits"
+        );
+        let no_virt = hinted(FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+        assert_eq!(rdm_rma_mr_mode(&req(v117, Some(no_virt))), None);
     }
 
     #[test]

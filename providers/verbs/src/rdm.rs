@@ -16,8 +16,9 @@
 //!   when its private data names an address of the host it came from.
 //!   The sends to one peer all go on one connection, chosen at the first
 //!   send: the one we made, or one the peer made to us if there is one by
-//!   then. When both sides connect at once there are two connections, each
-//!   carrying one direction; both are kept (documented, not merged).
+//!   then (not with `FI_RMA`: see `rdm/rma.rs`). When both sides connect
+//!   at once there are two connections, each carrying one direction; both
+//!   are kept (documented, not merged).
 //! - **Data.** Every piece is one send from a slot of the endpoint's
 //!   registered transmit buffer into a slot of the connection's
 //!   registered receive buffer: a 32-byte header (`rdm/wire.rs`: tag, CQ
@@ -35,22 +36,31 @@
 //!   a connection that fails or is closed by the peer fails the sends
 //!   queued and in flight on it and the messages it was bringing in.
 
+mod atomic;
+mod rma;
 mod wire;
 
-use crate::domain::VerbsDomain;
-use crate::ep::wc_failure;
-use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf};
+pub(crate) use atomic::ATOMIC_LIMIT;
+
+use crate::domain::{LkeySet, VerbsDomain};
+use crate::ep::{desc_lkeys, register_bufs, wc_failure};
+use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{inline_size, NAME};
+use crate::mr_cache::{Hold, MrCache};
 use crate::watch::Watch;
 use oxifabric::abi::*;
 use oxifabric::addr;
 use oxifabric::error::{Error, Result};
 use oxifabric::info::Info;
-use oxifabric::ops::{internal, iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, SendOp};
+use oxifabric::ops::{
+    internal, iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, RmaOp, SendOp,
+};
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
+use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::Reassembly;
+use oxifabric::service::rma::{check_rma, injected, remote_complete};
 use oxifabric::service::rxq::{self, MsgInfo, RxQueues};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -111,6 +121,9 @@ struct Conn {
     /// The peer's `fi_addr_t` for `FI_SOURCE`, and the AV generation it
     /// was looked up in.
     src: Option<(u64, fi_addr_t)>,
+    /// The peer wants a notice after each RMA access into its memory
+    /// (`wire::NOTICES`: it counts them, `FI_RMA_EVENT`).
+    notices: bool,
 }
 
 /// Where a send's bytes are.
@@ -131,16 +144,49 @@ struct Outgoing {
     len: usize,
     /// Bytes handed over so far.
     off: usize,
+    /// An RMA operation's remote side (`rdm/rma.rs`); None for a message.
+    rma: Option<rma::Access>,
+    /// A single piece of this kind (an atomic request or answer) with
+    /// `seq` as its number, instead of a message.
+    frame: Option<wire::Op>,
 }
 
 /// An application send under way.
 struct Sending {
-    tx: TxCtx,
+    /// The application's operation; None for our own (an atomic answer).
+    tx: Option<TxCtx>,
+    /// The atomic request number whose answer completes it.
+    waiting: Option<u32>,
     /// Pieces posted and not completed.
     pieces: usize,
     /// Every piece has been posted.
     handed: bool,
     failed: bool,
+    /// The registration cache's entries this operation holds (an RMA
+    /// operation's buffers without descriptors), released when it is
+    /// reported.
+    _mrs: Vec<Hold>,
+}
+
+/// Where the next work request of a connection goes: its queue pair and
+/// inline limit, the transmit slot it holds and its work request id.
+#[derive(Clone, Copy)]
+struct Post<'a> {
+    id: &'a Id,
+    inline: usize,
+    txbuf: &'a RegBuf,
+    slot: usize,
+    wr: u64,
+    /// The peer wants RMA notices.
+    notices: bool,
+}
+
+/// An atomic operation waiting for its answer: its send, the peer that
+/// must answer and where the values found go.
+struct AtomicWait {
+    send: u64,
+    peer: SocketAddr,
+    result: IoVec,
 }
 
 /// A piece in flight: its transmit slot, send and connection.
@@ -148,6 +194,8 @@ struct TxWr {
     slot: usize,
     send: u64,
     conn: u32,
+    /// A read through the slot: where its bytes go.
+    back: Option<rma::ReadBack>,
 }
 
 struct State {
@@ -166,6 +214,9 @@ struct State {
     pending: usize,
     /// Sends in all connections' queues.
     queued: usize,
+    /// Atomic requests waiting for their answers, by number.
+    atomics: HashMap<u32, AtomicWait>,
+    next_atomic: u32,
     sends: HashMap<u64, Sending>,
     next_send: u64,
     txbuf: RegBuf,
@@ -180,6 +231,12 @@ pub struct RdmEp {
     me: Weak<RdmEp>,
     info: Info,
     pd: Arc<Pd>,
+    /// The domain's registrations' local keys (RMA descriptors).
+    lkeys: Arc<LkeySet>,
+    /// The domain's registration cache (RMA buffers without descriptors).
+    cache: Arc<MrCache>,
+    /// The domain's registrations (a region's `FI_RMA_EVENT` counter).
+    mrs: Arc<MrTable>,
     chan: Arc<Channel>,
     cq: Arc<Cq>,
     /// The CM channel's and the completion channel's descriptors.
@@ -230,6 +287,9 @@ impl RdmEp {
             me: me.clone(),
             info: info.clone(),
             pd: d.pd.clone(),
+            lkeys: d.lkeys.clone(),
+            cache: d.cache.clone(),
+            mrs: d.mrs.clone(),
             chan,
             cq,
             waits,
@@ -244,6 +304,8 @@ impl RdmEp {
                 next_conn: 0,
                 pending: 0,
                 queued: 0,
+                atomics: HashMap::new(),
+                next_atomic: 0,
                 sends: HashMap::new(),
                 next_send: 0,
                 txbuf,
@@ -259,6 +321,16 @@ impl RdmEp {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// What we ask of peers when connecting: notices of their RMA
+    /// accesses when our counters count them (`FI_RMA_EVENT`).
+    fn flags(&self) -> u8 {
+        if self.info.caps & FI_RMA_EVENT != 0 {
+            wire::NOTICES
+        } else {
+            0
+        }
+    }
+
     /// Our listening address.
     fn addr(st: &State) -> Option<SocketAddr> {
         st.listen.as_ref().and_then(Id::local_addr)
@@ -270,7 +342,8 @@ impl RdmEp {
         let mut cap = QpCap {
             max_send_wr: TX_SLOTS as u32,
             max_recv_wr: RX_SLOTS as u32,
-            max_send_sge: 1,
+            // RMA posts the application's buffers (up to iov_limit).
+            max_send_sge: MAX_SGE as u32,
             max_recv_sge: 1,
             max_inline_data: inline_size() as u32,
         };
@@ -315,6 +388,7 @@ impl RdmEp {
                 next_seq: 0,
                 inline: 0,
                 src: None,
+                notices: false,
             },
         );
         st.pending += 1;
@@ -326,8 +400,8 @@ impl RdmEp {
     /// a listening address on the host the request came from.
     fn on_request(&self, st: &mut State, mut id: Id, data: &[u8]) {
         let from = id.peer_addr();
-        let peer = wire::parse_hello(data).filter(|p| from.is_some_and(|f| f.ip() == p.ip()));
-        let Some(peer) = peer else {
+        let peer = wire::parse_hello(data).filter(|(p, _)| from.is_some_and(|f| f.ip() == p.ip()));
+        let Some((peer, flags)) = peer else {
             oxifabric::prov_log!(
                 NAME,
                 FI_LOG_WARN,
@@ -356,7 +430,7 @@ impl RdmEp {
                 return;
             }
         };
-        if let Err(e) = id.accept(&[]) {
+        if let Err(e) = id.accept(&wire::answer(self.flags())) {
             verbs_err("rdma_accept", e);
             return;
         }
@@ -373,11 +447,18 @@ impl RdmEp {
                 next_seq: 0,
                 inline,
                 src: None,
+                notices: flags & wire::NOTICES != 0,
             },
         );
         st.pending += 1;
-        // Our sends to that peer may use it (unless we connected first).
-        st.tx_conn.entry(peer).or_insert(cn);
+        // Our sends to that peer may use it (unless we connected first),
+        // except with RMA: a peer's refused access takes down the queue
+        // pair it used, and with it whatever we had in flight on it (sends
+        // the peer may have received whose acknowledgement is lost), so an
+        // endpoint with RMA sends only on connections it made.
+        if self.info.caps & FI_RMA == 0 {
+            st.tx_conn.entry(peer).or_insert(cn);
+        }
     }
 
     /// One CM event on the endpoint's channel.
@@ -410,7 +491,9 @@ impl RdmEp {
                 }
             }
             RDMA_CM_EVENT_ROUTE_RESOLVED => {
-                let hello = Self::addr(st).map(|a| wire::hello(&a)).unwrap_or_default();
+                let hello = Self::addr(st)
+                    .map(|a| wire::hello(&a, self.flags()))
+                    .unwrap_or_default();
                 let Some(c) = st.conns.get_mut(&cn) else {
                     return;
                 };
@@ -435,6 +518,9 @@ impl RdmEp {
                 let Some(c) = st.conns.get_mut(&cn) else {
                     return;
                 };
+                if c.phase == Phase::Connecting {
+                    c.notices = wire::parse_answer(&ev.data) & wire::NOTICES != 0;
+                }
                 if c.phase != Phase::Up {
                     c.phase = Phase::Up;
                     st.pending -= 1;
@@ -503,14 +589,16 @@ impl RdmEp {
                 hit.push(w.send);
             }
         }
+        // Atomics waiting for that peer's answers fail too (the answer
+        // comes on the peer's own connection).
+        hit.extend(
+            st.atomics
+                .values()
+                .filter(|w| w.peer == c.peer)
+                .map(|w| w.send),
+        );
         for id in hit {
-            if let Some(s) = st.sends.get_mut(&id) {
-                if !s.failed {
-                    s.failed = true;
-                    st.core.sinks.tx_err(&s.tx, f);
-                }
-            }
-            Self::settle(st, id);
+            Self::fail_send(st, id, f);
         }
         let State {
             partial, rxq, core, ..
@@ -523,17 +611,34 @@ impl RdmEp {
     /// Reports send `id` once nothing of it is in flight any more.
     fn settle(st: &mut State, id: u64) {
         let Some(s) = st.sends.get(&id) else { return };
-        if s.pieces > 0 || !(s.handed || s.failed) {
+        if s.pieces > 0 || !s.failed && (!s.handed || s.waiting.is_some()) {
             return;
         }
         if let Some(s) = st.sends.remove(&id) {
-            if !s.failed {
-                st.core.sinks.tx_done(&s.tx);
+            if let Some(a) = s.waiting {
+                st.atomics.remove(&a);
+            }
+            if let (false, Some(tx)) = (s.failed, &s.tx) {
+                st.core.sinks.tx_done(tx);
             }
         }
     }
 
-    /// Posts what connection `cn` has queued while transmit slots last.
+    /// Send `id` failed with `f` (reported once), then settles.
+    fn fail_send(st: &mut State, id: u64, f: Failure) {
+        if let Some(s) = st.sends.get_mut(&id) {
+            if !s.failed {
+                s.failed = true;
+                if let Some(tx) = &s.tx {
+                    st.core.sinks.tx_err(tx, f);
+                }
+            }
+        }
+        Self::settle(st, id);
+    }
+
+    /// Posts what connection `cn` has queued while transmit slots last:
+    /// message pieces, RMA work requests (`rdm/rma.rs`).
     fn pump(st: &mut State, cn: u32) {
         let State {
             conns,
@@ -549,43 +654,37 @@ impl RdmEp {
         if c.phase != Phase::Up {
             return;
         }
+        let notices = c.notices;
         while let Some(o) = c.queue.front_mut() {
             let Some(slot) = tx_free.pop() else { return };
-            let n = PIECE.min(o.len - o.off);
-            let (op, len) = match (o.off, o.len <= PIECE) {
-                (0, true) => (wire::Op::Eager, n),
-                (0, false) => (wire::Op::First, o.len),
-                _ => (wire::Op::More, n),
-            };
-            let h = Header {
-                op,
-                seq: o.seq,
-                tag: o.tag,
-                data: o.data,
-                len: len as u64,
-            };
-            let b = txbuf.buf(slot * SLOT, HDR + n);
-            b.write_at(0, &h.encode());
-            gather(&o.body, o.off, n, b.slice(HDR, n));
             let wr = *next_wr;
             *next_wr += 1;
-            let inline = HDR + n <= c.inline;
-            match c
-                .id
-                .post_send(wr, Op::Send(None), &[b], &[txbuf.lkey()], inline)
-            {
-                Ok(()) => {
+            let p = Post {
+                id: &c.id,
+                inline: c.inline,
+                txbuf,
+                slot,
+                wr,
+                notices,
+            };
+            let posted = if o.rma.is_some() {
+                rma::step(&p, o)
+            } else {
+                Self::piece(&p, o).map(|()| None)
+            };
+            match posted {
+                Ok(back) => {
                     wrs.insert(
                         wr,
                         TxWr {
                             slot,
                             send: o.id,
                             conn: cn,
+                            back,
                         },
                     );
-                    o.off += n;
                     let id = o.id;
-                    let done = o.off >= o.len;
+                    let done = rma::finished(o, notices);
                     if let Some(s) = sends.get_mut(&id) {
                         s.pieces += 1;
                         s.handed = done;
@@ -602,6 +701,135 @@ impl RdmEp {
                 }
             }
         }
+    }
+
+    /// Posts the next piece of message `o` from transmit slot `slot`.
+    fn piece(p: &Post<'_>, o: &mut Outgoing) -> std::result::Result<(), VerbsError> {
+        let (id, txbuf) = (p.id, p.txbuf);
+        let n = PIECE.min(o.len - o.off);
+        let (op, len) = match (o.off, o.len <= PIECE) {
+            (_, _) if o.frame.is_some() => (o.frame.unwrap_or(wire::Op::Eager), n),
+            (0, true) => (wire::Op::Eager, n),
+            (0, false) => (wire::Op::First, o.len),
+            _ => (wire::Op::More, n),
+        };
+        let h = Header {
+            op,
+            seq: o.seq,
+            tag: o.tag,
+            data: o.data,
+            len: len as u64,
+        };
+        let b = txbuf.buf(p.slot * SLOT, HDR + n);
+        b.write_at(0, &h.encode());
+        gather(&o.body, o.off, n, b.slice(HDR, n));
+        id.post_send(
+            p.wr,
+            Op::Send(None),
+            &[b],
+            &[txbuf.lkey()],
+            HDR + n <= p.inline,
+        )?;
+        o.off += n;
+        Ok(())
+    }
+
+    /// Queues operation `out` for the peer at `dest` (connecting to it on
+    /// first use) under a new number, and posts what its connection can
+    /// take; returns the connection and the number. `Again` when the
+    /// endpoint's transmit queue or CQ is full.
+    fn enqueue(
+        &self,
+        st: &mut State,
+        dest: fi_addr_t,
+        out: Outgoing,
+        tx: TxCtx,
+        mrs: Vec<Hold>,
+    ) -> Result<(u32, u64)> {
+        if !st.core.enabled {
+            return Err(Error::OpBadState);
+        }
+        if st.sends.len() >= self.info.tx.size.max(1) || !st.core.sinks.tx_room(&tx) {
+            self.progress_locked(st);
+            return Err(Error::Again);
+        }
+        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
+        let Some(peer) = av.sockaddr(dest) else {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "operation to {dest:#x}: not an address of the AV"
+            );
+            return Err(Error::Inval);
+        };
+        self.queue_to(st, peer, out, Some(tx), mrs)
+    }
+
+    /// Queues `out` for `peer` (see [`RdmEp::enqueue`]); `tx` None for an
+    /// operation of ours, which no application completion reports.
+    fn queue_to(
+        &self,
+        st: &mut State,
+        peer: SocketAddr,
+        mut out: Outgoing,
+        tx: Option<TxCtx>,
+        mrs: Vec<Hold>,
+    ) -> Result<(u32, u64)> {
+        let cn = match st.tx_conn.get(&peer) {
+            Some(&cn) => cn,
+            None => self.connect_to(st, peer)?,
+        };
+        let id = st.next_send;
+        st.next_send += 1;
+        let Some(c) = st.conns.get_mut(&cn) else {
+            return Err(Error::OpBadState);
+        };
+        out.id = id;
+        if out.rma.is_none() && out.frame.is_none() {
+            out.seq = c.next_seq;
+            c.next_seq = c.next_seq.wrapping_add(1);
+        }
+        c.queue.push_back(out);
+        st.queued += 1;
+        st.sends.insert(
+            id,
+            Sending {
+                tx,
+                waiting: None,
+                pieces: 0,
+                handed: false,
+                failed: false,
+                _mrs: mrs,
+            },
+        );
+        Self::pump(st, cn);
+        Ok((cn, id))
+    }
+
+    /// The local keys of an RMA operation's buffers: its descriptors when
+    /// it has them all; None when it goes through transmit slots (up to a
+    /// piece, or injected); else the domain's registration cache's
+    /// (`ep::register_bufs`; refused under `FI_MR_LOCAL`).
+    fn rma_keys(
+        &self,
+        op: &RmaOp<'_>,
+        len: usize,
+        what: &str,
+    ) -> Result<(Option<[u32; MAX_SGE]>, Vec<Hold>)> {
+        if injected(op.flags, op.internal) {
+            return Ok((None, Vec::new()));
+        }
+        if let Some(k) = desc_lkeys(&self.lkeys, op.desc, op.iov.len(), what)? {
+            return Ok((Some(k), Vec::new()));
+        }
+        if len <= PIECE {
+            return Ok((None, Vec::new()));
+        }
+        // A read lands in the buffers: local write.
+        let access = if op.write { 0 } else { IBV_ACCESS_LOCAL_WRITE };
+        let (k, mrs) = register_bufs(&self.cache, self.info.domain.mr_mode, op.iov, access, what)?;
+        Ok((Some(k), mrs))
     }
 
     /// After slots were freed: the other connections' queues move on.
@@ -663,10 +891,19 @@ impl RdmEp {
         let Some(c) = st.conns.get(&cn) else { return };
         let Some(rx) = c.rx.as_ref() else { return };
         if wc.status != IBV_WC_SUCCESS {
-            if wc.status != IBV_WC_WR_FLUSH_ERR {
-                let f = wc_failure(wc.status, Some(c.peer), "receive");
-                self.conn_failed(st, cn, f);
-            }
+            // A flushed receive slot is the first sign that the queue pair
+            // is in error state (a peer's refused RMA access on it, or the
+            // peer gone): the connection is dropped now, so that nothing
+            // more is posted on it before its CM event arrives.
+            let f = if wc.status == IBV_WC_WR_FLUSH_ERR {
+                Failure::cause(
+                    FI_ECONNRESET,
+                    "the connection's queue pair is in error state",
+                )
+            } else {
+                wc_failure(wc.status, Some(c.peer), "receive")
+            };
+            self.conn_failed(st, cn, f);
             return;
         }
         let whole = rx.buf(slot * SLOT, SLOT);
@@ -684,11 +921,41 @@ impl RdmEp {
             tag: h.tag,
             data: h.data,
         };
+        let bad = match h.op {
+            wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
+            wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
+            _ => self.deliver(st, cn, &h, body, msg),
+        };
+        if let Some(why) = bad {
+            return self.refuse(st, cn, why);
+        }
+        let Some(c) = st.conns.get(&cn) else { return };
+        if let Err(e) = c.id.post_recv(wc.wr_id, &[whole], &[lkey]) {
+            verbs_err("ibv_post_recv", e);
+            self.conn_failed(
+                st,
+                cn,
+                Failure::cause(FI_EIO, "could not repost a receive buffer"),
+            );
+        }
+    }
+
+    /// A message piece or an RMA notice (on connection `cn`): into the
+    /// engine's receive queue and reassembly, or counted; why the piece is
+    /// refused otherwise.
+    fn deliver(
+        &self,
+        st: &mut State,
+        cn: u32,
+        h: &Header,
+        body: &[u8],
+        msg: MsgInfo,
+    ) -> Option<&'static str> {
         let State {
             rxq, partial, core, ..
         } = &mut *st;
         let key = (cn, h.seq);
-        let bad = match h.op {
+        match h.op {
             wire::Op::Eager => {
                 rxq.deliver(msg, body, &core.sinks);
                 None
@@ -705,18 +972,24 @@ impl RdmEp {
                 .append(key, body, &core.sinks)
                 .err()
                 .map(|_| "a piece of no message, or past its length"),
-        };
-        if let Some(why) = bad {
-            return self.refuse(st, cn, why);
-        }
-        let Some(c) = st.conns.get(&cn) else { return };
-        if let Err(e) = c.id.post_recv(wc.wr_id, &[whole], &[lkey]) {
-            verbs_err("ibv_post_recv", e);
-            self.conn_failed(
-                st,
-                cn,
-                Failure::cause(FI_EIO, "could not repost a receive buffer"),
-            );
+            wire::Op::Written | wire::Op::Read => {
+                // The access before it is done (RC's order).
+                let write = h.op == wire::Op::Written;
+                let (key, addr) = (u64::from(h.seq), h.tag.unwrap_or(0));
+                let access = if write {
+                    FI_REMOTE_WRITE
+                } else {
+                    FI_REMOTE_READ
+                };
+                let len = h.len as usize;
+                match self.mrs.access(key, addr, len, access) {
+                    Ok((m, _)) => remote_complete(&core.sinks, &m, write, len, h.data, msg.src),
+                    // The region is closed by now: the endpoint still counts it.
+                    Err(_) => core.sinks.remote_done(write, len, h.data, msg.src),
+                }
+                None
+            }
+            wire::Op::Atomic | wire::Op::AtomicDone => None,
         }
     }
 
@@ -725,6 +998,9 @@ impl RdmEp {
         let Some(w) = st.wrs.remove(&wc.wr_id) else {
             return;
         };
+        if let (Some(r), IBV_WC_SUCCESS) = (&w.back, wc.status) {
+            rma::read_back(&st.txbuf, w.slot, r);
+        }
         st.tx_free.push(w.slot);
         if let Some(s) = st.sends.get_mut(&w.send) {
             s.pieces -= 1;
@@ -732,13 +1008,7 @@ impl RdmEp {
         if wc.status != IBV_WC_SUCCESS {
             let peer = st.conns.get(&w.conn).map(|c| c.peer);
             let f = wc_failure(wc.status, peer, "send");
-            if let Some(s) = st.sends.get_mut(&w.send) {
-                if !s.failed {
-                    s.failed = true;
-                    st.core.sinks.tx_err(&s.tx, f);
-                }
-            }
-            Self::settle(st, w.send);
+            Self::fail_send(st, w.send, f);
             self.conn_failed(st, w.conn, f);
             return;
         }
@@ -785,6 +1055,16 @@ impl RdmEp {
         }
         self.poll_cq(st);
     }
+}
+
+/// The bytes of `iov`, back to back (an injected operation's, whose
+/// buffers are the caller's again when the call returns).
+fn copy_of(iov: &[oxifabric::ops::IoBuf]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(iov_len(iov));
+    for b in iov {
+        v.extend_from_slice(b.as_slice());
+    }
+    v
 }
 
 /// The work request id of receive slot `slot` of connection `cn`.
@@ -924,58 +1204,20 @@ impl EndpointOps for RdmEp {
             return Err(Error::MsgSize);
         }
         let body = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
-        let tx = TxCtx::of(op);
         let mut g = self.lock();
         let st = &mut *g;
-        if !st.core.enabled {
-            return Err(Error::OpBadState);
-        }
-        if st.sends.len() >= self.info.tx.size.max(1) || !st.core.sinks.tx_room(&tx) {
-            self.progress_locked(st);
-            return Err(Error::Again);
-        }
-        let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
-        let Some(peer) = av.sockaddr(op.dest) else {
-            oxifabric::prov_log!(
-                NAME,
-                FI_LOG_WARN,
-                FI_LOG_EP_DATA,
-                "send to {:#x}: not an address of the AV",
-                op.dest
-            );
-            return Err(Error::Inval);
-        };
-        let cn = match st.tx_conn.get(&peer) {
-            Some(&cn) => cn,
-            None => self.connect_to(st, peer)?,
-        };
-        let id = st.next_send;
-        st.next_send += 1;
-        let Some(c) = st.conns.get_mut(&cn) else {
-            return Err(Error::OpBadState);
-        };
-        let seq = c.next_seq;
-        c.next_seq = c.next_seq.wrapping_add(1);
-        c.queue.push_back(Outgoing {
-            id,
-            seq,
+        let out = Outgoing {
+            id: 0,
+            seq: 0,
             tag: op.tag,
             data: op.data,
             body: Body::App(body),
             len,
             off: 0,
-        });
-        st.queued += 1;
-        st.sends.insert(
-            id,
-            Sending {
-                tx,
-                pieces: 0,
-                handed: false,
-                failed: false,
-            },
-        );
-        Self::pump(st, cn);
+            rma: None,
+            frame: None,
+        };
+        let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), Vec::new())?;
         if inject {
             // The caller's buffer is its own again on return: what has not
             // left yet is copied.
@@ -984,16 +1226,74 @@ impl EndpointOps for RdmEp {
                 .get_mut(&cn)
                 .and_then(|c| c.queue.iter_mut().find(|o| o.id == id))
             {
-                let mut v = vec![0u8; len];
-                let mut at = 0;
-                for b in op.iov {
-                    v[at..at + b.len()].copy_from_slice(b.as_slice());
-                    at += b.len();
-                }
-                o.body = Body::Copy(v);
+                o.body = Body::Copy(copy_of(op.iov));
             }
         }
         Ok(())
+    }
+
+    /// RMA (`rdm/rma.rs`): checked here (shape, inject size, one remote
+    /// piece, a 4-byte key, descriptors), queued on the peer's connection.
+    fn rma(&self, op: &RmaOp<'_>) -> Result<()> {
+        if self.info.caps & FI_RMA == 0 {
+            oxifabric::prov_log!(
+                NAME,
+                FI_LOG_WARN,
+                FI_LOG_EP_DATA,
+                "RMA on an endpoint whose fi_info has no FI_RMA"
+            );
+            return Err(Error::NoSys);
+        }
+        let limit = self.info.tx.rma_iov_limit.max(1);
+        let len = check_rma(NAME, op, limit, self.info.tx.inject_size)?;
+        let [r] = op.rma else {
+            return Err(Error::Inval);
+        };
+        let rkey = rma::rkey(r.key)?;
+        let what = if op.write { "RMA write" } else { "RMA read" };
+        let (keys, mrs) = self.rma_keys(op, len, what)?;
+        let body = if op.write && injected(op.flags, op.internal) {
+            Body::Copy(copy_of(op.iov))
+        } else {
+            Body::App(IoVec::from_slice(op.iov).ok_or(Error::Inval)?)
+        };
+        let notify = (op.write && (op.data.is_some() || op.flags & FI_REMOTE_CQ_DATA != 0))
+            .then(|| op.data.unwrap_or(0));
+        let out = Outgoing {
+            id: 0,
+            seq: 0,
+            tag: None,
+            data: None,
+            body,
+            len,
+            off: 0,
+            rma: Some(rma::Access {
+                write: op.write,
+                addr: r.addr,
+                rkey,
+                keys,
+                data: notify,
+                noticed: false,
+                started: false,
+            }),
+            frame: None,
+        };
+        let mut g = self.lock();
+        self.enqueue(&mut g, op.dest, out, TxCtx::of_rma(op), mrs)
+            .map(|_| ())
+    }
+
+    /// Atomics (`rdm/atomic.rs`).
+    fn atomic(&self, op: &oxifabric::ops::AtomicReq<'_>) -> Result<()> {
+        self.post_atomic(op)
+    }
+
+    fn atomic_limit(&self) -> usize {
+        if self.info.caps & FI_ATOMIC != 0 {
+            atomic::ATOMIC_LIMIT
+        } else {
+            0
+        }
     }
 
     fn rx_size_left(&self) -> Result<usize> {

@@ -1,6 +1,7 @@
 //! What an RDM endpoint's peers say to it: the private data of a
 //! connection request (the requester's listening address, so `FI_SOURCE`
-//! can name it) and the header in front of every message piece.
+//! can name it) and of its acceptance (each side's [`NOTICES`] wish), and
+//! the header in front of every message piece and RMA notice.
 //! Everything here comes from a peer: it is decoded into plain values and
 //! checked before anything else looks at it.
 
@@ -15,6 +16,13 @@ pub const HDR: usize = 32;
 
 /// The first bytes of a connection request's private data.
 const HELLO_MAGIC: [u8; 2] = *b"oR";
+/// The first bytes of an acceptance's private data.
+const ANSWER_MAGIC: [u8; 2] = *b"oA";
+
+/// A flag of the request and the answer: the side sending it wants a
+/// notice after every RMA access into its memory (its endpoint has
+/// `FI_RMA_EVENT`: its counters count remote accesses).
+pub const NOTICES: u8 = 1;
 
 /// What a piece is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +34,20 @@ pub enum Op {
     First = 2,
     /// A further piece (`len`: this piece's body).
     More = 3,
+    /// No message: the RDMA WRITE before it on the same connection (RC
+    /// places its bytes first) is done: `seq` its key, `tag` its address,
+    /// `len` its length, `data` its remote CQ data (`fi_writedata`), if
+    /// any; no body.
+    Written = 4,
+    /// No message: the RDMA READ before it on the same connection is
+    /// done (`seq`, `tag`, `len` as for [`Op::Written`]; no data, no body).
+    Read = 5,
+    /// An atomic request (`rdm/atomic.rs`): `seq` its number, `tag` what
+    /// it asks for, `len` its body (address, key, operands).
+    Atomic = 6,
+    /// An atomic request's answer: `seq` its number, `data` its status,
+    /// `len` its body (the values found).
+    AtomicDone = 7,
 }
 
 const HAS_TAG: u8 = 1;
@@ -70,6 +92,10 @@ impl Header {
             1 => Op::Eager,
             2 => Op::First,
             3 => Op::More,
+            4 => Op::Written,
+            5 => Op::Read,
+            6 => Op::Atomic,
+            7 => Op::AtomicDone,
             _ => return Err("an unknown operation"),
         };
         if h[2] & !(HAS_TAG | HAS_DATA) != 0 || h[3] != 0 {
@@ -93,6 +119,10 @@ impl Header {
         let fits = match op {
             Op::Eager | Op::More => hdr.len == body_len,
             Op::First => hdr.len > body_len,
+            Op::Written => body_len == 0 && hdr.tag.is_some(),
+            Op::Read => body_len == 0 && hdr.tag.is_some() && hdr.data.is_none(),
+            Op::Atomic => hdr.len == body_len && hdr.tag.is_some(),
+            Op::AtomicDone => hdr.len == body_len && hdr.data.is_some() && hdr.tag.is_none(),
         };
         if !fits {
             return Err("a length that does not match the piece");
@@ -102,26 +132,41 @@ impl Header {
 }
 
 /// A connection request's private data: who is asking, by the address
-/// it listens at (what its `fi_getname` gives).
-pub fn hello(listen: &SocketAddr) -> Vec<u8> {
+/// it listens at (what its `fi_getname` gives), and its flags.
+pub fn hello(listen: &SocketAddr, flags: u8) -> Vec<u8> {
     let a = addr::to_sockaddr(listen);
-    let mut v = Vec::with_capacity(4 + a.len());
+    let mut v = Vec::with_capacity(5 + a.len());
     v.extend_from_slice(&HELLO_MAGIC);
     v.push(VERSION);
     v.push(a.len() as u8);
     v.extend_from_slice(&a);
+    v.push(flags);
     v
 }
 
-/// The listening address in a request's private data (rdma-cm pads it
-/// with zeros), or None when it is not ours or does not add up.
-pub fn parse_hello(data: &[u8]) -> Option<SocketAddr> {
+/// The listening address and flags in a request's private data (rdma-cm
+/// pads it with zeros), or None when it is not ours or does not add up.
+pub fn parse_hello(data: &[u8]) -> Option<(SocketAddr, u8)> {
     let (head, rest) = data.split_first_chunk::<4>()?;
     if head[..2] != HELLO_MAGIC || head[2] != VERSION {
         return None;
     }
-    let a = rest.get(..usize::from(head[3]))?;
-    addr::sockaddr_from_bytes(a)
+    let n = usize::from(head[3]);
+    let a = addr::sockaddr_from_bytes(rest.get(..n)?)?;
+    Some((a, rest.get(n).copied().unwrap_or(0)))
+}
+
+/// An acceptance's private data: the accepting side's flags.
+pub fn answer(flags: u8) -> [u8; 4] {
+    [ANSWER_MAGIC[0], ANSWER_MAGIC[1], VERSION, flags]
+}
+
+/// The flags of an acceptance's private data; 0 when it is not ours.
+pub fn parse_answer(data: &[u8]) -> u8 {
+    match data.split_first_chunk::<4>() {
+        Some((h, _)) if h[..2] == ANSWER_MAGIC && h[2] == VERSION => h[3],
+        _ => 0,
+    }
 }
 
 #[cfg(test)]
@@ -166,7 +211,7 @@ mod tests {
         }
         .encode();
         assert!(Header::decode(&h[..HDR - 1]).is_err(), "short");
-        for (i, v) in [(0, 9u8), (1, 0), (1, 4), (2, 4), (3, 1)] {
+        for (i, v) in [(0, 9u8), (1, 0), (1, 8), (2, 4), (3, 1)] {
             let mut b = h;
             b[i] = v;
             assert!(Header::decode(&b).is_err(), "byte {i} = {v}");
@@ -175,15 +220,62 @@ mod tests {
     }
 
     #[test]
+    fn notices_name_the_access_and_carry_no_body() {
+        let w = Header {
+            op: Op::Written,
+            seq: 0x1234,
+            tag: Some(0x7f00_0000_1000),
+            data: Some(u64::MAX - 1),
+            len: 1 << 20,
+        };
+        assert_eq!(Header::decode(&w.encode()), Ok((w, &[][..])));
+        let plain = Header { data: None, ..w };
+        assert!(
+            Header::decode(&plain.encode()).is_ok(),
+            "a write without data"
+        );
+        let mut body = w.encode().to_vec();
+        body.push(0);
+        assert!(Header::decode(&body).is_err(), "a notice with a body");
+        let no_addr = Header { tag: None, ..w };
+        assert!(
+            Header::decode(&no_addr.encode()).is_err(),
+            "a notice without address"
+        );
+        let r = Header {
+            op: Op::Read,
+            ..plain
+        };
+        assert!(Header::decode(&r.encode()).is_ok());
+        let rd = Header { op: Op::Read, ..w };
+        assert!(Header::decode(&rd.encode()).is_err(), "a read with CQ data");
+    }
+
+    #[test]
+    fn answers_carry_flags() {
+        let mut d = answer(NOTICES).to_vec();
+        d.resize(56, 0);
+        assert_eq!(parse_answer(&d), NOTICES);
+        assert_eq!(parse_answer(&[0; 56]), 0, "rdma-cm's padding alone");
+        assert_eq!(parse_answer(b"oA"), 0);
+    }
+
+    #[test]
     fn hello_carries_the_listening_address() {
         for a in ["10.77.0.1:4000", "[fd77::1]:5"] {
             let a: SocketAddr = a.parse().unwrap();
-            let mut d = hello(&a);
+            let mut d = hello(&a, NOTICES);
             d.resize(56, 0);
-            assert_eq!(parse_hello(&d), Some(a));
+            assert_eq!(parse_hello(&d), Some((a, NOTICES)));
+            let d = hello(&a, 0);
+            assert_eq!(
+                parse_hello(&d[..d.len() - 1]),
+                Some((a, 0)),
+                "no flags byte"
+            );
         }
         assert_eq!(parse_hello(b"xR\x01\x10"), None);
-        let mut d = hello(&"10.0.0.1:1".parse().unwrap());
+        let mut d = hello(&"10.0.0.1:1".parse().unwrap(), 0);
         d[3] = 200;
         assert_eq!(parse_hello(&d), None, "a length past the data");
         assert_eq!(parse_hello(&[]), None);
