@@ -83,6 +83,11 @@ for t in functional/fi_multi_mr functional/fi_rdm_rma_event benchmarks/fi_rma_bw
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done
+# Open MPI's ofi MTL over the verbs RDM endpoint (issue 24): the MPI
+# suite of fabtests-compat, built with Debian's mpicc (make deps installs
+# it; without it the guest reports the check failed).
+command -v mpicc >/dev/null && mpicc -O2 -Wall -Wextra -Werror -o "$work/ft/mpi_suite" \
+	"$root/fabtests-compat/mpi/mpi_suite.c"
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\nUNITS=%q\n' "$work/verbs-probe" \
 	"$work/verbs-rc-pingpong" "$work/lib" "$work/ft" "$work/ft-deb" "$units" >"$work/guest.env"
 # The guest runs some sixty server/client pairs (6 min or more under

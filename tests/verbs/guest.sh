@@ -524,5 +524,20 @@ sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.tx
 rm -f "$W/results.tmp"
 failed=$before
 
+# Open MPI 4.1's ofi MTL on our verbs RDM endpoint (verbs;ofi_rxm), two
+# ranks on rxe0: fabtests-compat/mpi's suite (point-to-point 0 B-64 MiB,
+# wildcards, probes, cancel, 10000 outstanding messages, collectives).
+if [ -x "$FT/mpi_suite" ]; then
+	out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+		LD_LIBRARY_PATH=$OXILIB FI_VERBS_IFACE=dummy0 HOME=/tmp timeout 900 mpirun -np 2 \
+		-x LD_LIBRARY_PATH -x FI_VERBS_IFACE --mca oob_tcp_if_include lo --mca btl self --mca pml cm \
+		--mca mtl ofi --mca mtl_ofi_provider_include verbs "$FT/mpi_suite" 2>&1)
+	echo "-- mpi_suite (2 ranks, mtl ofi, verbs)"; echo "$out"
+	[[ $out == *"mpi (2 ranks): 22 passed, 0 failed"* ]] && ok mpi_mtl_verbs_2 ||
+		fail mpi_mtl_verbs_2 "$(grep -v '^PASS' <<<"$out" | tail -3 | tr '\n' ' ')"
+else
+	fail mpi_mtl_verbs_2 "no mpi_suite (mpicc missing: make deps)"
+fi
+
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))
