@@ -126,6 +126,23 @@ struct Conn {
     notices: bool,
 }
 
+impl Conn {
+    /// A connection in its first phase: nothing queued or received yet.
+    fn new(id: Id, rx: Option<RegBuf>, phase: Phase, peer: SocketAddr, inline: usize) -> Conn {
+        Conn {
+            id,
+            rx,
+            phase,
+            peer,
+            queue: VecDeque::new(),
+            next_seq: 0,
+            inline,
+            src: None,
+            notices: false,
+        }
+    }
+}
+
 /// Where a send's bytes are.
 enum Body {
     /// The application's buffers (valid until the send completes).
@@ -377,20 +394,8 @@ impl RdmEp {
         let cn = st.next_conn;
         st.next_conn += 1;
         st.by_id.insert(id.addr(), cn);
-        st.conns.insert(
-            cn,
-            Conn {
-                id,
-                rx: None,
-                phase: Phase::Resolving,
-                peer,
-                queue: VecDeque::new(),
-                next_seq: 0,
-                inline: 0,
-                src: None,
-                notices: false,
-            },
-        );
+        st.conns
+            .insert(cn, Conn::new(id, None, Phase::Resolving, peer, 0));
         st.pending += 1;
         st.tx_conn.insert(peer, cn);
         Ok(cn)
@@ -436,20 +441,9 @@ impl RdmEp {
         }
         st.next_conn += 1;
         st.by_id.insert(id.addr(), cn);
-        st.conns.insert(
-            cn,
-            Conn {
-                id,
-                rx: Some(rx),
-                phase: Phase::Accepting,
-                peer,
-                queue: VecDeque::new(),
-                next_seq: 0,
-                inline,
-                src: None,
-                notices: flags & wire::NOTICES != 0,
-            },
-        );
+        let mut conn = Conn::new(id, Some(rx), Phase::Accepting, peer, inline);
+        conn.notices = flags & wire::NOTICES != 0;
+        st.conns.insert(cn, conn);
         st.pending += 1;
         // Our sends to that peer may use it (unless we connected first),
         // except with RMA: a peer's refused access takes down the queue
