@@ -519,14 +519,16 @@ impl VerbsEp {
 
     fn progress_locked(&self, st: &mut State) {
         // When the descriptors are read: crate::watch.
-        if self.waits.due(&mut st.polls, false) {
+        let due = self.waits.due(&mut st.polls, false);
+        if due.read {
             while let Some(ev) = self.chan.next() {
                 self.cm_event(st, ev);
             }
             if let Some(cq) = &st.cq {
-                // Re-armed before the poll below, so a completion after
-                // that poll makes the descriptor readable again.
-                if cq.take_events() {
+                cq.take_events();
+                if due.arm {
+                    // Before the poll below, so a completion after that
+                    // poll makes the descriptor readable.
                     let _ = cq.arm();
                 }
             }
@@ -669,8 +671,11 @@ impl Progress for VerbsEp {
         }
     }
 
+    /// The caller sleeps on the descriptor next: a pass now arms the
+    /// completion queue (and finds what came before it was armed).
     fn wait_fd(&self) -> Option<RawFd> {
-        Some(self.waits.wanted())
+        self.progress_settled();
+        Some(self.waits.fds.raw())
     }
 
     /// Someone (an application's epoll set, `FI_GETWAIT`) may sleep on the

@@ -1037,13 +1037,14 @@ impl RdmEp {
         if !st.core.enabled {
             return;
         }
-        if self.waits.due(&mut st.polls, st.pending > 0) {
+        let due = self.waits.due(&mut st.polls, st.pending > 0);
+        if due.read {
             while let Some(ev) = self.chan.next() {
                 self.on_cm(st, ev);
             }
-            // Re-armed before the poll below, so a completion after that
-            // poll makes the descriptor readable again.
-            if self.cq.take_events() {
+            self.cq.take_events();
+            if due.arm {
+                // Before the poll below (crate::watch::Due).
                 let _ = self.cq.arm();
             }
         }
@@ -1073,8 +1074,10 @@ impl Progress for RdmEp {
         }
     }
 
+    /// As `VerbsEp`'s: a pass that arms the completion queue first.
     fn wait_fd(&self) -> Option<RawFd> {
-        Some(self.waits.wanted())
+        self.progress_settled();
+        Some(self.waits.fds.raw())
     }
 
     fn pin_watch(&self) {

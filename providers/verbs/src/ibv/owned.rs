@@ -131,9 +131,9 @@ impl DevCtx {
             cq,
             chan,
             _dev: self.clone(),
+            armed: false.into(),
         };
         set_nonblocking(cq.fd())?;
-        cq.arm()?;
         Ok(Arc::new(cq))
     }
 
@@ -405,6 +405,10 @@ pub struct Cq {
     cq: *mut ibv_cq,
     chan: *mut ibv_comp_channel,
     _dev: Arc<DevCtx>,
+    /// Whether the next completion raises an event: an armed CQ costs the
+    /// device an event (an interrupt on hardware; on soft-RoCE kernel work)
+    /// for its next completion, so it is armed only for a sleeper.
+    armed: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: polling and arming a CQ are thread-safe in rdma-core's providers.
@@ -420,8 +424,23 @@ impl Cq {
         unsafe { (*self.chan).fd }
     }
 
-    /// `ibv_req_notify_cq`: the next completion makes [`Cq::fd`] readable.
+    /// `ibv_req_notify_cq` unless armed already: the next completion makes
+    /// [`Cq::fd`] readable. Callers serialize this with
+    /// [`Cq::take_events`] (their endpoint's lock), which disarms.
     pub fn arm(&self) -> Result<(), VerbsError> {
+        use std::sync::atomic::Ordering::{AcqRel, Release};
+        if self.armed.swap(true, AcqRel) {
+            return Ok(());
+        }
+        let r = self.arm_now();
+        if r.is_err() {
+            self.armed.store(false, Release);
+        }
+        r
+    }
+
+    /// `ibv_req_notify_cq`.
+    fn arm_now(&self) -> Result<(), VerbsError> {
         // SAFETY: cq is live; its context's ops table is rdma-core's.
         let f = unsafe { (*(*self.cq).context).ops.req_notify_cq }.ok_or(VerbsError::Call {
             call: "ibv_req_notify_cq",
@@ -434,6 +453,11 @@ impl Cq {
     /// Reads and acknowledges the channel's pending notifications without
     /// blocking; true when there was one (the caller then re-arms).
     pub fn take_events(&self) -> bool {
+        if !self.armed.load(std::sync::atomic::Ordering::Acquire) {
+            // No event comes from a queue that was not armed: the read
+            // (a system call) is saved.
+            return false;
+        }
         let mut any = false;
         loop {
             let mut cq = std::ptr::null_mut();
@@ -446,6 +470,9 @@ impl Cq {
             // SAFETY: cq is the CQ the event was for (ours); acked at once,
             // so destroy_cq never waits for unacknowledged events.
             unsafe { (self.lib.ack_cq_events)(cq, 1) };
+            // One event per arming.
+            self.armed
+                .store(false, std::sync::atomic::Ordering::Release);
             any = true;
         }
     }
