@@ -38,6 +38,14 @@ pub trait Progress: Send + Sync {
     fn poll_always(&self) -> bool {
         false
     }
+    /// For a [`Progress::poll_always`] source: a lock-free look at whether
+    /// a progress call now would find work, which a queue with many such
+    /// sources runs instead of a progress call (upgrading each source's
+    /// handle and calling it cost more than its look at a ring, hundreds
+    /// of times per read). None: the queue drives the source every read.
+    fn probe(&self) -> Option<Arc<dyn Ready>> {
+        None
+    }
     /// Whether the application drove this source itself a moment ago: the
     /// auto-progress thread then leaves it alone.
     fn app_polling(&self) -> bool {
@@ -68,6 +76,14 @@ pub trait Progress: Send + Sync {
     fn tick(&self) {
         self.progress();
     }
+}
+
+/// See [`Progress::probe`].
+pub trait Ready: Send + Sync {
+    /// Whether the source's next progress call may find work: false only
+    /// when it would return at once. A source that must run now and then
+    /// regardless (its timers) says true then.
+    fn ready(&self) -> bool;
 }
 
 /// The application's progress calls on one source, counted without a
@@ -152,17 +168,23 @@ struct Inner {
     /// added and removed while their endpoint holds its own lock, and
     /// asking one for its descriptor may take that lock: reads do it.
     unregistered: Vec<usize>,
-    /// Slots of sources without a wait descriptor (driven on every read).
+    /// Slots of sources without a wait descriptor (driven on every read
+    /// their probe, if any, says ready).
     unwatched: Vec<usize>,
     last_sweep: Option<Instant>,
     /// Storage reused by reads, so they allocate nothing.
     scratch: Vec<Arc<dyn Progress>>,
 }
 
+/// How a source is watched: its descriptor, or a poll-always source's probe.
+type Watched = (Option<RawFd>, Option<Arc<dyn Ready>>);
+
 struct Slot {
     src: Weak<dyn Progress>,
     /// The descriptor put in the nested set.
     fd: Option<RawFd>,
+    /// A `poll_always` source's look ([`Progress::probe`]).
+    probe: Option<Arc<dyn Ready>>,
 }
 
 impl Inner {
@@ -203,7 +225,11 @@ impl Sources {
         if l.live().any(|(_, w)| w.ptr_eq(&s)) {
             return;
         }
-        let slot = Some(Slot { src: s, fd: None });
+        let slot = Some(Slot {
+            src: s,
+            fd: None,
+            probe: None,
+        });
         let i = match l.slots.iter().position(Option::is_none) {
             Some(i) => {
                 l.slots[i] = slot;
@@ -284,24 +310,26 @@ impl Sources {
                 .filter_map(|i| Some((i, slots[i].as_ref()?.src.upgrade()?)))
                 .collect()
         };
-        let fds: Vec<Option<RawFd>> = pending
+        // A poll-always source: its probe, no descriptor; others: theirs.
+        let fds: Vec<Watched> = pending
             .iter()
             .map(|(_, s)| {
                 if s.poll_always() {
-                    return None;
+                    return (None, s.probe());
                 }
                 s.pin_watch();
-                s.wait_fd()
+                (s.wait_fd(), None)
             })
             .collect();
         let mut l = self.lock();
-        for ((i, s), fd) in pending.iter().zip(fds) {
+        for ((i, s), (fd, probe)) in pending.iter().zip(fds) {
             let Some(slot) = l.slots[*i].as_mut() else {
                 continue;
             };
             if !std::ptr::addr_eq(slot.src.as_ptr(), Arc::as_ptr(s)) {
                 continue; // removed meanwhile, and the slot reused
             }
+            slot.probe = probe;
             match fd {
                 Some(fd) if nest.add(fd, *i as u64, false).is_ok() => slot.fd = Some(fd),
                 _ => l.unwatched.push(*i),
@@ -383,7 +411,12 @@ impl Sources {
             run.extend(s.and_then(|s| s.src.upgrade()));
         }
         for &i in &l.unwatched {
-            run.extend(l.slots[i].as_ref().and_then(|s| s.src.upgrade()));
+            let Some(s) = l.slots[i].as_ref() else {
+                continue;
+            };
+            if s.probe.as_ref().is_none_or(|p| p.ready()) {
+                run.extend(s.src.upgrade());
+            }
         }
         if self.kicked.swap(false, Ordering::Relaxed) {
             let held = l.live().filter_map(|(_, w)| w.upgrade());
@@ -666,6 +699,82 @@ mod tests {
         fakes[2].ready.set();
         srcs.progress();
         assert_eq!(runs(&fakes), vec![0; 8], "removed sources are not driven");
+    }
+
+    /// A poll-always source with a probe: ready while `go` is set.
+    struct Polled {
+        look: Arc<Look>,
+        runs: AtomicUsize,
+    }
+
+    struct Look {
+        go: AtomicBool,
+        looks: AtomicUsize,
+    }
+
+    impl Ready for Look {
+        fn ready(&self) -> bool {
+            self.looks.fetch_add(1, Ordering::Relaxed);
+            self.go.load(Ordering::Relaxed)
+        }
+    }
+
+    impl Progress for Polled {
+        fn progress(&self) {
+            self.runs.fetch_add(1, Ordering::Relaxed);
+        }
+        fn wait_fd(&self) -> Option<RawFd> {
+            None
+        }
+        fn poll_always(&self) -> bool {
+            true
+        }
+        fn probe(&self) -> Option<Arc<dyn Ready>> {
+            Some(self.look.clone())
+        }
+    }
+
+    #[test]
+    fn many_polled_sources_run_when_their_probe_says_so() {
+        let srcs = Sources {
+            sweep_every: Some(Duration::from_secs(3600)),
+            ..Default::default()
+        };
+        let polled: Vec<Arc<Polled>> = (0..8)
+            .map(|_| {
+                Arc::new(Polled {
+                    look: Arc::new(Look {
+                        go: AtomicBool::new(false),
+                        looks: AtomicUsize::new(0),
+                    }),
+                    runs: AtomicUsize::new(0),
+                })
+            })
+            .collect();
+        for p in &polled {
+            srcs.add(Arc::downgrade(p) as Weak<dyn Progress>);
+        }
+        let runs = || -> Vec<usize> {
+            polled
+                .iter()
+                .map(|p| p.runs.swap(0, Ordering::Relaxed))
+                .collect()
+        };
+        srcs.progress();
+        assert_eq!(runs(), vec![1; 8], "the first pass sweeps");
+        srcs.progress();
+        assert_eq!(runs(), vec![0; 8], "no probe ready, nothing run");
+        assert!(polled.iter().all(|p| p.look.looks.load(Ordering::Relaxed) == 2));
+        polled[6].look.go.store(true, Ordering::Relaxed);
+        srcs.progress();
+        assert_eq!(runs(), vec![0, 0, 0, 0, 0, 0, 1, 0]);
+        // The queue holds the probes, not the sources: a dropped one is
+        // not driven, and its probe goes with its slot on removal.
+        let gone = Arc::downgrade(&polled[6]) as Weak<dyn Progress>;
+        srcs.remove(&gone);
+        srcs.progress();
+        assert_eq!(runs(), vec![0; 8]);
+        assert_eq!(Arc::strong_count(&polled[6].look), 1);
     }
 
     #[test]

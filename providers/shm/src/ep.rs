@@ -12,7 +12,7 @@ use oxifabric::ops::{AtomicReq, Binding, EndpointOps, OptValue, RecvOp, RmaOp, S
 use oxifabric::service::ep_core::{self, EpCore};
 use oxifabric::service::epoll::Epoll;
 use oxifabric::service::mr::MrTable;
-use oxifabric::service::progress::Progress;
+use oxifabric::service::progress::{Progress, Ready};
 use oxifabric::service::rxq::{self, RxQueues};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -53,7 +53,7 @@ pub struct ShmEp {
     _domain: Arc<ShmDomain>,
     st: Mutex<State>,
     /// Idle progress calls return before the lock.
-    quick: Quick,
+    quick: Arc<Quick>,
 }
 
 impl ShmEp {
@@ -79,7 +79,7 @@ impl ShmEp {
                 armed: false,
                 poll,
             }),
-            quick: Quick::default(),
+            quick: Arc::default(),
         }))
     }
 
@@ -164,6 +164,10 @@ impl Progress for ShmEp {
         // costs every sender a system call per message. A queue drives
         // us on every read and arms us (wait_fd) only before it sleeps.
         true
+    }
+
+    fn probe(&self) -> Option<Arc<dyn Ready>> {
+        Some(self.quick.clone())
     }
 }
 

@@ -49,6 +49,7 @@ use oxifabric::service::ep_core::{EpCore, Failure, PeerName, TxCtx};
 use oxifabric::service::epoll::Epoll;
 use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::mr::MrTable;
+use oxifabric::service::progress::Ready;
 use oxifabric::service::reassembly::{Reassembly, Refused};
 use oxifabric::service::rxq::{
     complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
@@ -1375,16 +1376,36 @@ impl Quick {
 
     /// Whether this progress call may return at once.
     pub fn skip(&self) -> bool {
+        !self.look()
+    }
+
+    /// Whether a progress call must run: busy, input in the ring, or the
+    /// idle call in [`QUICK_FULL_EVERY`].
+    fn look(&self) -> bool {
+        // No ring yet (or none at all, the owner's path off): always run.
         let Some(p) = self.peek.get() else {
-            return false;
+            return true;
         };
         if self.busy.load(Relaxed) || p.maybe_ready() {
-            return false;
+            return true;
         }
         // A lost count (two threads at once) only moves the full pass.
         let n = self.calls.load(Relaxed).wrapping_add(1);
         self.calls.store(n, Relaxed);
-        !n.is_multiple_of(QUICK_FULL_EVERY)
+        n.is_multiple_of(QUICK_FULL_EVERY)
+    }
+}
+
+/// A queue's look before it drives the owner ([`Progress::probe`]): the
+/// owner's progress call then looks again, so a full pass the count
+/// grants here is passed on as busy (the pass sets it back).
+impl Ready for Quick {
+    fn ready(&self) -> bool {
+        let go = self.look();
+        if go {
+            self.busy(true);
+        }
+        go
     }
 }
 

@@ -617,3 +617,16 @@ fn cross_memory_reads_from_a_child_and_refusal_for_another_user() {
         );
     }
 }
+
+/// A `Quick` without a ring to look at (its owner's path not made, or off)
+/// never lets a progress call return early, and says ready to a queue's
+/// probe; a busy one likewise.
+#[test]
+fn quick_without_a_ring_always_runs() {
+    use oxifabric::service::progress::Ready;
+    let q = crate::path::Quick::default();
+    for _ in 0..(2 * crate::path::QUICK_FULL_EVERY) {
+        assert!(!q.skip());
+        assert!(q.ready());
+    }
+}

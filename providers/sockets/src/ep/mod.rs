@@ -188,7 +188,7 @@ pub struct SockEp {
     local_wanted: bool,
     /// Idle progress calls of an endpoint whose peers are all reached by
     /// shared memory return before the lock (`local.rs`).
-    quick: oxifabric_shm::path::Quick,
+    quick: Arc<oxifabric_shm::path::Quick>,
 }
 
 /// Sends coalesced on one connection before they are written anyway.

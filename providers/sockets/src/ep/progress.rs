@@ -903,6 +903,10 @@ impl Progress for SockEp {
         self.local_wanted
     }
 
+    fn probe(&self) -> Option<Arc<dyn oxifabric::service::progress::Ready>> {
+        Some(self.quick.clone())
+    }
+
     /// Whether the application drove this endpoint's progress itself in
     /// the last 10 ms: the auto-progress thread then stays away (the
     /// application sees its data sooner, and two threads spinning on two
