@@ -164,6 +164,8 @@ struct Inner {
     /// Index = the token in the nested set; `None` is a free slot.
     slots: Vec<Option<Slot>>,
     live: usize,
+    /// The source when there is exactly one ([`Inner::relive`]).
+    solo: Option<Weak<dyn Progress>>,
     /// Slots whose descriptor is not in the nested set yet. Sources are
     /// added and removed while their endpoint holds its own lock, and
     /// asking one for its descriptor may take that lock: reads do it.
@@ -201,6 +203,16 @@ impl Inner {
         }
         self.unwatched.retain(|&u| u != i);
         self.unregistered.retain(|&u| u != i);
+        self.relive();
+    }
+
+    /// Keeps [`Inner::solo`] in step with the slots (after a change).
+    fn relive(&mut self) {
+        self.solo = if self.live == 1 {
+            self.live().next().map(|(_, w)| w.clone())
+        } else {
+            None
+        };
     }
 }
 
@@ -241,6 +253,7 @@ impl Sources {
             }
         };
         l.live += 1;
+        l.relive();
         l.unregistered.push(i);
         self.getwait.source_added();
     }
@@ -345,24 +358,25 @@ impl Sources {
             self.getwait.refresh(|| self.pinned_wait_fds());
         }
         if self.nest.get().is_none() {
-            // Few sources (the common case, on every poll): one lock, the
-            // handles copied out to the stack, progress without our lock.
-            let mut few: [Option<Arc<dyn Progress>>; NEST_ABOVE] = Default::default();
-            let many = {
+            // One source (the common case, on every poll of a busy-polling
+            // reader): its handle upgraded under our lock, its progress
+            // run without it. Copying the handles of up to NEST_ABOVE
+            // sources out to the stack was most of an empty poll's cost.
+            let (solo, live) = {
                 let l = self.lock();
-                let many = l.live > NEST_ABOVE;
-                if !many {
-                    let live = l.live().filter_map(|(_, w)| w.upgrade());
-                    for (slot, s) in few.iter_mut().zip(live) {
-                        *slot = Some(s);
-                    }
-                }
-                many
+                let solo = if l.live == 1 {
+                    l.solo.as_ref().and_then(Weak::upgrade)
+                } else {
+                    None
+                };
+                (solo, l.live)
             };
-            if !many {
-                for s in few.iter().flatten() {
-                    s.progress_direct();
-                }
+            if let Some(s) = solo {
+                s.progress_direct();
+                return;
+            }
+            if live <= NEST_ABOVE {
+                self.progress_few();
                 return;
             }
         }
@@ -392,6 +406,22 @@ impl Sources {
         let mut l = self.lock();
         if l.scratch.capacity() < run.capacity() {
             l.scratch = run;
+        }
+    }
+
+    /// [`Self::progress`] with a few sources: one lock, the handles copied
+    /// out to the stack, progress without our lock.
+    fn progress_few(&self) {
+        let mut few: [Option<Arc<dyn Progress>>; NEST_ABOVE] = Default::default();
+        {
+            let l = self.lock();
+            let live = l.live().filter_map(|(_, w)| w.upgrade());
+            for (slot, s) in few.iter_mut().zip(live) {
+                *slot = Some(s);
+            }
+        }
+        for s in few.iter().flatten() {
+            s.progress_direct();
         }
     }
 
@@ -764,7 +794,9 @@ mod tests {
         assert_eq!(runs(), vec![1; 8], "the first pass sweeps");
         srcs.progress();
         assert_eq!(runs(), vec![0; 8], "no probe ready, nothing run");
-        assert!(polled.iter().all(|p| p.look.looks.load(Ordering::Relaxed) == 2));
+        assert!(polled
+            .iter()
+            .all(|p| p.look.looks.load(Ordering::Relaxed) == 2));
         polled[6].look.go.store(true, Ordering::Relaxed);
         srcs.progress();
         assert_eq!(runs(), vec![0, 0, 0, 0, 0, 0, 1, 0]);
