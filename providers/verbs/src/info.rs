@@ -405,6 +405,12 @@ const RDM_RMA_MR: i32 = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 /// RMA and needs no registration). `FI_MR_LOCAL` is kept where the
 /// application supports it, as upstream's `verbs;ofi_rxm` does (an RMA
 /// operation then needs descriptors on buffers longer than a piece).
+///
+/// From API 1.5 on, `FI_MR_LOCAL` is kept only when the hints' `mr_mode`
+/// has it: the old `FI_LOCAL_MR` mode bit (fabtests sets `mode = ~0`)
+/// lets an entry that requires local registration through the check, but
+/// an application of 1.5 or later reads the entry's `mr_mode`, and
+/// upstream fabtests' getinfo_mr_mode6 refuses any bit its hints lack.
 fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
     let Some(h) = req.hints else {
         return Some(RDM_RMA_MR | FI_MR_LOCAL);
@@ -414,7 +420,8 @@ fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
     if !ok(RDM_RMA_MR) {
         return None;
     }
-    Some(if ok(RDM_RMA_MR | FI_MR_LOCAL) {
+    let local_named = req.version < (1 << 16 | 5) || h.domain.mr_mode & FI_MR_LOCAL != 0;
+    Some(if local_named && ok(RDM_RMA_MR | FI_MR_LOCAL) {
         RDM_RMA_MR | FI_MR_LOCAL
     } else {
         RDM_RMA_MR
@@ -775,6 +782,62 @@ mod tests {
         );
         let no_virt = hinted(FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
         assert_eq!(rdm_rma_mr_mode(&req(v117, Some(no_virt))), None);
+    }
+
+    /// Upstream fabtests' getinfo_mr_mode6: hints with `mode = ~0` (the
+    /// old `FI_LOCAL_MR` bit among them) and every combination of eight
+    /// `mr_mode` bits; an entry may require no bit its hints lack.
+    #[test]
+    fn rdm_mr_mode_never_adds_a_bit_the_hints_lack() {
+        let bits = [
+            FI_MR_LOCAL,
+            FI_MR_RAW,
+            FI_MR_VIRT_ADDR,
+            FI_MR_ALLOCATED,
+            FI_MR_PROV_KEY,
+            FI_MR_MMU_NOTIFY,
+            FI_MR_RMA_EVENT,
+            FI_MR_ENDPOINT,
+        ];
+        let mut offered = 0;
+        for combo in 0..1u32 << bits.len() {
+            let hint = bits
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| combo & 1 << i != 0)
+                .fold(0, |m, (_, b)| m | b);
+            let mut h = Info {
+                mode: !0,
+                ..Default::default()
+            };
+            h.domain.mr_mode = hint;
+            if let Some(m) = rdm_rma_mr_mode(&request(1 << 16 | 17, Some(&h))) {
+                offered += 1;
+                assert_eq!(m & !hint, 0, "hints {hint:#x} got mr_mode {m:#x}");
+            }
+        }
+        assert_eq!(offered, 32, "RMA wherever the hints allow its three bits");
+        let mut old = Info {
+            mode: FI_LOCAL_MR,
+            ..Default::default()
+        };
+        old.domain.mr_mode = FI_MR_BASIC;
+        assert_eq!(
+            rdm_rma_mr_mode(&request(1 << 16 | 4, Some(&old))),
+            Some(RDM_RMA_MR | FI_MR_LOCAL),
+            "before 1.5 the mode bit is how FI_MR_LOCAL is said"
+        );
+    }
+
+    /// A request without node, service or flags.
+    fn request(version: u32, hints: Option<&Info>) -> Request<'_> {
+        Request {
+            version,
+            node: None,
+            service: None,
+            flags: 0,
+            hints,
+        }
     }
 
     #[test]
