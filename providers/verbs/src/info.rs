@@ -428,6 +428,36 @@ fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
     })
 }
 
+/// Whether this request's RDM entries are offered under the name `verbs`
+/// (by the `verbs` provider) instead of `verbs;ofi_rxm`.
+///
+/// Open MPI 4.1's `btl ofi` (one-sided MPI over `osc rdma`) asks for
+/// `FI_DELIVERY_COMPLETE` in `tx_attr.op_flags` and then refuses every
+/// entry whose provider name contains `ofi_rxm`, because upstream's rxm
+/// cannot complete on delivery. Our RDM endpoint can (`rdm/delivery.rs`)
+/// and is no rxm, so a request that asks for delivery complete gets the
+/// RDM entries under the core name `verbs` (as upstream's verbs core
+/// provider names its own connectionless entries, `FI_EP_DGRAM`), and
+/// `verbs;ofi_rxm` steps aside so that each entry is listed once. Every
+/// other request, `fi_info -p verbs` included, still sees upstream's
+/// names. A request that names `verbs;ofi_rxm` (or `ofi_rxm`) in its
+/// hints or in `FI_PROVIDER` keeps that name (fabtests `-U -p
+/// "verbs;ofi_rxm"`), since the `verbs` provider is not asked then.
+pub fn rdm_named_verbs(req: &Request<'_>) -> bool {
+    let Some(h) = req.hints else {
+        return false;
+    };
+    let rdm = h.ep.ep_type == FI_EP_RDM || h.ep.ep_type == FI_EP_UNSPEC;
+    let asked_by_name = h
+        .fabric
+        .prov_name
+        .as_deref()
+        .is_none_or(|n| oxifabric::provider::hint_selects(n, NAME));
+    rdm && h.tx.op_flags & FI_DELIVERY_COMPLETE != 0
+        && asked_by_name
+        && oxifabric::filter::Filter::from_env("FI_PROVIDER").allows_provider(NAME)
+}
+
 /// Turns an RDM entry into one with RMA (`rdm/rma.rs`) under `mr_mode`:
 /// RDMA READ and WRITE with one remote piece, as upstream. Every
 /// operation to a peer goes on one connection in the order posted, so the
@@ -460,8 +490,10 @@ fn rdm_entry(e: &mut Info) {
     e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND);
     e.tx.rma_iov_limit = 0;
     // What a hint may ask for as the default (upstream's fi_msg_inject
-    // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send.
-    e.tx.op_flags = FI_INJECT | FI_COMPLETION;
+    // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send. Every
+    // completion is at least transmit complete (RC's acknowledgement), and
+    // delivery complete where asked (`rdm/delivery.rs`).
+    e.tx.op_flags = FI_INJECT | FI_COMPLETION | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
     e.tx.msg_order = FI_ORDER_SAS;
     e.tx.comp_order = FI_ORDER_NONE;
     e.tx.inject_size = RDM_INJECT_SIZE;
@@ -838,6 +870,51 @@ mod tests {
             flags: 0,
             hints,
         }
+    }
+
+    #[test]
+    fn delivery_complete_requests_get_rdm_entries_named_verbs() {
+        fn req(h: &Info) -> Request<'_> {
+            request(1 << 16 | 5, Some(h))
+        }
+        // Open MPI 4.1's btl ofi.
+        let mut h = Info {
+            caps: FI_RMA | FI_ATOMIC,
+            ..Default::default()
+        };
+        h.ep.ep_type = FI_EP_RDM;
+        h.tx.op_flags = FI_DELIVERY_COMPLETE;
+        h.domain.mr_mode = RDM_RMA_MR;
+        assert!(rdm_named_verbs(&req(&h)));
+        h.fabric.prov_name = Some("VERBS".into());
+        assert!(rdm_named_verbs(&req(&h)), "-p verbs");
+        h.fabric.prov_name = Some("verbs;ofi_rxm".into());
+        assert!(
+            !rdm_named_verbs(&req(&h)),
+            "-p \"verbs;ofi_rxm\" keeps its name"
+        );
+        h.fabric.prov_name = None;
+        h.ep.ep_type = FI_EP_MSG;
+        assert!(!rdm_named_verbs(&req(&h)), "MSG asked");
+        h.ep.ep_type = FI_EP_RDM;
+        h.tx.op_flags = FI_COMPLETION;
+        assert!(
+            !rdm_named_verbs(&req(&h)),
+            "plain requests see upstream's names"
+        );
+        assert!(!rdm_named_verbs(&request(1 << 16 | 5, None)));
+        let p = Place {
+            dev: rxe(),
+            ip: "10.77.0.1".parse().unwrap(),
+        };
+        let mut e = entry(&p, None, None, None);
+        rdm_entry(&mut e);
+        assert_ne!(e.tx.op_flags & FI_DELIVERY_COMPLETE, 0, "rdm/delivery.rs");
+        assert_ne!(
+            e.tx.op_flags & FI_TRANSMIT_COMPLETE,
+            0,
+            "RC's acknowledgement"
+        );
     }
 
     #[test]
