@@ -75,6 +75,14 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         self.parts.contains_key(key)
     }
 
+    /// Whether every byte of message `key` has arrived (it completed, or
+    /// is held whole for a receive not posted yet): what a sender asking
+    /// for `FI_DELIVERY_COMPLETE` waits for. Also true for a key never
+    /// started.
+    pub fn arrived(&self, key: &K) -> bool {
+        self.parts.get(key).is_none_or(|p| p.got >= p.len)
+    }
+
     /// Messages in flight.
     pub fn len(&self) -> usize {
         self.parts.len()
@@ -219,5 +227,31 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
             }
         }
         rxq.drop_deferred(|k| gone(k));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::FI_ADDR_NOTAVAIL;
+
+    #[test]
+    fn a_message_has_arrived_once_all_its_bytes_are_here_even_unmatched() {
+        let sinks = Sinks::default();
+        let mut rxq = RxQueues::<u32>::default();
+        let mut r = Reassembly::<u32>::default();
+        let msg = MsgInfo {
+            src: FI_ADDR_NOTAVAIL,
+            tag: None,
+            data: None,
+        };
+        r.start(&mut rxq, 1, msg, 10);
+        assert!(!r.arrived(&1), "nothing of it yet");
+        r.append(1, &[0; 6], &sinks).unwrap();
+        assert!(!r.arrived(&1), "6 of 10 bytes");
+        r.append(1, &[0; 4], &sinks).unwrap();
+        assert!(r.contains(&1), "held: no receive is posted");
+        assert!(r.arrived(&1), "held whole counts as arrived");
+        assert!(r.arrived(&2), "a key never started");
     }
 }

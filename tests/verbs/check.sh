@@ -88,6 +88,14 @@ done
 # it; without it the guest reports the check failed).
 command -v mpicc >/dev/null && mpicc -O2 -Wall -Wextra -Werror -o "$work/ft/mpi_suite" \
 	"$root/fabtests-compat/mpi/mpi_suite.c"
+# FI_DELIVERY_COMPLETE on RDM (issue 24): delivery_check (on
+# fabtests-compat's shared.h), and Open MPI's one-sided suite for osc rdma
+# over btl ofi (built with Debian's mpicc; without it the guest reports
+# the check failed).
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-compat/functional" \
+	-o "$work/ft/delivery_check" "$here/delivery_check.c" -L"$root/build/lib" -lfabric -lm || exit 1
+command -v mpicc >/dev/null && mpicc -O2 -Wall -Wextra -Werror -o "$work/ft/mpi_onesided" \
+	"$root/fabtests-compat/mpi/mpi_onesided.c"
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\nUNITS=%q\n' "$work/verbs-probe" \
 	"$work/verbs-rc-pingpong" "$work/lib" "$work/ft" "$work/ft-deb" "$units" >"$work/guest.env"
 # The guest runs some sixty server/client pairs (6 min or more under

@@ -539,5 +539,45 @@ else
 	fail mpi_mtl_verbs_2 "no mpi_suite (mpicc missing: make deps)"
 fi
 
+# FI_DELIVERY_COMPLETE on the RDM endpoint (issue 24;
+# tests/verbs/delivery_check.c): an entry named verbs for hints asking for
+# it; a send completes only once the (sleeping, manual-progress) receiver
+# has processed it, where a transmit-complete send does not wait.
+pair delivery_check "$OXILIB" 47900 "$FT/delivery_check" "${S[@]}"
+for check in named:client control:client delivered:client received:server; do
+	grep -q "^ok ${check%%:*}" "$W/delivery_check-${check#*:}.log" && ok "delivery_${check%%:*}" ||
+		fail "delivery_${check%%:*}" "$(grep -h "^FAIL" "$W"/delivery_check-*.log | head -1)"
+done
+
+# Open MPI 4.1's one-sided suite (fabtests-compat/mpi/mpi_onesided.c) on
+# two ranks over osc rdma and btl ofi on our verbs RDM endpoint (an entry
+# named verbs: btl ofi asks for FI_DELIVERY_COMPLETE and refuses names
+# containing ofi_rxm), point-to-point over the ofi MTL. btl ofi is the only
+# way osc rdma reaches the other rank here (btl self reaches itself), so
+# the suite cannot pass without it. Then the same on Debian's libfabric
+# (upstream's verbs;ofi_rxm), as an info line.
+mpi_osc() { # LIBPATH
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+		LD_LIBRARY_PATH=$1 FI_VERBS_IFACE=dummy0 FI_UNIVERSE_SIZE=16 HOME=/tmp timeout 900 mpirun -np 2 \
+		-x LD_LIBRARY_PATH -x FI_VERBS_IFACE -x FI_UNIVERSE_SIZE --mca oob_tcp_if_include lo --mca pml cm \
+		--mca mtl ofi --mca mtl_ofi_provider_include verbs --mca btl ofi,self --mca osc rdma \
+		--mca btl_ofi_provider_include verbs "$FT/mpi_onesided" 2>&1
+}
+if [ -x "$FT/mpi_onesided" ]; then
+	out=$(mpi_osc "$OXILIB")
+	echo "-- mpi_onesided (2 ranks, osc rdma, btl ofi, verbs)"; echo "$out"
+	[[ $out =~ "mpi one-sided (2 ranks): "[0-9]+" passed, 0 failed" ]] && ok mpi_osc_verbs_2 ||
+		fail mpi_osc_verbs_2 "$(grep -v '^PASS' <<<"$out" | tail -3 | tr '\n' ' ')"
+	out=$(mpi_osc /usr/lib/x86_64-linux-gnu)
+	echo "-- mpi_onesided on Debian's libfabric"; echo "$out"
+	if [[ $out =~ "mpi one-sided (2 ranks): "[0-9]+" passed, 0 failed" ]]; then
+		echo "info upstream_mpi_osc_verbs_2: passed" >>"$W/results.txt"
+	else
+		echo "info upstream_mpi_osc_verbs_2: $(grep -v '^PASS' <<<"$out" | tail -2 | tr '\n' ' ')" >>"$W/results.txt"
+	fi
+else
+	fail mpi_osc_verbs_2 "no mpi_onesided (mpicc missing: make deps)"
+fi
+
 echo "== $failed failed"
 exit $((failed > 100 ? 100 : failed))

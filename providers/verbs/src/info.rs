@@ -405,6 +405,12 @@ const RDM_RMA_MR: i32 = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 /// RMA and needs no registration). `FI_MR_LOCAL` is kept where the
 /// application supports it, as upstream's `verbs;ofi_rxm` does (an RMA
 /// operation then needs descriptors on buffers longer than a piece).
+///
+/// From API 1.5 on, `FI_MR_LOCAL` is kept only when the hints' `mr_mode`
+/// has it: the old `FI_LOCAL_MR` mode bit (fabtests sets `mode = ~0`)
+/// lets an entry that requires local registration through the check, but
+/// an application of 1.5 or later reads the entry's `mr_mode`, and
+/// upstream fabtests' getinfo_mr_mode6 refuses any bit its hints lack.
 fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
     let Some(h) = req.hints else {
         return Some(RDM_RMA_MR | FI_MR_LOCAL);
@@ -414,11 +420,42 @@ fn rdm_rma_mr_mode(req: &Request<'_>) -> Option<i32> {
     if !ok(RDM_RMA_MR) {
         return None;
     }
-    Some(if ok(RDM_RMA_MR | FI_MR_LOCAL) {
+    let local_named = req.version < (1 << 16 | 5) || h.domain.mr_mode & FI_MR_LOCAL != 0;
+    Some(if local_named && ok(RDM_RMA_MR | FI_MR_LOCAL) {
         RDM_RMA_MR | FI_MR_LOCAL
     } else {
         RDM_RMA_MR
     })
+}
+
+/// Whether this request's RDM entries are offered under the name `verbs`
+/// (by the `verbs` provider) instead of `verbs;ofi_rxm`.
+///
+/// Open MPI 4.1's `btl ofi` (one-sided MPI over `osc rdma`) asks for
+/// `FI_DELIVERY_COMPLETE` in `tx_attr.op_flags` and then refuses every
+/// entry whose provider name contains `ofi_rxm`, because upstream's rxm
+/// cannot complete on delivery. Our RDM endpoint can (`rdm/delivery.rs`)
+/// and is no rxm, so a request that asks for delivery complete gets the
+/// RDM entries under the core name `verbs` (as upstream's verbs core
+/// provider names its own connectionless entries, `FI_EP_DGRAM`), and
+/// `verbs;ofi_rxm` steps aside so that each entry is listed once. Every
+/// other request, `fi_info -p verbs` included, still sees upstream's
+/// names. A request that names `verbs;ofi_rxm` (or `ofi_rxm`) in its
+/// hints or in `FI_PROVIDER` keeps that name (fabtests `-U -p
+/// "verbs;ofi_rxm"`), since the `verbs` provider is not asked then.
+pub fn rdm_named_verbs(req: &Request<'_>) -> bool {
+    let Some(h) = req.hints else {
+        return false;
+    };
+    let rdm = h.ep.ep_type == FI_EP_RDM || h.ep.ep_type == FI_EP_UNSPEC;
+    let asked_by_name = h
+        .fabric
+        .prov_name
+        .as_deref()
+        .is_none_or(|n| oxifabric::provider::hint_selects(n, NAME));
+    rdm && h.tx.op_flags & FI_DELIVERY_COMPLETE != 0
+        && asked_by_name
+        && oxifabric::filter::Filter::from_env("FI_PROVIDER").allows_provider(NAME)
 }
 
 /// Turns an RDM entry into one with RMA (`rdm/rma.rs`) under `mr_mode`:
@@ -453,8 +490,10 @@ fn rdm_entry(e: &mut Info) {
     e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND);
     e.tx.rma_iov_limit = 0;
     // What a hint may ask for as the default (upstream's fi_msg_inject
-    // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send.
-    e.tx.op_flags = FI_INJECT | FI_COMPLETION;
+    // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send. Every
+    // completion is at least transmit complete (RC's acknowledgement), and
+    // delivery complete where asked (`rdm/delivery.rs`).
+    e.tx.op_flags = FI_INJECT | FI_COMPLETION | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
     e.tx.msg_order = FI_ORDER_SAS;
     e.tx.comp_order = FI_ORDER_NONE;
     e.tx.inject_size = RDM_INJECT_SIZE;
@@ -775,6 +814,107 @@ mod tests {
         );
         let no_virt = hinted(FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
         assert_eq!(rdm_rma_mr_mode(&req(v117, Some(no_virt))), None);
+    }
+
+    /// Upstream fabtests' getinfo_mr_mode6: hints with `mode = ~0` (the
+    /// old `FI_LOCAL_MR` bit among them) and every combination of eight
+    /// `mr_mode` bits; an entry may require no bit its hints lack.
+    #[test]
+    fn rdm_mr_mode_never_adds_a_bit_the_hints_lack() {
+        let bits = [
+            FI_MR_LOCAL,
+            FI_MR_RAW,
+            FI_MR_VIRT_ADDR,
+            FI_MR_ALLOCATED,
+            FI_MR_PROV_KEY,
+            FI_MR_MMU_NOTIFY,
+            FI_MR_RMA_EVENT,
+            FI_MR_ENDPOINT,
+        ];
+        let mut offered = 0;
+        for combo in 0..1u32 << bits.len() {
+            let hint = bits
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| combo & 1 << i != 0)
+                .fold(0, |m, (_, b)| m | b);
+            let mut h = Info {
+                mode: !0,
+                ..Default::default()
+            };
+            h.domain.mr_mode = hint;
+            if let Some(m) = rdm_rma_mr_mode(&request(1 << 16 | 17, Some(&h))) {
+                offered += 1;
+                assert_eq!(m & !hint, 0, "hints {hint:#x} got mr_mode {m:#x}");
+            }
+        }
+        assert_eq!(offered, 32, "RMA wherever the hints allow its three bits");
+        let mut old = Info {
+            mode: FI_LOCAL_MR,
+            ..Default::default()
+        };
+        old.domain.mr_mode = FI_MR_BASIC;
+        assert_eq!(
+            rdm_rma_mr_mode(&request(1 << 16 | 4, Some(&old))),
+            Some(RDM_RMA_MR | FI_MR_LOCAL),
+            "before 1.5 the mode bit is how FI_MR_LOCAL is said"
+        );
+    }
+
+    /// A request without node, service or flags.
+    fn request(version: u32, hints: Option<&Info>) -> Request<'_> {
+        Request {
+            version,
+            node: None,
+            service: None,
+            flags: 0,
+            hints,
+        }
+    }
+
+    #[test]
+    fn delivery_complete_requests_get_rdm_entries_named_verbs() {
+        fn req(h: &Info) -> Request<'_> {
+            request(1 << 16 | 5, Some(h))
+        }
+        // Open MPI 4.1's btl ofi.
+        let mut h = Info {
+            caps: FI_RMA | FI_ATOMIC,
+            ..Default::default()
+        };
+        h.ep.ep_type = FI_EP_RDM;
+        h.tx.op_flags = FI_DELIVERY_COMPLETE;
+        h.domain.mr_mode = RDM_RMA_MR;
+        assert!(rdm_named_verbs(&req(&h)));
+        h.fabric.prov_name = Some("VERBS".into());
+        assert!(rdm_named_verbs(&req(&h)), "-p verbs");
+        h.fabric.prov_name = Some("verbs;ofi_rxm".into());
+        assert!(
+            !rdm_named_verbs(&req(&h)),
+            "-p \"verbs;ofi_rxm\" keeps its name"
+        );
+        h.fabric.prov_name = None;
+        h.ep.ep_type = FI_EP_MSG;
+        assert!(!rdm_named_verbs(&req(&h)), "MSG asked");
+        h.ep.ep_type = FI_EP_RDM;
+        h.tx.op_flags = FI_COMPLETION;
+        assert!(
+            !rdm_named_verbs(&req(&h)),
+            "plain requests see upstream's names"
+        );
+        assert!(!rdm_named_verbs(&request(1 << 16 | 5, None)));
+        let p = Place {
+            dev: rxe(),
+            ip: "10.77.0.1".parse().unwrap(),
+        };
+        let mut e = entry(&p, None, None, None);
+        rdm_entry(&mut e);
+        assert_ne!(e.tx.op_flags & FI_DELIVERY_COMPLETE, 0, "rdm/delivery.rs");
+        assert_ne!(
+            e.tx.op_flags & FI_TRANSMIT_COMPLETE,
+            0,
+            "RC's acknowledgement"
+        );
     }
 
     #[test]

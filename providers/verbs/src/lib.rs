@@ -66,8 +66,14 @@ impl Provider for Verbs {
         VERSION
     }
 
+    /// MSG entries; RDM entries too when the request asks for delivery
+    /// complete (`info::rdm_named_verbs`: Open MPI's `btl ofi`).
     fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>> {
-        info::getinfo(req, FI_EP_MSG)
+        let mut v = info::getinfo(req, FI_EP_MSG)?;
+        if info::rdm_named_verbs(req) {
+            v.extend(info::getinfo(req, FI_EP_RDM)?);
+        }
+        Ok(v)
     }
 
     fn params(&self) -> &'static [(&'static str, oxifabric::abi::fi_param_type, &'static str)] {
@@ -97,7 +103,12 @@ impl Provider for VerbsRxm {
         VERSION
     }
 
+    /// RDM entries, unless the `verbs` provider lists them for this
+    /// request (`info::rdm_named_verbs`).
     fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>> {
+        if info::rdm_named_verbs(req) {
+            return Ok(Vec::new());
+        }
         info::getinfo(req, FI_EP_RDM)
     }
 

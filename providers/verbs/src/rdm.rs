@@ -37,6 +37,7 @@
 //!   queued and in flight on it and the messages it was bringing in.
 
 mod atomic;
+mod delivery;
 mod rma;
 mod wire;
 
@@ -166,6 +167,9 @@ struct Outgoing {
     /// A single piece of this kind (an atomic request or answer) with
     /// `seq` as its number, instead of a message.
     frame: Option<wire::Op>,
+    /// A message whose sender waits for the receiver's
+    /// `wire::Op::Delivered` (`FI_DELIVERY_COMPLETE`, `rdm/delivery.rs`).
+    ack: bool,
 }
 
 /// An application send under way.
@@ -183,6 +187,9 @@ struct Sending {
     /// operation's buffers without descriptors), released when it is
     /// reported.
     _mrs: Vec<Hold>,
+    /// The connection and message number whose `wire::Op::Delivered`
+    /// completes it (`rdm/delivery.rs`).
+    ack: Option<(u32, u32)>,
 }
 
 /// Where the next work request of a connection goes: its queue pair and
@@ -233,6 +240,9 @@ struct State {
     queued: usize,
     /// Atomic requests waiting for their answers, by number.
     atomics: HashMap<u32, AtomicWait>,
+    /// Messages waiting for the receiver's `Delivered`, by connection and
+    /// message number: their sends (`rdm/delivery.rs`).
+    acks: HashMap<(u32, u32), u64>,
     next_atomic: u32,
     sends: HashMap<u64, Sending, oxifabric::service::keyhash::KeyedU64>,
     next_send: u64,
@@ -322,6 +332,7 @@ impl RdmEp {
                 pending: 0,
                 queued: 0,
                 atomics: HashMap::new(),
+                acks: HashMap::new(),
                 next_atomic: 0,
                 sends: HashMap::default(),
                 next_send: 0,
@@ -591,6 +602,8 @@ impl RdmEp {
                 .filter(|w| w.peer == c.peer)
                 .map(|w| w.send),
         );
+        // So do messages waiting for their acknowledgement on it.
+        hit.extend(Self::awaiting_acks(st, cn));
         for id in hit {
             Self::fail_send(st, id, f);
         }
@@ -605,12 +618,15 @@ impl RdmEp {
     /// Reports send `id` once nothing of it is in flight any more.
     fn settle(st: &mut State, id: u64) {
         let Some(s) = st.sends.get(&id) else { return };
-        if s.pieces > 0 || !s.failed && (!s.handed || s.waiting.is_some()) {
+        if s.pieces > 0 || !s.failed && (!s.handed || s.waiting.is_some() || s.ack.is_some()) {
             return;
         }
         if let Some(s) = st.sends.remove(&id) {
             if let Some(a) = s.waiting {
                 st.atomics.remove(&a);
+            }
+            if let Some(k) = s.ack {
+                st.acks.remove(&k);
             }
             if let (false, Some(tx)) = (s.failed, &s.tx) {
                 st.core.sinks.tx_done(tx);
@@ -713,6 +729,7 @@ impl RdmEp {
             tag: o.tag,
             data: o.data,
             len: len as u64,
+            ack: o.ack,
         };
         let b = txbuf.buf(p.slot * SLOT, HDR + n);
         b.write_at(0, &h.encode());
@@ -766,7 +783,7 @@ impl RdmEp {
         &self,
         st: &mut State,
         peer: SocketAddr,
-        mut out: Outgoing,
+        out: Outgoing,
         tx: Option<TxCtx>,
         mrs: Vec<Hold>,
     ) -> Result<(u32, u64)> {
@@ -774,6 +791,19 @@ impl RdmEp {
             Some(&cn) => cn,
             None => self.connect_to(st, peer)?,
         };
+        Self::queue_on(st, cn, out, tx, mrs).map(|id| (cn, id))
+    }
+
+    /// Queues `out` on connection `cn` under a new number (a message
+    /// takes the connection's next message number) and posts what the
+    /// connection can take; returns the number.
+    fn queue_on(
+        st: &mut State,
+        cn: u32,
+        mut out: Outgoing,
+        tx: Option<TxCtx>,
+        mrs: Vec<Hold>,
+    ) -> Result<u64> {
         let id = st.next_send;
         st.next_send += 1;
         let Some(c) = st.conns.get_mut(&cn) else {
@@ -784,6 +814,7 @@ impl RdmEp {
             out.seq = c.next_seq;
             c.next_seq = c.next_seq.wrapping_add(1);
         }
+        let ack = out.ack.then_some((cn, out.seq));
         c.queue.push_back(out);
         st.queued += 1;
         st.sends.insert(
@@ -795,10 +826,14 @@ impl RdmEp {
                 handed: false,
                 failed: false,
                 _mrs: mrs,
+                ack,
             },
         );
+        if let Some(k) = ack {
+            st.acks.insert(k, id);
+        }
         Self::pump(st, cn);
-        Ok((cn, id))
+        Ok(id)
     }
 
     /// The local keys of an RMA operation's buffers: its descriptors when
@@ -918,11 +953,13 @@ impl RdmEp {
         let bad = match h.op {
             wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
             wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
+            wire::Op::Delivered => Self::delivered(st, cn, &h).err(),
             _ => self.deliver(st, cn, &h, body, msg),
         };
         if let Some(why) = bad {
             return self.refuse(st, cn, why);
         }
+        self.acknowledge(st, cn, &h);
         let Some(c) = st.conns.get(&cn) else { return };
         if let Err(e) = c.id.post_recv(wc.wr_id, &[whole], &[lkey]) {
             verbs_err("ibv_post_recv", e);
@@ -983,7 +1020,7 @@ impl RdmEp {
                 }
                 None
             }
-            wire::Op::Atomic | wire::Op::AtomicDone => None,
+            wire::Op::Atomic | wire::Op::AtomicDone | wire::Op::Delivered => None,
         }
     }
 
@@ -1213,6 +1250,7 @@ impl EndpointOps for RdmEp {
             off: 0,
             rma: None,
             frame: None,
+            ack: op.flags & FI_DELIVERY_COMPLETE != 0,
         };
         let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), Vec::new())?;
         if inject {
@@ -1274,6 +1312,7 @@ impl EndpointOps for RdmEp {
                 started: false,
             }),
             frame: None,
+            ack: false,
         };
         let mut g = self.lock();
         self.enqueue(&mut g, op.dest, out, TxCtx::of_rma(op), mrs)

@@ -110,6 +110,7 @@ fn frame(
         off: 0,
         rma: None,
         frame: Some(frame),
+        ack: false,
     }
 }
 
@@ -286,6 +287,7 @@ mod tests {
             tag: Some(tag),
             data: None,
             len: len as u64,
+            ack: false,
         }
     }
 

@@ -149,6 +149,7 @@ pub fn step(p: &Post<'_>, o: &mut Outgoing) -> std::result::Result<Option<ReadBa
                 tag: Some(a.addr),
                 data: a.data,
                 len: o.len as u64,
+                ack: false,
             };
             let b = txbuf.buf(p.slot * SLOT, HDR);
             b.write_at(0, &h.encode());

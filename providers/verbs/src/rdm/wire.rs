@@ -48,10 +48,17 @@ pub enum Op {
     /// An atomic request's answer: `seq` its number, `data` its status,
     /// `len` its body (the values found).
     AtomicDone = 7,
+    /// A message sent with [`Header::ack`] has been processed here (placed
+    /// into its receive, or held for one): `seq` its number, on the
+    /// connection it came in on, back to its sender (`FI_DELIVERY_COMPLETE`,
+    /// `rdm/delivery.rs`); no tag, data or body.
+    Delivered = 8,
 }
 
 const HAS_TAG: u8 = 1;
 const HAS_DATA: u8 = 2;
+/// The flag of [`Header::ack`].
+const ACK: u8 = 4;
 
 /// A piece's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +69,9 @@ pub struct Header {
     pub tag: Option<u64>,
     pub data: Option<u64>,
     pub len: u64,
+    /// A message piece whose sender waits for [`Op::Delivered`] once the
+    /// whole message has been processed (set on each of its pieces).
+    pub ack: bool,
 }
 
 impl Header {
@@ -72,7 +82,8 @@ impl Header {
         b[0] = VERSION;
         b[1] = self.op as u8;
         b[2] = if self.tag.is_some() { HAS_TAG } else { 0 }
-            | if self.data.is_some() { HAS_DATA } else { 0 };
+            | if self.data.is_some() { HAS_DATA } else { 0 }
+            | if self.ack { ACK } else { 0 };
         b[4..8].copy_from_slice(&self.seq.to_le_bytes());
         b[8..16].copy_from_slice(&self.tag.unwrap_or(0).to_le_bytes());
         b[16..24].copy_from_slice(&self.data.unwrap_or(0).to_le_bytes());
@@ -96,9 +107,10 @@ impl Header {
             5 => Op::Read,
             6 => Op::Atomic,
             7 => Op::AtomicDone,
+            8 => Op::Delivered,
             _ => return Err("an unknown operation"),
         };
-        if h[2] & !(HAS_TAG | HAS_DATA) != 0 || h[3] != 0 {
+        if h[2] & !(HAS_TAG | HAS_DATA | ACK) != 0 || h[3] != 0 {
             return Err("unknown header flags");
         }
         let u64_at = |i: usize| {
@@ -114,6 +126,7 @@ impl Header {
             tag: (h[2] & HAS_TAG != 0).then(|| u64_at(8)),
             data: (h[2] & HAS_DATA != 0).then(|| u64_at(16)),
             len: u64_at(24),
+            ack: h[2] & ACK != 0,
         };
         let body_len = body.len() as u64;
         let fits = match op {
@@ -123,7 +136,14 @@ impl Header {
             Op::Read => body_len == 0 && hdr.tag.is_some() && hdr.data.is_none(),
             Op::Atomic => hdr.len == body_len && hdr.tag.is_some(),
             Op::AtomicDone => hdr.len == body_len && hdr.data.is_some() && hdr.tag.is_none(),
+            Op::Delivered => {
+                hdr.len == 0 && body_len == 0 && hdr.tag.is_none() && hdr.data.is_none()
+            }
         };
+        let message = matches!(op, Op::Eager | Op::First | Op::More);
+        if hdr.ack && !message {
+            return Err("an acknowledgement asked for what is not a message");
+        }
         if !fits {
             return Err("a length that does not match the piece");
         }
@@ -181,6 +201,7 @@ mod tests {
             tag: Some(0x1234),
             data: None,
             len: 3,
+            ack: false,
         };
         let mut piece = h.encode().to_vec();
         piece.extend_from_slice(b"abc");
@@ -208,10 +229,11 @@ mod tests {
             tag: None,
             data: Some(9),
             len: 0,
+            ack: false,
         }
         .encode();
         assert!(Header::decode(&h[..HDR - 1]).is_err(), "short");
-        for (i, v) in [(0, 9u8), (1, 0), (1, 8), (2, 4), (3, 1)] {
+        for (i, v) in [(0, 9u8), (1, 0), (1, 9), (2, 8), (3, 1)] {
             let mut b = h;
             b[i] = v;
             assert!(Header::decode(&b).is_err(), "byte {i} = {v}");
@@ -227,6 +249,7 @@ mod tests {
             tag: Some(0x7f00_0000_1000),
             data: Some(u64::MAX - 1),
             len: 1 << 20,
+            ack: false,
         };
         assert_eq!(Header::decode(&w.encode()), Ok((w, &[][..])));
         let plain = Header { data: None, ..w };
@@ -249,6 +272,56 @@ mod tests {
         assert!(Header::decode(&r.encode()).is_ok());
         let rd = Header { op: Op::Read, ..w };
         assert!(Header::decode(&rd.encode()).is_err(), "a read with CQ data");
+    }
+
+    #[test]
+    fn delivery_acknowledgements_are_asked_by_messages_only() {
+        let m = Header {
+            op: Op::First,
+            seq: 3,
+            tag: None,
+            data: None,
+            len: 100,
+            ack: true,
+        };
+        let mut p = m.encode().to_vec();
+        p.push(1);
+        assert_eq!(Header::decode(&p).map(|x| x.0), Ok(m), "the flag survives");
+        let no = Header { ack: false, ..m };
+        let mut p = no.encode().to_vec();
+        p.push(1);
+        assert_eq!(Header::decode(&p).map(|x| x.0.ack), Ok(false));
+        let d = Header {
+            op: Op::Delivered,
+            len: 0,
+            ack: false,
+            ..m
+        };
+        assert_eq!(Header::decode(&d.encode()), Ok((d, &[][..])));
+        let asks = Header { ack: true, ..d };
+        assert!(
+            Header::decode(&asks.encode()).is_err(),
+            "an ack asking for an ack"
+        );
+        let mut body = d.encode().to_vec();
+        body.push(0);
+        assert!(Header::decode(&body).is_err(), "an ack with a body");
+        let tagged = Header { tag: Some(1), ..d };
+        assert!(
+            Header::decode(&tagged.encode()).is_err(),
+            "an ack with a tag"
+        );
+        let notice = Header {
+            op: Op::Written,
+            tag: Some(0x1000),
+            len: 8,
+            ack: true,
+            ..m
+        };
+        assert!(
+            Header::decode(&notice.encode()).is_err(),
+            "a notice asking for an ack"
+        );
     }
 
     #[test]
