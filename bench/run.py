@@ -11,6 +11,7 @@ LD_LIBRARY_PATH (ours: build/lib; upstream: Debian's libfabric.so.1):
   fi_rma_bw -o write|read      (RMA streaming, 64 in flight; FI_RMA providers)
   fi_rdm_many_peers          one hub endpoint and 1..512 peer endpoints:
                              setup time, memory per peer, aggregate rate
+                             (echo; and -U: every peer sends to the hub)
   MPI ping-pong / bandwidth  fabtests-compat/mpi/mpi_bench.c through Open MPI's
                              ofi MTL (pml cm); and Open MPI's own shared
                              memory (pml ob1, btl vader), the mark for shm
@@ -183,6 +184,10 @@ JOBS = [
         Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)])),
     ('many peers', 'peers', None, None,
      ours_cfgs() + HYBRID + [Cfg('upstream', 'tcp;ofi_rxm'), Cfg('upstream', 'sockets', slow=True)] + SHM_CFGS),
+    # Incast: every peer endpoint sends to the hub (-U), what issues 25
+    # and 26 ask of 512 peers; ours only (upstream's shm refuses an AV of
+    # 512, its tcp;ofi_rxm does not set up 128 peers here).
+    ('many peers incast', 'peers', None, '-U', [Cfg('ours', 'sockets', env=TCP_ONLY)] + HYBRID + [SHM_CFGS[0]]),
     ('plain TCP', 'tcp', None, None, [Cfg('tcp', 'limit')]),
 ]
 if os.environ.get('OXI_BENCH_JOBS'):
@@ -329,7 +334,7 @@ def run_cfg(job, kind, arg, cfg, size=None):
             rss[name] = r
         return (res, rss) if ok else fail(job, cfg, out + err)
     elif kind == 'peers':
-        return run_peers(job, cfg, env)
+        return run_peers(job, cfg, env, arg)
     else:  # mpi, mpi1 (one-sided through osc rdma over btl ofi)
         env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
         btl = ['--mca', 'btl', 'self'] if kind == 'mpi' else [
@@ -372,24 +377,30 @@ def run_cfg(job, kind, arg, cfg, size=None):
 PEERS_FAILED = set()
 
 
-def run_peers(job, cfg, env):
-    """fi_rdm_many_peers for every peer count: {'many peers': {n: (setup ms, msgs/s)},
-    'many peers memory': {n: (bytes per connected peer, hub KiB)}}."""
+def run_peers(job, cfg, env, arg=None):
+    """fi_rdm_many_peers for every peer count: {job: {n: (setup ms, msgs/s)},
+    job + ' memory': {n: (bytes per connected peer, hub KiB)}}; `arg`: the
+    mode's options for both sides (-U: incast)."""
     prog = os.path.join(BIN, 'fi_rdm_many_peers')
-    msgs = str(max(100, PEER_MSGS // 50) if cfg.slow else PEER_MSGS)
+    mode = arg.split() if arg else []
+    # Incast runs ten times longer: at millions of messages a second the
+    # echo's count is over in milliseconds, mostly the senders' first
+    # touch of 512 endpoints.
+    many = PEER_MSGS * (10 if '-U' in mode and not SMOKE else 1)
+    msgs = str(max(100, many // 50) if cfg.slow else many)
     timing, memory = {}, {}
     for n in PEER_COUNTS:
-        if (cfg.label, n) in PEERS_FAILED:
+        if (job, cfg.label, n) in PEERS_FAILED:
             continue  # failed in an earlier repeat: noted once, not retried
         port = free_port()
-        hub = [prog, '-p', cfg.prov, '-B', str(port), '-n', str(n), '-I', msgs, '-T', '30']
+        hub = [prog, '-p', cfg.prov, '-B', str(port), '-n', str(n), '-I', msgs, '-T', '30'] + mode
         hub += ['-E'] if cfg.oob else ['-s', '127.0.0.1']
-        peers = [prog, '-p', cfg.prov, '-P', str(port), '-n', str(n), '-T', '30'] + (['-E'] if cfg.oob else []) + [
-            '127.0.0.1']
+        peers = [prog, '-p', cfg.prov, '-P', str(port), '-n', str(n), '-T', '30', '-I', msgs] + mode + (
+            ['-E'] if cfg.oob else []) + ['127.0.0.1']
         out, ok, _rss, srv = run_pair(hub, peers, env, port)
         line = [l for l in srv.splitlines() if l.startswith('many_peers ')]
         if not ok or not line:
-            PEERS_FAILED.add((cfg.label, n))
+            PEERS_FAILED.add((job, cfg.label, n))
             fail('%s (%d peers)' % (job, n), cfg, srv + out)
             continue
         f = line[0].split()
@@ -398,7 +409,7 @@ def run_peers(job, cfg, env):
         memory[n] = (float(kv['rss_per_peer_bytes']), float(kv['rss_connected_kib']))
     if not timing:
         return None
-    return {'many peers': timing, 'many peers memory': memory}, {}
+    return {job: timing, job + ' memory': memory}, {}
 
 
 # Syscalls per message, counted by strace in the client process: the
@@ -585,6 +596,7 @@ def report(med, rss, elapsed, counts=None):
     L += atomic_section(med)
     L += syscall_section(counts or {})
     L += peers_section(med)
+    L += incast_section(med)
     L += ['## Peak RSS (KiB, median over runs; each process measured on its own)', '',
           '| job | configuration | server / rank 1 | client / rank 0 |', '|---|---|---|---|']
     for (name, label), vals in sorted(rss.items()):
@@ -636,6 +648,24 @@ def atomic_section(med):
     return rate_table(med, 'fi_rma_bw atomic',
                       'Atomic rate (fi_rma_bw -o atomic: FI_SUM on uint64, 64 in flight): operations/s',
                       sorted({k[2] for k in med if k[0] == 'fi_rma_bw atomic'}))
+
+
+def incast_section(med):
+    """fi_rdm_many_peers -U: N peer endpoints sending to one hub."""
+    labels = labels_of('many peers incast')
+    if not labels:
+        return []
+    L = ['## Many senders, one receiver (fi_rdm_many_peers -U: N peer endpoints in one process send to one hub)',
+         '', 'Rate: 8 B messages the hub receives, from the first to the last (messages/s); the peer process '
+         'sends round-robin over its endpoints, 64 in flight.', '',
+         '| peers | ' + ' | '.join(labels) + ' |', '|---' * (len(labels) + 1) + '|']
+    for n in PEER_COUNTS:
+        row = [str(n)]
+        for l in labels:
+            t = med.get(('many peers incast', l, n))
+            row.append('%.0f' % t[1] if t else 'n/a')
+        L.append('| ' + ' | '.join(row) + ' |')
+    return L + ['']
 
 
 def peers_section(med):
@@ -765,8 +795,11 @@ def hybrid_targets(med, ls):
     line('%d B tagged latency (fi_rdm_tagged_pingpong), sockets / our shm provider' % ls,
          ('fi_rdm_tagged_pingpong', 'oxifabric sockets+shm', ls), ('fi_rdm_tagged_pingpong', shm, ls), 0, 1.2, True)
     most, one = max(PEER_COUNTS), min(PEER_COUNTS)
-    line('aggregate message rate with %d peers / with %d' % (most, one),
+    line('aggregate message rate with %d peers / with %d (echo: one process drives %d endpoints)' % (most, one, most),
          ('many peers', 'oxifabric sockets+shm', most), ('many peers', 'oxifabric sockets+shm', one), 1, 0.8, False)
+    line('aggregate message rate with %d peers sending to one endpoint / with %d (incast)' % (most, one),
+         ('many peers incast', 'oxifabric sockets+shm', most), ('many peers incast', 'oxifabric sockets+shm', one),
+         1, 0.8, False)
     return out
 
 
@@ -803,7 +836,10 @@ def shm_targets(med, ls):
          ratio('MPI ping-pong', ('oxifabric tcp;ofi_rxm+shm', ls), ('Open MPI vader', ls), 0), 1.5, True)
     most, one = max(PEER_COUNTS), min(PEER_COUNTS)
     a, b = med.get(('many peers', ours, most)), med.get(('many peers', ours, one))
-    line('aggregate message rate with %d peers / with %d' % (most, one),
+    line('aggregate message rate with %d peers / with %d (echo: one process drives %d endpoints)' % (most, one, most),
+         a[1] / b[1] if a and b and b[1] > 0 else None, 0.8, False)
+    a, b = med.get(('many peers incast', ours, most)), med.get(('many peers incast', ours, one))
+    line('aggregate message rate with %d peers sending to one endpoint / with %d (incast)' % (most, one),
          a[1] / b[1] if a and b and b[1] > 0 else None, 0.8, False)
     return out
 

@@ -12,6 +12,12 @@
  * -E (both sides, for providers whose addresses no port names, shm): the
  *        hub's name travels over a TCP connection to 127.0.0.1:PORT
  *        instead (one peer process; bench_common.h's oob_open).
+ * -U (both sides, with the same -I): incast instead of echo. Every peer
+ *        endpoint sends MSGS/PEERS messages to the hub (the peer process
+ *        round-robin over its endpoints, WINDOW sends outstanding), and
+ *        the hub counts them: the rate is the hub's, from the first data
+ *        message to the last. Many senders into one endpoint, as an MPI
+ *        rank receives from the others of its host.
  *
  * Protocol, all tagged: each peer sends TAG_CTRL "hello" (its index and
  * name); the hub inserts the name, answers "go", the peer answers "ready".
@@ -58,7 +64,7 @@ struct opts {
 	const char *prov, *src_addr, *src_port, *dst_port, *addr;
 	long npeers, count, first, msgs;
 	size_t size;
-	int window, timeout_s, verify, oob;
+	int window, timeout_s, verify, oob, incast;
 };
 
 static struct opts o = {
@@ -82,7 +88,7 @@ static long rss_kib(void)
 static void parse(int argc, char **argv)
 {
 	int c;
-	while ((c = getopt(argc, argv, "p:s:B:P:n:c:o:I:S:W:T:vEh")) != -1) {
+	while ((c = getopt(argc, argv, "p:s:B:P:n:c:o:I:S:W:T:vEUh")) != -1) {
 		switch (c) {
 		case 'p': o.prov = optarg; break;
 		case 's': o.src_addr = optarg; break;
@@ -97,10 +103,11 @@ static void parse(int argc, char **argv)
 		case 'T': o.timeout_s = atoi(optarg); break;
 		case 'v': o.verify = 1; break;
 		case 'E': o.oob = 1; break;
+		case 'U': o.incast = 1; break;
 		default:
 			fprintf(stderr,
-				"usage: %s -p PROV [-s ADDR] -B PORT -n PEERS [-I MSGS] [-S SIZE] [-W WINDOW] [-T S] [-v] [-E]\n"
-				"       %s -p PROV -P PORT -n PEERS -c COUNT -o FIRST [-S SIZE] [-v] [-E] HUB_ADDR\n",
+				"usage: %s -p PROV [-s ADDR] -B PORT -n PEERS [-I MSGS] [-S SIZE] [-W WINDOW] [-T S] [-v] [-E] [-U]\n"
+				"       %s -p PROV -P PORT -n PEERS -c COUNT -o FIRST [-S SIZE] [-I MSGS] [-W WINDOW] [-v] [-E] [-U] HUB_ADDR\n",
 				argv[0], argv[0]);
 			exit(c == 'h' ? 0 : 1);
 		}
@@ -237,6 +244,7 @@ struct hub {
 	long hellos, readies, ctrl_sent, ctrl_done;
 	long data_sent, data_back, data_txdone;
 	double t_first, t_ready;
+	double t_data0, t_data1; /* incast: first and last data message */
 	int *dtx_free;       /* stack of free send slots */
 	int ndtx_free;
 	struct sendq sq;
@@ -287,11 +295,26 @@ static void hub_on_ctrl(struct hub *h, size_t slot)
 	}
 }
 
+/* Messages each peer endpoint sends the hub in incast mode. */
+static long incast_per_peer(void)
+{
+	long per = o.msgs / o.npeers;
+	return per > 0 ? per : 1;
+}
+
 static void hub_on_data(struct hub *h, size_t slot)
 {
 	uint64_t seq = unstamp(h->drx + slot * o.size, "hub");
-	if (seq >= (uint64_t) h->data_sent)
+	if (o.incast) {
+		/* seq = peer + PEERS * k, k < the per-peer count */
+		if (seq >= (uint64_t) (incast_per_peer() * o.npeers))
+			die("hub: incast message %" PRIu64 " out of range", seq);
+		h->t_data1 = now_s();
+		if (h->data_back == 0)
+			h->t_data0 = h->t_data1;
+	} else if (seq >= (uint64_t) h->data_sent) {
 		die("hub: echo of message %" PRIu64 " that was never sent", seq);
+	}
 	h->data_back++;
 	hub_post_data_rx(h, slot);
 }
@@ -395,7 +418,21 @@ static int run_hub(void)
 	double setup = h->t_ready - h->t_first;
 
 	double t0 = now_s();
-	{
+	if (o.incast) {
+		long total = incast_per_peer() * o.npeers;
+		double last = t0;
+		long back = 0;
+		while (h->data_back < total) {
+			hub_poll(h);
+			if (h->data_back != back) {
+				back = h->data_back;
+				last = now_s();
+			} else if (now_s() - last > o.timeout_s) {
+				die("hub: no data for %d s (%ld of %ld)", o.timeout_s, h->data_back, total);
+			}
+		}
+		o.msgs = total;
+	} else {
 		double last = t0;
 		long back = 0;
 		while (h->data_back < o.msgs) {
@@ -419,7 +456,14 @@ static int run_hub(void)
 		}
 	}
 	double secs = now_s() - t0;
-	HUB_UNTIL(h, h->data_txdone == o.msgs, "data send completions");
+	if (o.incast) {
+		/* From the first message to the last: n - 1 intervals. */
+		secs = (h->t_data1 - h->t_data0) * (double) o.msgs / (double) (o.msgs > 1 ? o.msgs - 1 : 1);
+		if (secs <= 0)
+			secs = 1e-9;
+	} else {
+		HUB_UNTIL(h, h->data_txdone == o.msgs, "data send completions");
+	}
 
 	for (size_t i = 0; i < n; i++)
 		hub_send_ctrl(h, MSG_BYE, (uint32_t) i);
@@ -458,6 +502,10 @@ struct peers {
 	struct sendq sq;
 	long ctrl_pending, byes, echoes, echo_done;
 	long first, count;
+	long readies;          /* incast: endpoints that answered go */
+	char *dtx;             /* incast: WINDOW send slots */
+	struct op *dtx_op;
+	int *dtx_free, ndtx_free;
 };
 
 static void peer_post_ctrl_rx(struct peers *p, size_t e)
@@ -504,6 +552,7 @@ static void peers_poll(struct peers *p)
 			if (c.what == MSG_GO) {
 				peer_post_ctrl_rx(p, e);
 				peer_send_ctrl(p, e, MSG_READY, NULL, 0);
+				p->readies++;
 			} else if (c.what == MSG_BYE) {
 				p->byes++;
 			} else {
@@ -527,9 +576,32 @@ static void peers_poll(struct peers *p)
 		}
 		case OP_DATA_TX:
 			p->echo_done++;
-			peer_post_data_rx(p, e, op->slot - e * PEER_RX);
+			if (o.incast)
+				p->dtx_free[p->ndtx_free++] = (int) op->slot;
+			else
+				peer_post_data_rx(p, e, op->slot - e * PEER_RX);
 			break;
 		}
+	}
+}
+
+/* Incast: once every endpoint of this process is ready, sends go out
+ * round-robin over them, WINDOW outstanding; message k of endpoint e is
+ * number (FIRST + e) + PEERS * k. */
+static void peers_incast(struct peers *p)
+{
+	long target = incast_per_peer() * p->count;
+	if (p->readies < p->count)
+		return;
+	while (p->echoes < target && p->ndtx_free > 0) {
+		int slot = p->dtx_free[--p->ndtx_free];
+		long e = p->echoes % p->count, k = p->echoes / p->count;
+		uint64_t seq = (uint64_t) (p->first + e) + (uint64_t) o.npeers * (uint64_t) k;
+		char *buf = p->dtx + (size_t) slot * o.size;
+		stamp(buf, seq);
+		p->dtx_op[slot] = (struct op) { .kind = OP_DATA_TX, .ep = (int) e, .slot = (size_t) slot };
+		sendq_push(&p->sq, p->ep[e], buf, o.size, p->hub, TAG_DATA, &p->dtx_op[slot]);
+		p->echoes++;
 	}
 }
 
@@ -572,7 +644,16 @@ static int run_peers(void)
 	p->drx = calloc(cnt * PEER_RX, o.size);
 	p->drx_op = calloc(cnt * PEER_RX, sizeof(*p->drx_op));
 	p->echo_op = calloc(cnt * PEER_RX, sizeof(*p->echo_op));
-	sendq_init(&p->sq, cnt * (PEER_RX + 2));
+	sendq_init(&p->sq, cnt * (PEER_RX + 2) + (size_t) o.window);
+	if (o.incast) {
+		p->dtx = calloc((size_t) o.window, o.size);
+		p->dtx_op = calloc((size_t) o.window, sizeof(*p->dtx_op));
+		p->dtx_free = calloc((size_t) o.window, sizeof(int));
+		if (!p->dtx || !p->dtx_op || !p->dtx_free)
+			die("out of memory");
+		for (int i = 0; i < o.window; i++)
+			p->dtx_free[p->ndtx_free++] = i;
+	}
 	if (!p->ep || !p->crx || !p->ctx || !p->crx_op || !p->ctx_op || !p->drx || !p->drx_op || !p->echo_op)
 		die("out of memory");
 	for (size_t e = 0; e < cnt; e++) {
@@ -592,6 +673,8 @@ static int run_peers(void)
 	long seen = -1;
 	while (p->byes < p->count || p->ctrl_pending > 0 || p->echo_done < p->echoes) {
 		peers_poll(p);
+		if (o.incast)
+			peers_incast(p);
 		long progress = p->byes + p->echoes + p->echo_done;
 		if (progress != seen) {
 			seen = progress;
@@ -609,7 +692,8 @@ static int run_peers(void)
 	CHECK(fi_close(&p->fabric->fid));
 	fi_freeinfo(info);
 	fi_freeinfo(hi);
-	printf("peers %ld..%ld: %ld echoes, done\n", p->first, p->first + p->count - 1, p->echoes);
+	printf("peers %ld..%ld: %ld %s, done\n", p->first, p->first + p->count - 1, p->echoes,
+	       o.incast ? "sends" : "echoes");
 	return 0;
 }
 
