@@ -83,6 +83,13 @@ for t in functional/fi_multi_mr functional/fi_rdm_rma_event benchmarks/fi_rma_bw
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done
+# Issue 24: triggered operations and deferred work on verbs;ofi_rxm:
+# fabtests-compat programs linked against Debian's libfabric (run on both
+# libraries).
+for t in functional/fi_rdm_rma_trigger functional/fi_rdm_trigger_work; do
+	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
+		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
+done
 # Open MPI's ofi MTL over the verbs RDM endpoint (issue 24): the MPI
 # suite of fabtests-compat, built with Debian's mpicc (make deps installs
 # it; without it the guest reports the check failed).

@@ -31,6 +31,10 @@
 //!   unexpected). Receivers never run out of posted slots for long: RC's
 //!   RNR retry (set to "forever" by rdma-cm's parameters) holds a sender
 //!   while they are all in use.
+//! - **Triggered operations and deferred work** (`FI_TRIGGER`) are the
+//!   engine's (`service::trigger`): it holds them on their counter and
+//!   posts them through this endpoint's ordinary calls when due, and the
+//!   completion sinks report them; nothing here knows about them.
 //! - **Faults.** A piece whose header does not decode, or does not fit
 //!   what its connection announced, closes that connection (warn line);
 //!   a connection that fails or is closed by the peer fails the sends
