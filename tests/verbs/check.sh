@@ -83,13 +83,16 @@ for t in functional/fi_multi_mr functional/fi_rdm_rma_event benchmarks/fi_rma_bw
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done
-# Issue 24: triggered operations and deferred work on verbs;ofi_rxm:
-# fabtests-compat programs linked against Debian's libfabric (run on both
-# libraries).
-for t in functional/fi_rdm_rma_trigger functional/fi_rdm_trigger_work; do
+# Issue 24: triggered operations and deferred work, a killed peer and
+# three processes at once on verbs;ofi_rxm: fabtests-compat programs
+# linked against Debian's libfabric (run on both libraries), with
+# multinode.sh and the port finder it uses beside them.
+for t in functional/fi_rdm_rma_trigger functional/fi_rdm_trigger_work functional/fi_multinode; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done
+mkdir -p "$work/mn"
+cp "$root/fabtests-compat/multinode.sh" "$root/fabtests-compat/free-ports.py" "$work/mn/" || exit 1
 # Open MPI's ofi MTL over the verbs RDM endpoint (issue 24): the MPI
 # suite of fabtests-compat, built with Debian's mpicc (make deps installs
 # it; without it the guest reports the check failed).
