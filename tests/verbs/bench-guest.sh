@@ -73,36 +73,38 @@ summary() {
 	done
 }
 : >"$W/ratios.txt"
-# Rounds alternate which library goes first, so drift in the host's load
-# does not favour one.
 ROUNDS=3
-for r in $(seq 1 $ROUNDS); do
-	order="ours upstream"
-	[ $((r % 2)) = 0 ] && order="upstream ours"
-	for lib in $order; do
-		libpath=$W/lib
-		[ $lib = upstream ] && libpath=
-		run msg_pingpong-$lib-$r "$libpath" fi_msg_pingpong -e msg -S 8,64,4k,64k,1m -I 200
-		run rma_bw_write-$lib-$r "$libpath" fi_rma_bw -e msg -o write -S 8,64k,1m -I 100
+# rounds FUNCTION: FUNCTION LIB LIBPATH ROUND for each round and library
+# (ours, upstream: Debian's, LIBPATH empty). Rounds alternate which
+# library goes first, so drift in the host's load does not favour one.
+rounds() {
+	local r lib order
+	for r in $(seq 1 $ROUNDS); do
+		order="ours upstream"
+		[ $((r % 2)) = 0 ] && order="upstream ours"
+		for lib in $order; do
+			if [ $lib = upstream ]; then "$1" $lib "" "$r"; else "$1" $lib "$W/lib" "$r"; fi
+		done
 	done
-done
+}
+msg_runs() { # LIB LIBPATH ROUND
+	run "msg_pingpong-$1-$3" "$2" fi_msg_pingpong -e msg -S 8,64,4k,64k,1m -I 200
+	run "rma_bw_write-$1-$3" "$2" fi_rma_bw -e msg -o write -S 8,64k,1m -I 100
+}
+rounds msg_runs
 summary msg_pingpong >>"$W/ratios.txt"
 summary rma_bw_write >>"$W/ratios.txt"
 
 # RDM (verbs;ofi_rxm), issue 24: tagged latency and bandwidth, RMA write
-# bandwidth, rounds alternating as above. Upstream's ofi_rxm needs
-# FI_UNIVERSE_SIZE=16 on rxe (guest.sh says why).
-for r in $(seq 1 $ROUNDS); do
-	order="ours upstream"
-	[ $((r % 2)) = 0 ] && order="upstream ours"
-	for lib in $order; do
-		libpath=$W/lib
-		[ $lib = upstream ] && libpath=
-		FI_UNIVERSE_SIZE=16 run rdm_tagged_pingpong-$lib-$r "$libpath" fi_rdm_tagged_pingpong -e rdm -S 8,64,4k,64k,1m -I 200
-		FI_UNIVERSE_SIZE=16 run rdm_tagged_bw-$lib-$r "$libpath" fi_rdm_tagged_bw -e rdm -S 8,1m -I 2000
-		FI_UNIVERSE_SIZE=16 run rdm_rma_bw_write-$lib-$r "$libpath" fi_rma_bw -e rdm -o write -S 8,64k,1m -I 100
-	done
-done
+# bandwidth. Upstream's ofi_rxm needs FI_UNIVERSE_SIZE=16 on rxe
+# (guest.sh says why); ours runs with it too.
+rdm_runs() { # LIB LIBPATH ROUND
+	local -x FI_UNIVERSE_SIZE=16
+	run "rdm_tagged_pingpong-$1-$3" "$2" fi_rdm_tagged_pingpong -e rdm -S 8,64,4k,64k,1m -I 200
+	run "rdm_tagged_bw-$1-$3" "$2" fi_rdm_tagged_bw -e rdm -S 8,1m -I 2000
+	run "rdm_rma_bw_write-$1-$3" "$2" fi_rma_bw -e rdm -o write -S 8,64k,1m -I 100
+}
+rounds rdm_runs
 summary rdm_tagged_pingpong >"$W/rdm-ratios.txt"
 summary rdm_tagged_bw >>"$W/rdm-ratios.txt"
 summary rdm_rma_bw_write >>"$W/rdm-ratios.txt"
