@@ -524,6 +524,40 @@ sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.tx
 rm -f "$W/results.tmp"
 failed=$before
 
+# --- Issue 24 on verbs;ofi_rxm: triggered operations (fi_rdm_rma_trigger:
+# RMA and tagged sends held until a counter's threshold, chained on a
+# write counter) and deferred work (fi_rdm_trigger_work: triggered
+# messages and atomics, FI_QUEUE_WORK/FI_CANCEL_WORK/FI_FLUSH_WORK, bad
+# input); a killed peer (fi_killed_peer -e rdm: error completions for what
+# was in flight to it, a send to it failing in bounded time, a survivor
+# served after); three processes at once (fabtests-compat/multinode.sh:
+# ranks opening their endpoints 100 ms apart, so the first sends find no
+# listener and must be retried), and with the third rank never started
+# (sends to it fail in bounded time). Ours counted, then Debian's
+# libfabric (upstream's verbs;ofi_rxm) as info lines.
+rdm_faults() { # PREFIX LIBPATH BASEPORT
+	local p=$1 lib=$2 b=$3 m rc
+	pair "${p}ft_rdm_rma_trigger" "$lib" $((b + 0)) "$FTDEB/fi_rdm_rma_trigger" -e rdm "${S[@]}"
+	pair "${p}ft_rdm_trigger_work" "$lib" $((b + 1)) "$FTDEB/fi_rdm_trigger_work" -e rdm "${S[@]}"
+	pair "${p}ft_rdm_killed_peer" "$lib" $((b + 2)) "$FTDEB/fi_killed_peer" -e rdm "${S[@]}"
+	for m in "" "-m 2"; do
+		# shellcheck disable=SC2086 # $m: no option or two words
+		LD_LIBRARY_PATH=$lib FT_MULTINODE_BIN=$FTDEB/fi_multinode timeout 150 \
+			"$W/mn/multinode.sh" verbs 3 $m -s 10.77.0.1 >"$W/${p}multinode${m:+_missing}.log" 2>&1
+		rc=$?
+		echo "-- ${p}multinode $m: rc=$rc"; cat "$W/${p}multinode${m:+_missing}.log"
+		[ $rc = 0 ] && ok "${p}ft_rdm_multinode${m:+_missing}" ||
+			fail "${p}ft_rdm_multinode${m:+_missing}" "rc=$rc: $(tail -1 "$W/${p}multinode${m:+_missing}.log")"
+	done
+}
+rdm_faults "" "$OXILIB" 47900
+before=$failed
+FI_UNIVERSE_SIZE=16 rdm_faults upstream_ "" 47910
+mv "$W/results.txt" "$W/results.tmp"
+sed 's/^\(ok\|FAIL\) upstream_/info upstream_/' "$W/results.tmp" >"$W/results.txt"
+rm -f "$W/results.tmp"
+failed=$before
+
 # Open MPI 4.1's ofi MTL on our verbs RDM endpoint (verbs;ofi_rxm), two
 # ranks on rxe0: fabtests-compat/mpi's suite (point-to-point 0 B-64 MiB,
 # wildcards, probes, cancel, 10000 outstanding messages, collectives).

@@ -367,7 +367,9 @@ fn without_mr_local(e: &mut Info) {
 
 /// Capabilities of an RDM endpoint (`rdm.rs`): messages and tagged
 /// messages through the engine's receive queue, with `FI_SOURCE`,
-/// directed receives and multi-receive buffers.
+/// directed receives and multi-receive buffers; triggered operations and
+/// deferred work (the engine's `service::trigger`, which issues them
+/// through the endpoint's ordinary calls).
 pub const RDM_CAPS: u64 = FI_MSG
     | FI_TAGGED
     | FI_SEND
@@ -375,6 +377,7 @@ pub const RDM_CAPS: u64 = FI_MSG
     | FI_MULTI_RECV
     | FI_SOURCE
     | FI_DIRECTED_RECV
+    | FI_TRIGGER
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM;
 
@@ -488,6 +491,7 @@ fn rdm_entry(e: &mut Info) {
     e.caps = RDM_CAPS;
     e.mode = 0;
     e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND);
+    e.tx.caps |= FI_TRIGGER;
     e.tx.rma_iov_limit = 0;
     // What a hint may ask for as the default (upstream's fi_msg_inject
     // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send. Every
@@ -751,6 +755,11 @@ mod tests {
         assert_eq!(e.domain.name.as_deref(), Some("rxe0"));
         assert_eq!((e.tx.size, e.rx.size), (RDM_QUEUE_SIZE, RDM_QUEUE_SIZE));
         assert_eq!(e.domain.max_ep_srx_ctx, 0, "no shared receive contexts");
+        assert_ne!(
+            e.tx.caps & e.rx.caps & FI_TRIGGER,
+            0,
+            "triggered sends and receives"
+        );
         rdm_rma(&mut e, RDM_RMA_MR);
         assert_eq!(e.caps & RMA_CAPS, RMA_CAPS);
         assert_ne!(e.rx.caps & FI_RMA_EVENT, 0, "targets count by notices");

@@ -31,13 +31,21 @@
 //!   unexpected). Receivers never run out of posted slots for long: RC's
 //!   RNR retry (set to "forever" by rdma-cm's parameters) holds a sender
 //!   while they are all in use.
+//! - **Triggered operations and deferred work** (`FI_TRIGGER`) are the
+//!   engine's (`service::trigger`): it holds them on their counter and
+//!   posts them through this endpoint's ordinary calls when due, and the
+//!   completion sinks report them; nothing here knows about them.
 //! - **Faults.** A piece whose header does not decode, or does not fit
 //!   what its connection announced, closes that connection (warn line);
 //!   a connection that fails or is closed by the peer fails the sends
 //!   queued and in flight on it and the messages it was bringing in.
+//!   One we are making that fails before it is established (nobody
+//!   listens there yet) is made again after a pause for a bounded time
+//!   (`rdm/retry.rs`), its sends waiting meanwhile.
 
 mod atomic;
 mod delivery;
+mod retry;
 mod rma;
 mod wire;
 
@@ -103,6 +111,8 @@ enum Phase {
     /// A peer's request accepted, not established yet.
     Accepting,
     Up,
+    /// Waiting to be made again (`rdm/retry.rs`): an id, nothing issued.
+    Paused,
 }
 
 /// One RC connection to a peer.
@@ -251,6 +261,10 @@ struct State {
     wrs: HashMap<u64, TxWr, oxifabric::service::keyhash::KeyedU64>,
     next_wr: u64,
     polls: u32,
+    /// Connection attempts by peer, and connections waiting to be made
+    /// again with when (`rdm/retry.rs`).
+    attempts: HashMap<SocketAddr, retry::Attempts>,
+    paused: Vec<(u32, std::time::Instant)>,
 }
 
 /// A verbs RDM endpoint.
@@ -341,6 +355,8 @@ impl RdmEp {
                 wrs: HashMap::default(),
                 next_wr: 0,
                 polls: 0,
+                attempts: HashMap::new(),
+                paused: Vec::new(),
             }),
         }))
     }
@@ -396,12 +412,7 @@ impl RdmEp {
             return Err(Error::Again);
         }
         let id = Id::new(&self.chan).map_err(|e| verbs_err("rdma_create_id", e))?;
-        if let Some(me) = Self::addr(st).filter(|a| !a.ip().is_unspecified()) {
-            id.bind(&SocketAddr::new(me.ip(), 0))
-                .map_err(|e| verbs_err("rdma_bind_addr", e))?;
-        }
-        id.resolve_addr(&peer, RESOLVE_MS)
-            .map_err(|e| verbs_err("rdma_resolve_addr", e))?;
+        Self::dial(st, &id, &peer)?;
         let cn = st.next_conn;
         st.next_conn += 1;
         st.by_id.insert(id.addr(), cn);
@@ -528,19 +539,24 @@ impl RdmEp {
                 }
                 if c.phase != Phase::Up {
                     c.phase = Phase::Up;
+                    let peer = c.peer;
                     st.pending -= 1;
+                    Self::reached(st, peer);
                     Self::pump(st, cn);
                     self.after_pump(st);
                 }
             }
+            // Before it is established, ours is made again (`rdm/retry.rs`).
             RDMA_CM_EVENT_REJECTED => {
-                self.conn_failed(st, cn, refused(FI_ECONNREFUSED, "connection rejected"))
+                let f = refused(FI_ECONNREFUSED, "connection rejected");
+                self.dial_failed(st, cn, f, true)
             }
             RDMA_CM_EVENT_ADDR_ERROR
             | RDMA_CM_EVENT_ROUTE_ERROR
             | RDMA_CM_EVENT_UNREACHABLE
             | RDMA_CM_EVENT_CONNECT_ERROR => {
-                self.conn_failed(st, cn, refused(FI_EHOSTUNREACH, "peer unreachable"))
+                let f = refused(FI_EHOSTUNREACH, "peer unreachable");
+                self.dial_failed(st, cn, f, false)
             }
             RDMA_CM_EVENT_DISCONNECTED | RDMA_CM_EVENT_DEVICE_REMOVAL => {
                 // What the peer sent before it left is in our CQ: take it
@@ -1084,6 +1100,7 @@ impl RdmEp {
                 // Before the poll below (crate::watch::Due).
                 let _ = self.cq.arm();
             }
+            self.redial_due(st);
         }
         self.poll_cq(st);
     }
