@@ -1396,9 +1396,10 @@ impl Quick {
     }
 }
 
-/// A queue's look before it drives the owner ([`Progress::probe`]): the
-/// owner's progress call then looks again, so a full pass the count
-/// grants here is passed on as busy (the pass sets it back).
+/// A queue's look before it drives the owner
+/// ([`oxifabric::service::progress::Progress::probe`]): the owner's
+/// progress call then looks again, so a full pass the count grants here
+/// is passed on as busy (the pass sets it back).
 impl Ready for Quick {
     fn ready(&self) -> bool {
         let go = self.look();
