@@ -11,6 +11,7 @@ pub mod addr_format;
 pub mod atomic;
 pub mod av;
 pub mod cntr;
+pub mod conn_retry;
 pub mod connreq;
 pub mod cq;
 pub mod ep_core;

@@ -263,7 +263,7 @@ struct State {
     polls: u32,
     /// Connection attempts by peer, and connections waiting to be made
     /// again with when (`rdm/retry.rs`).
-    attempts: HashMap<SocketAddr, retry::Attempts>,
+    attempts: HashMap<SocketAddr, oxifabric::service::conn_retry::ConnRetry>,
     paused: Vec<(u32, std::time::Instant)>,
 }
 

@@ -10,7 +10,7 @@
 //! peer) fails its sends at once; the next send starts a new series of
 //! attempts. A peer we had reached (a connection to it was established)
 //! whose listener now refuses connections is most likely dead: its
-//! attempts stop after [`LOST_PEER_RETRY`], so its senders hear so within
+//! attempts stop after [`oxifabric::service::conn_retry::LOST_PEER_RETRY`], so its senders hear so within
 //! about a second, while a peer that restarts at once is still found and
 //! a busy peer that closes connections it cannot serve (`lru.rs`, which
 //! does not refuse them) keeps the whole window.
@@ -18,73 +18,9 @@
 use super::*;
 use std::time::{Duration, Instant};
 
-/// How long connection setup to a peer is retried unless
-/// `FI_SOCKETS_CONN_TIMEOUT` says otherwise: long enough for the ranks of
-/// a job to open their endpoints, short enough that a send to a dead peer
-/// fails well within the 10 s that fabtests-style programs allow.
-pub const DEFAULT_CONN_TIMEOUT: Duration = Duration::from_secs(5);
-/// The first pause between attempts; each failure doubles it up to
-/// [`MAX_PAUSE`].
-const FIRST_PAUSE: Duration = Duration::from_millis(10);
-const MAX_PAUSE: Duration = Duration::from_millis(500);
-/// How long connection setup is retried to a lost peer (see the module
-/// text) once its listener refuses, unless the timeout is shorter.
-pub const LOST_PEER_RETRY: Duration = Duration::from_millis(1000);
-
-/// The retry state of one peer.
-#[derive(Default, Debug)]
-pub(super) struct Retry {
-    /// When the first attempt of the current series started.
-    started: Option<Instant>,
-    /// Failed attempts in this series.
-    failures: u32,
-    /// When the next attempt is due (None: no attempt is waiting).
-    pub(super) at: Option<Instant>,
-    /// A connection to this peer was established and died: refused
-    /// attempts are retried for [`LOST_PEER_RETRY`] at most. Cleared by
-    /// the next handshake that finishes.
-    pub(super) lost: bool,
-}
-
-impl Retry {
-    /// Notes the start of an attempt (the first one starts the series).
-    pub(super) fn attempt(&mut self) {
-        self.started.get_or_insert_with(Instant::now);
-        self.at = None;
-    }
-
-    /// The handshake finished: the next failure starts a new series.
-    pub(super) fn reset(&mut self) {
-        *self = Retry::default();
-    }
-
-    /// After a failed attempt (`refused`: the peer's address refused the
-    /// connection): when to try again, or None when `limit` since the
-    /// first attempt (shortened for a lost peer that refuses) is used up.
-    fn next(&mut self, limit: Duration, refused: bool) -> Option<Instant> {
-        let now = Instant::now();
-        let limit = if self.lost && refused {
-            limit.min(LOST_PEER_RETRY)
-        } else {
-            limit
-        };
-        let deadline = self.started.unwrap_or(now) + limit;
-        if now >= deadline {
-            *self = Retry {
-                lost: self.lost,
-                ..Retry::default()
-            };
-            return None;
-        }
-        let pause = FIRST_PAUSE
-            .saturating_mul(1u32 << self.failures.min(16))
-            .min(MAX_PAUSE);
-        self.failures += 1;
-        let at = (now + pause).min(deadline);
-        self.at = Some(at);
-        Some(at)
-    }
-}
+/// The engine's retry policy (`service::conn_retry`), shared with the
+/// verbs provider's RDM connections.
+pub(super) use oxifabric::service::conn_retry::{ConnRetry as Retry, DEFAULT_CONN_TIMEOUT};
 
 /// The connection timeout of endpoints opened now: the parameter, else
 /// the default.
@@ -199,58 +135,5 @@ impl SockEp {
         if let Some(at) = later {
             st.next_retry = Some(st.next_retry.map_or(at, |n| n.min(at)));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pauses_grow_and_stop_at_the_limit() {
-        let mut r = Retry::default();
-        r.attempt();
-        let a = r
-            .next(Duration::from_secs(60), true)
-            .expect("within the limit");
-        let b = r
-            .next(Duration::from_secs(60), true)
-            .expect("within the limit");
-        assert!(b > a, "the second pause is longer");
-        r.attempt();
-        assert!(r.at.is_none(), "an attempt clears the due time");
-        let mut r = Retry::default();
-        r.attempt();
-        assert_eq!(r.next(Duration::ZERO, true), None, "no time left: give up");
-        assert!(r.started.is_none(), "giving up starts a new series");
-    }
-
-    #[test]
-    fn a_lost_peer_gets_a_short_series_until_a_handshake() {
-        let mut r = Retry {
-            lost: true,
-            ..Retry::default()
-        };
-        r.attempt();
-        r.started = Some(Instant::now() - LOST_PEER_RETRY);
-        assert!(
-            r.next(Duration::from_secs(60), false).is_some(),
-            "lost but not refused: the full limit"
-        );
-        r.attempt();
-        assert_eq!(
-            r.next(Duration::from_secs(60), true),
-            None,
-            "lost and refused: the short limit"
-        );
-        assert!(r.lost, "giving up keeps the peer lost");
-        r.reset();
-        assert!(!r.lost, "a finished handshake forgets it");
-        r.attempt();
-        r.started = Some(Instant::now() - LOST_PEER_RETRY);
-        assert!(
-            r.next(Duration::from_secs(60), true).is_some(),
-            "the full limit again"
-        );
     }
 }

@@ -4,64 +4,17 @@
 //! answers a request to a port nobody listens on with a rejection, which
 //! must not fail the sends. So a connection we are making that fails
 //! before it is established is made again after a pause (growing from
-//! [`FIRST_PAUSE`] to [`MAX_PAUSE`]), with a new rdma-cm id and a new
+//! 10 to 500 ms), with a new rdma-cm id and a new
 //! connection number (the old queue pair's flushed receives then name no
 //! connection), its queued sends moved over in order; they fail with error
-//! completions only once the peer's series of attempts has lasted
-//! [`CONN_TIMEOUT`].
-//!
-//! A peer we were connected with once, whose listener now refuses, is most
-//! likely dead (a killed process): its series ends after [`LOST_PEER`], so
-//! that a send to it fails well within the bounds fabtests-style programs
-//! allow, while a peer that comes back at once is still found.
+//! completions only once the peer's series of attempts is over. The
+//! pauses and limits are the engine's policy (`service::conn_retry`, as
+//! for the sockets provider): 5 s, and 1 s for a peer we were connected
+//! with once whose listener now refuses (most likely a killed process).
 
 use super::*;
-use std::time::{Duration, Instant};
-
-/// How long connection setup to a peer is tried: long enough for a job's
-/// ranks to open their endpoints, short enough that a send to a peer that
-/// never comes fails within the 10 s fabtests-style programs allow.
-pub(super) const CONN_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a peer we had reached is tried once its listener refuses.
-pub(super) const LOST_PEER: Duration = Duration::from_secs(1);
-/// The first pause between attempts; each failure doubles it.
-const FIRST_PAUSE: Duration = Duration::from_millis(10);
-const MAX_PAUSE: Duration = Duration::from_millis(500);
-
-/// A peer's series of connection attempts.
-#[derive(Default, Debug)]
-pub(super) struct Attempts {
-    /// When the series' first failure was seen.
-    since: Option<Instant>,
-    failures: u32,
-    /// A connection with this peer was established once.
-    reached: bool,
-}
-
-impl Attempts {
-    /// After a failed attempt (`refused`: the peer's host answered that
-    /// nobody listens): when to try again, or None when the series is over
-    /// (the next send starts a new one).
-    fn next(&mut self, refused: bool) -> Option<Instant> {
-        let now = Instant::now();
-        let since = *self.since.get_or_insert(now);
-        let limit = if self.reached && refused {
-            LOST_PEER
-        } else {
-            CONN_TIMEOUT
-        };
-        if now.duration_since(since) >= limit {
-            self.since = None;
-            self.failures = 0;
-            return None;
-        }
-        let pause = FIRST_PAUSE
-            .saturating_mul(1 << self.failures.min(16))
-            .min(MAX_PAUSE);
-        self.failures += 1;
-        Some(now + pause)
-    }
-}
+use oxifabric::service::conn_retry::{ConnRetry, DEFAULT_CONN_TIMEOUT};
+use std::time::Instant;
 
 impl RdmEp {
     /// Starts resolving `peer`'s address on `id`, from our listening
@@ -80,9 +33,9 @@ impl RdmEp {
     pub(super) fn reached(st: &mut State, peer: SocketAddr) {
         st.attempts.insert(
             peer,
-            Attempts {
-                reached: true,
-                ..Attempts::default()
+            ConnRetry {
+                lost: true,
+                ..ConnRetry::default()
             },
         );
     }
@@ -103,7 +56,11 @@ impl RdmEp {
             }
             _ => return self.conn_failed(st, cn, f),
         };
-        let at = st.attempts.entry(peer).or_default().next(refused);
+        let at = st
+            .attempts
+            .entry(peer)
+            .or_default()
+            .next(DEFAULT_CONN_TIMEOUT, refused);
         let (Some(at), Ok(id)) = (at, Id::new(&self.chan)) else {
             return self.conn_failed(st, cn, f);
         };
@@ -156,38 +113,6 @@ impl RdmEp {
                     Failure::cause(FI_EHOSTUNREACH, "could not connect to the peer"),
                 ),
             }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pauses_grow_and_a_series_ends() {
-        let mut a = Attempts::default();
-        let t0 = Instant::now();
-        let first = a.next(true).expect("a first failure is retried");
-        assert!(first - t0 < FIRST_PAUSE * 2 + Duration::from_millis(50));
-        let second = a.next(true).expect("retried within the timeout");
-        assert!(second - first >= FIRST_PAUSE, "the pause grows");
-        a.since = Some(t0 - CONN_TIMEOUT);
-        assert!(a.next(false).is_none(), "the series is over");
-        assert!(a.next(false).is_some(), "the next send starts a new series");
-    }
-
-    #[test]
-    fn a_lost_peer_that_refuses_is_given_up_sooner() {
-        for (refused, more) in [(true, false), (false, true)] {
-            let mut a = Attempts {
-                reached: true,
-                ..Attempts::default()
-            };
-            a.next(refused);
-            a.since = Some(Instant::now() - LOST_PEER);
-            // Refused: the short bound; unreachable: the whole timeout.
-            assert_eq!(a.next(refused).is_some(), more, "refused: {refused}");
         }
     }
 }
