@@ -29,20 +29,16 @@ pub trait Progress: Send + Sync {
     /// A nested set now holds the source's descriptor and will not ask
     /// for it again: it must report all of the source's I/O for good.
     fn pin_watch(&self) {}
-    /// Whether the source is cheap to look at and its descriptor reports
+    /// For a source that is cheap to look at and whose descriptor reports
     /// input only while it is armed (a shared-memory ring, whose senders
-    /// signal only a receiver that said it is about to sleep): a queue
-    /// then drives it on every read instead of nesting its descriptor,
-    /// and asks [`Progress::wait_fd`] (which arms it) before each
-    /// blocking wait, as with few sources.
-    fn poll_always(&self) -> bool {
-        false
-    }
-    /// For a [`Progress::poll_always`] source: a lock-free look at whether
-    /// a progress call now would find work, which a queue with many such
-    /// sources runs instead of a progress call (upgrading each source's
-    /// handle and calling it cost more than its look at a ring, hundreds
-    /// of times per read). None: the queue drives the source every read.
+    /// signal only a receiver that said it is about to sleep): a lock-free
+    /// look at whether a progress call now would find work. A queue with
+    /// many sources then runs this look on every read instead of nesting
+    /// the source's descriptor, drives the source when it says so, and
+    /// asks [`Progress::wait_fd`] (which arms it) before each blocking
+    /// wait, as with few sources. Upgrading each source's handle and
+    /// calling it cost more than its look at a ring, hundreds of times per
+    /// read. None (the default): the queue nests the source's descriptor.
     fn probe(&self) -> Option<Arc<dyn Ready>> {
         None
     }
@@ -185,7 +181,7 @@ struct Slot {
     src: Weak<dyn Progress>,
     /// The descriptor put in the nested set.
     fd: Option<RawFd>,
-    /// A `poll_always` source's look ([`Progress::probe`]).
+    /// A polled source's look ([`Progress::probe`]), instead of `fd`.
     probe: Option<Arc<dyn Ready>>,
 }
 
@@ -323,12 +319,12 @@ impl Sources {
                 .filter_map(|i| Some((i, slots[i].as_ref()?.src.upgrade()?)))
                 .collect()
         };
-        // A poll-always source: its probe, no descriptor; others: theirs.
+        // A polled source: its probe, no descriptor; others: theirs.
         let fds: Vec<Watched> = pending
             .iter()
             .map(|(_, s)| {
-                if s.poll_always() {
-                    return (None, s.probe());
+                if let Some(p) = s.probe() {
+                    return (None, Some(p));
                 }
                 s.pin_watch();
                 (s.wait_fd(), None)
@@ -364,12 +360,7 @@ impl Sources {
             // sources out to the stack was most of an empty poll's cost.
             let (solo, live) = {
                 let l = self.lock();
-                let solo = if l.live == 1 {
-                    l.solo.as_ref().and_then(Weak::upgrade)
-                } else {
-                    None
-                };
-                (solo, l.live)
+                (l.solo.as_ref().and_then(Weak::upgrade), l.live)
             };
             if let Some(s) = solo {
                 s.progress_direct();
@@ -755,9 +746,6 @@ mod tests {
         }
         fn wait_fd(&self) -> Option<RawFd> {
             None
-        }
-        fn poll_always(&self) -> bool {
-            true
         }
         fn probe(&self) -> Option<Arc<dyn Ready>> {
             Some(self.look.clone())

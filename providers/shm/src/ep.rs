@@ -159,13 +159,9 @@ impl Progress for ShmEp {
         Some(g.poll.raw())
     }
 
-    fn poll_always(&self) -> bool {
-        // Looking at the ring costs a few loads; arming it for sleepers
-        // costs every sender a system call per message. A queue drives
-        // us on every read and arms us (wait_fd) only before it sleeps.
-        true
-    }
-
+    /// Looking at the ring costs a few loads; arming it for sleepers
+    /// costs every sender a system call per message. A queue looks at us
+    /// on every read and arms us (wait_fd) only before it sleeps.
     fn probe(&self) -> Option<Arc<dyn Ready>> {
         Some(self.quick.clone())
     }

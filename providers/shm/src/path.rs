@@ -1340,8 +1340,9 @@ impl<K: Token> Path<K> {
 
 /// Progress that costs next to nothing while there is nothing to do.
 ///
-/// A queue drives every endpoint that polls a ring (`Progress::poll_always`)
-/// on every read; with hundreds of endpoints on one queue, each idle one's
+/// A queue looks at every endpoint that polls a ring on every read (its
+/// probe, `Progress::probe`, is this); with hundreds of endpoints on one
+/// queue, each idle one's
 /// full pass (its lock, its transport's bookkeeping) made most of the
 /// read's cost. An owner keeps one of these outside its lock: after a pass
 /// that left nothing under way it says [`Quick::busy`]`(false)`, any call

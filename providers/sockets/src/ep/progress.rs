@@ -899,12 +899,8 @@ impl Progress for SockEp {
 
     /// With a same-host path: its ring is cheap to look at and its
     /// descriptor reports arrivals only while armed (`local.rs`).
-    fn poll_always(&self) -> bool {
-        self.local_wanted
-    }
-
     fn probe(&self) -> Option<Arc<dyn oxifabric::service::progress::Ready>> {
-        Some(self.quick.clone())
+        self.local_wanted.then(|| self.quick.clone() as _)
     }
 
     /// Whether the application drove this endpoint's progress itself in
