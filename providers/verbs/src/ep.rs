@@ -525,12 +525,9 @@ impl VerbsEp {
                 self.cm_event(st, ev);
             }
             if let Some(cq) = &st.cq {
-                cq.take_events();
-                if due.arm {
-                    // Before the poll below, so a completion after that
-                    // poll makes the descriptor readable.
-                    let _ = cq.arm();
-                }
+                // Armed before the poll below, so a completion after that
+                // poll makes the descriptor readable.
+                cq.settle_events(due.arm);
             }
         }
         let Some(cq) = st.cq.clone() else { return };

@@ -1095,11 +1095,8 @@ impl RdmEp {
             while let Some(ev) = self.chan.next() {
                 self.on_cm(st, ev);
             }
-            self.cq.take_events();
-            if due.arm {
-                // Before the poll below (crate::watch::Due).
-                let _ = self.cq.arm();
-            }
+            // Armed before the poll below (crate::watch::Due).
+            self.cq.settle_events(due.arm);
             self.redial_due(st);
         }
         self.poll_cq(st);

@@ -12,7 +12,6 @@
 use oxifabric::error::Result;
 use oxifabric::service::epoll::Epoll;
 use oxifabric::service::progress::clock_ms;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Progress calls between two looks at the clock when nobody waits.
@@ -79,9 +78,8 @@ impl Watch {
 
     /// A waiter is about to sleep on the descriptor: the next progress
     /// reads the channels (`Progress::wait_fd`, `progress_settled`).
-    pub fn wanted(&self) -> RawFd {
+    pub fn wanted(&self) {
         self.want.store(true, Ordering::Relaxed);
-        self.fds.raw()
     }
 
     /// Someone (an application's epoll set, `FI_GETWAIT`) may sleep on the

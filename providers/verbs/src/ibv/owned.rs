@@ -426,7 +426,7 @@ impl Cq {
 
     /// `ibv_req_notify_cq` unless armed already: the next completion makes
     /// [`Cq::fd`] readable. Callers serialize this with
-    /// [`Cq::take_events`] (their endpoint's lock), which disarms.
+    /// [`Cq::settle_events`] (their endpoint's lock), which disarms.
     pub fn arm(&self) -> Result<(), VerbsError> {
         use std::sync::atomic::Ordering::{AcqRel, Release};
         if self.armed.swap(true, AcqRel) {
@@ -451,21 +451,31 @@ impl Cq {
     }
 
     /// Reads and acknowledges the channel's pending notifications without
-    /// blocking; true when there was one (the caller then re-arms).
-    pub fn take_events(&self) -> bool {
+    /// blocking, then arms the queue again when `arm` (someone may sleep
+    /// on [`Cq::fd`] after the caller's next poll); a failed arming is
+    /// left to the sleeper's periodic wake-up. Callers serialize this
+    /// (their endpoint's lock).
+    pub fn settle_events(&self, arm: bool) {
+        self.take_events();
+        if arm {
+            let _ = self.arm();
+        }
+    }
+
+    /// The notifications part of [`Cq::settle_events`].
+    fn take_events(&self) {
         if !self.armed.load(std::sync::atomic::Ordering::Acquire) {
             // No event comes from a queue that was not armed: the read
             // (a system call) is saved.
-            return false;
+            return;
         }
-        let mut any = false;
         loop {
             let mut cq = std::ptr::null_mut();
             let mut ctx = std::ptr::null_mut();
             // SAFETY: chan is live and non-blocking; out-parameters valid.
             let rc = unsafe { (self.lib.get_cq_event)(self.chan, &mut cq, &mut ctx) };
             if rc != 0 {
-                return any;
+                return;
             }
             // SAFETY: cq is the CQ the event was for (ours); acked at once,
             // so destroy_cq never waits for unacknowledged events.
@@ -473,7 +483,6 @@ impl Cq {
             // One event per arming.
             self.armed
                 .store(false, std::sync::atomic::Ordering::Release);
-            any = true;
         }
     }
 
