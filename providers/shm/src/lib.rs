@@ -25,6 +25,7 @@
 //! `docs/shm-transport.md`.
 
 pub mod attach;
+pub mod bounce;
 pub mod cma;
 pub mod doorbell;
 mod ep;

@@ -34,6 +34,7 @@
 //!
 //! One-sided operations (RMA, atomics), both sides, are in `path/rma.rs`.
 
+mod bounce;
 mod rma;
 pub use rma::ATOMIC_LIMIT;
 
@@ -41,7 +42,7 @@ use crate::attach::EndpointId;
 use crate::cma::RemoteIov;
 use crate::proto::{self, Op};
 use crate::ring::{Kind, Meta, Peek};
-use crate::transport::{Addr, Config, Event, Sent, Transport};
+use crate::transport::{Addr, Areas, Config, Event, Sent, Transport};
 use oxifabric::abi::*;
 use oxifabric::error::{Error, Result};
 use oxifabric::ops::{iov_len, IoVec, SendOp};
@@ -68,8 +69,17 @@ const PROV: &str = crate::provider::NAME;
 /// each, so that every `fi_inject` fits one cell.
 const CELLS: usize = 256;
 const CELL_SIZE: usize = crate::ring::CELL_HEADER + crate::provider::INJECT_SIZE;
+/// Our bounce area (`path/bounce.rs`): 16 chunks of 64 KiB, 1 MiB in
+/// flight per endpoint toward peers cross-memory attach cannot reach
+/// (pages of it are only allocated once touched: an endpoint that never
+/// needs it pays address space, not memory).
+const BOUNCE_CHUNKS: usize = 16;
+const BOUNCE_SIZE: usize = 64 << 10;
 /// The most one ring's cells can add to what the receive queue holds for
-/// receives not posted yet.
+/// receives not posted yet, when they carry their bytes inline. A `CHUNK`
+/// cell brings up to a chunk (64 KiB); each sender has at most
+/// `BOUNCE_CHUNKS` of them out, so a drain overshoots the bound by at most
+/// 1 MiB per sender sending that way.
 const RING_HELD: usize = CELLS * (CELL_SIZE + oxifabric::service::rxq::ENTRY_COST);
 /// The transport's `ctx` of cells that belong to no send (answers).
 const NO_SEND: u64 = u64::MAX;
@@ -251,8 +261,10 @@ struct PathState<K> {
     pulls: Vec<Pull>,
     /// `DONE` answers waiting for room: peer, token, status.
     answers: VecDeque<(Addr, u64, u64)>,
-    /// `FI_SHM_DISABLE_CMA`: every byte travels in cells.
+    /// `FI_SHM_DISABLE_CMA`: every byte travels in cells or chunks.
     no_cma: bool,
+    /// Our bounce area's chunks, and what we owe peers of theirs.
+    bounce: bounce::Lender,
     /// RMA and atomics, both sides.
     rma: rma::Rma,
     limits: Limits,
@@ -441,12 +453,13 @@ impl<K: Token> Side<'_, K> {
                 meta,
                 payload,
                 cma_pid,
+                areas,
             } => {
                 self.p.scratch.resize(payload.len(), 0);
                 let n = payload.copy_to(&mut self.p.scratch);
                 let mut bytes = std::mem::take(&mut self.p.scratch);
                 bytes.truncate(n);
-                self.on_cell(from, cma_pid, &meta, &bytes);
+                self.on_cell(from, cma_pid, &meta, &bytes, areas);
                 self.p.scratch = bytes;
             }
             Event::Flushed { ctx, .. } => self.cell_left(ctx, None),
@@ -496,6 +509,8 @@ impl<K: Token> Side<'_, K> {
         };
         f.queued = f.queued.saturating_sub(1);
         if let Some((to, e)) = failure {
+            // A chunk whose cell never left will not come back.
+            self.chunks_lost(to, Some(id));
             if self.fail(id, failed_send(self.p.label(to), e)) {
                 // What is left of it will not go either.
                 self.drop_outgoing(id);
@@ -538,6 +553,7 @@ impl<K: Token> Side<'_, K> {
             return;
         }
         oxifabric::prov_log!(PROV, FI_LOG_INFO, FI_LOG_EP_DATA, "peer {addr} is gone");
+        self.chunks_lost(addr, None);
         if let Some(q) = self.p.out.remove(&addr) {
             self.p.out_count -= q.len();
             for o in q {
@@ -579,7 +595,14 @@ impl<K: Token> Side<'_, K> {
     }
 
     /// One cell from `from`.
-    fn on_cell(&mut self, from: Addr, cma_pid: Option<libc::pid_t>, meta: &Meta, bytes: &[u8]) {
+    fn on_cell(
+        &mut self,
+        from: Addr,
+        cma_pid: Option<libc::pid_t>,
+        meta: &Meta,
+        bytes: &[u8],
+        areas: Areas<'_>,
+    ) {
         if self.rma_hold(from, meta, bytes) {
             return;
         }
@@ -588,7 +611,7 @@ impl<K: Token> Side<'_, K> {
         let op = Op::of(meta.flags);
         let kind = match op {
             Some(Op::Rndv) => Kind::Rendezvous,
-            Some(Op::Done) => Kind::Control,
+            Some(Op::Done | Op::Chunk | Op::Free) => Kind::Control,
             _ => Kind::Inline,
         };
         if meta.kind != kind {
@@ -664,6 +687,8 @@ impl<K: Token> Side<'_, K> {
                 self.ack(from, meta);
             }
             Some(Op::More) => self.append(from, (from, meta.token), bytes),
+            Some(Op::Chunk) => self.chunk_in(from, meta, areas),
+            Some(Op::Free) => self.chunks_back(from, meta.data),
             Some(op @ (Op::Write | Op::Read | Op::Atomic | Op::Answer)) => {
                 self.rma_cell(op, from, meta, bytes)
             }
@@ -868,7 +893,11 @@ impl<K: Token> Side<'_, K> {
         for (&to, q) in out.iter_mut() {
             while let Some(o) = q.front_mut() {
                 let id = o.id;
-                let done = match push_cell(tp, to, o, cap, !self.p.no_cma) {
+                let pushed = match self.push_chunk(tp, to, o, cap) {
+                    Some(sent) => sent.map(|s| (s, false, false)),
+                    None => push_cell(tp, to, o, cap, !self.p.no_cma),
+                };
+                let done = match pushed {
                     Ok((sent, rndv, ack)) => {
                         let whole = o.off >= o.len;
                         if let Some(f) = self.p.inflight.get_mut(&id) {
@@ -1102,6 +1131,21 @@ impl<K: Token> Side<'_, K> {
     }
 }
 
+impl<K> Drop for Path<K> {
+    /// Says how the path's bytes went (tests read this at info level).
+    fn drop(&mut self) {
+        oxifabric::prov_log!(
+            PROV,
+            FI_LOG_INFO,
+            FI_LOG_EP_CTRL,
+            "same-host path {} closed: {} messages and one-sided operations posted, {} chunks sent through the bounce area",
+            self.tp.addr(),
+            self.st.posted,
+            self.st.bounce.sent
+        );
+    }
+}
+
 impl<K: Token> Path<K> {
     /// A path listening under `id`, with the owner's registrations `mr`
     /// (the keys its one-sided operations are checked against), its
@@ -1121,10 +1165,13 @@ impl<K: Token> Path<K> {
             ids_reused: naming == Naming::Sockaddr,
             refuse_handshakes: limits.fallback
                 && std::env::var_os("OXI_SHM_REFUSE_HANDSHAKES").is_some_and(|v| v == "1"),
+            bounce_chunks: BOUNCE_CHUNKS,
+            bounce_size: BOUNCE_SIZE,
             ..Config::default()
         };
         let mut tp = Transport::with_id(id, cfg)?;
         tp.set_name(name)?;
+        let area = tp.bounce();
         Ok(Path {
             tp,
             st: PathState {
@@ -1145,6 +1192,7 @@ impl<K: Token> Path<K> {
                 pulls: Vec::new(),
                 answers: VecDeque::new(),
                 no_cma: crate::provider::cma_disabled(),
+                bounce: bounce::Lender::new(area),
                 rma: rma::Rma::new(mr),
                 limits,
                 posted: 0,
@@ -1244,6 +1292,9 @@ impl<K: Token> Path<K> {
         tp.progress(&mut |ev| side.on_event(ev));
         if !side.p.pulls.is_empty() || !side.p.answers.is_empty() {
             side.pull_all(tp);
+        }
+        if side.p.bounce.owes() {
+            side.give_back(tp);
         }
         side.pump(tp);
         side.rma_pump(tp);

@@ -18,6 +18,15 @@
 //!   with [`FALLBACK`]: the sender then sends the bytes as `MORE` cells
 //!   of the same `token`, which the receiver puts into the receive it
 //!   already matched.
+//! - `CHUNK` (a `Control` cell): the next `data` bytes of message `token`
+//!   (as a `MORE` cell's payload would be) lie at the start of chunk `tag`
+//!   of the sender's bounce area (`bounce.rs`); the receiver copies them
+//!   out and gives the chunk back with `FREE`. A sender sends its bytes
+//!   in chunks instead of `MORE` cells while it has chunks free.
+//! - `FREE` (a `Control` cell): the chunks of the receiver's bounce area
+//!   whose bits are set in `data` are copied out; the sender of a
+//!   `CHUNK` may use them again. Only chunks lent to the peer that sends
+//!   `FREE` are taken back.
 //! - `DONE` (a `Control` cell): the answer to `RNDV` `token`; `data` is 0
 //!   (the receiver has the bytes, or did not want them), [`FALLBACK`], or
 //!   an `FI_E*` code (the receive failed).
@@ -63,6 +72,8 @@ pub enum Op {
     More,
     Rndv,
     Done,
+    Chunk,
+    Free,
     Write,
     Read,
     Atomic,
@@ -78,6 +89,8 @@ impl Op {
             Op::More => 2,
             Op::Rndv => 3,
             Op::Done => 4,
+            Op::Chunk => 5,
+            Op::Free => 6,
             Op::Write => 16,
             Op::Read => 17,
             Op::Atomic => 18,
@@ -94,6 +107,8 @@ impl Op {
             2 => Some(Op::More),
             3 => Some(Op::Rndv),
             4 => Some(Op::Done),
+            5 => Some(Op::Chunk),
+            6 => Some(Op::Free),
             16 => Some(Op::Write),
             17 => Some(Op::Read),
             18 => Some(Op::Atomic),

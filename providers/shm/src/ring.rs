@@ -6,7 +6,8 @@
 //! # Layout (native byte order; both sides run this library)
 //!
 //! ```text
-//! 0    magic u64 | version u32 | cells u32 | cell size u32 | owner pid u32
+//! 0    magic u64 | version u32 | cells u32 | cell size u32 | owner pid u32 |
+//!      bounce chunks u32 | bounce chunk size u32
 //! 64   tail u64: the next position a sender claims    (own cache line)
 //! 128  sleeping u32: the receiver's "about to sleep" word (own line)
 //! 192  room u64: senders waiting for room, bit `claimer % 64` each
@@ -15,6 +16,8 @@
 //!        seq u64 | kind u32 | len u32 | sender u32 | flags u32 |
 //!        tag u64 | data u64 | token u64 | claim u64 | 8 bytes unused |
 //!        payload
+//! end of the cells: the owner's bounce area (`bounce`), chunks of
+//!      `bounce chunk size` bytes that only the owner writes
 //! ```
 //!
 //! # Ordering (a bounded queue with a sequence number per cell, after
@@ -117,6 +120,7 @@
 //! the same user (the only ones `attach` admits) could `ptrace` each
 //! other anyway; the guarantee here is memory safety, not secrecy.
 
+use crate::bounce::BounceArea;
 use crate::doorbell::Doorbell;
 use crate::region::Region;
 use oxifabric::error::{Error, Result};
@@ -126,14 +130,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"oxiring1");
-/// Version 2 added the `room` word.
-const VERSION: u32 = 2;
+/// Version 2 added the `room` word; version 3 the bounce area.
+const VERSION: u32 = 3;
 
 const H_MAGIC: usize = 0;
 const H_VERSION: usize = 8;
 const H_CELLS: usize = 12;
 const H_CELL_SIZE: usize = 16;
 const H_OWNER: usize = 20;
+const H_CHUNKS: usize = 24;
+const H_CHUNK_SIZE: usize = 28;
 const TAIL: usize = 64;
 /// The receiver's "about to sleep" word (u32, 1: sleeping).
 const SLEEPING: usize = 128;
@@ -351,14 +357,29 @@ pub struct Receiver {
     last_claimer: u32,
     /// What senders ring when this receiver sleeps.
     doorbell: Doorbell,
+    /// The owner's bounce area after the cells.
+    bounce: BounceArea,
 }
 
 impl Receiver {
     /// Creates a ring of `cells` cells (a power of two) of `cell_size`
     /// bytes (a multiple of 64, header included) in a new region.
     pub fn create(cells: usize, cell_size: usize) -> Result<Receiver> {
+        Receiver::with_bounce(cells, cell_size, 0, 0)
+    }
+
+    /// [`Receiver::create`] with a bounce area of `chunks` chunks of
+    /// `chunk_size` bytes after the cells (`bounce::BounceArea::new`'s
+    /// limits; 0 chunks: none).
+    pub fn with_bounce(
+        cells: usize,
+        cell_size: usize,
+        chunks: usize,
+        chunk_size: usize,
+    ) -> Result<Receiver> {
         let geo = Geometry::new(cells, cell_size)?;
-        let region = Region::create(geo.bytes())?;
+        let bounce = BounceArea::new(geo.bytes(), chunks, chunk_size)?;
+        let region = Region::create(bounce.end().max(geo.bytes()))?;
         for i in 0..cells as u64 {
             region.store_u64(geo.cell(i) + C_SEQ, i, Relaxed)?;
         }
@@ -366,6 +387,8 @@ impl Receiver {
         region.store_u32(H_CELLS, cells as u32, Relaxed)?;
         region.store_u32(H_CELL_SIZE, cell_size as u32, Relaxed)?;
         region.store_u32(H_OWNER, std::process::id(), Relaxed)?;
+        region.store_u32(H_CHUNKS, bounce.chunks() as u32, Relaxed)?;
+        region.store_u32(H_CHUNK_SIZE, bounce.size() as u32, Relaxed)?;
         // Published last: a sender that sees the magic sees the rest.
         region.store_u64(H_MAGIC, MAGIC, Release)?;
         Ok(Receiver {
@@ -376,7 +399,20 @@ impl Receiver {
             gone: Vec::new(),
             last_claimer: 0,
             doorbell: Doorbell::new()?,
+            bounce,
         })
+    }
+
+    /// This ring's bounce area (empty unless made
+    /// [`Receiver::with_bounce`]).
+    pub fn bounce(&self) -> BounceArea {
+        self.bounce
+    }
+
+    /// Copies `parts` into chunk `k` of this ring's bounce area (see
+    /// `bounce::BounceArea::write`).
+    pub fn bounce_write(&self, k: usize, parts: &[&[u8]]) -> Result<usize> {
+        self.bounce.write(&self.region, k, parts)
     }
 
     /// A look at this ring that needs neither the receiver nor its
@@ -606,6 +642,8 @@ impl Receiver {
 pub struct Sender {
     region: Region,
     geo: Geometry,
+    /// The ring owner's bounce area, as checked at attach.
+    bounce: BounceArea,
     /// The id this sender names itself by in cells it claims.
     claimer: u32,
     /// The receiver's doorbell, rung when it sleeps.
@@ -640,12 +678,16 @@ impl Sender {
         let cells = region.load_u32(H_CELLS, Relaxed)? as usize;
         let cell_size = region.load_u32(H_CELL_SIZE, Relaxed)? as usize;
         let geo = Geometry::new(cells, cell_size)?;
-        if geo.bytes() > region.len() {
+        let chunks = region.load_u32(H_CHUNKS, Relaxed)? as usize;
+        let chunk_size = region.load_u32(H_CHUNK_SIZE, Relaxed)? as usize;
+        let bounce = BounceArea::new(geo.bytes(), chunks, chunk_size)?;
+        if geo.bytes() > region.len() || bounce.end() > region.len() {
             return Err(Error::Inval);
         }
         Ok(Sender {
             region,
             geo,
+            bounce,
             claimer,
             doorbell,
             #[cfg(test)]
@@ -683,6 +725,14 @@ impl Sender {
     /// The peer's region this sender writes into.
     pub fn region(&self) -> &Region {
         &self.region
+    }
+
+    /// Copies the start of chunk `k` of the ring owner's bounce area into
+    /// `dst` (`Inval` for a chunk it does not have or more bytes than a
+    /// chunk: both come from the owner's cells, so they are checked here
+    /// against the geometry read at attach).
+    pub fn bounce_read(&self, k: usize, dst: &mut [u8]) -> Result<()> {
+        self.bounce.read(&self.region, k, dst)
     }
 
     /// Appends a message whose payload is the concatenation of `payload`:
@@ -1221,5 +1271,33 @@ pub(crate) mod tests {
         assert!(Receiver::create(4, 64).is_err());
         assert!(Receiver::create(MAX_CELLS * 2, 128).is_err());
         assert!(Receiver::create(1, 128).is_err());
+        assert!(Receiver::with_bounce(4, 128, 65, 4096).is_err());
+    }
+
+    #[test]
+    fn a_sender_reads_the_owners_bounce_area_within_its_geometry() {
+        let rx = Receiver::with_bounce(4, 128, 2, 4096).unwrap();
+        assert_eq!(rx.bounce().chunks(), 2);
+        let tx = sender_of(&rx);
+        rx.bounce_write(1, &[b"hello"]).unwrap();
+        let mut out = [0u8; 5];
+        tx.bounce_read(1, &mut out).unwrap();
+        assert_eq!(&out, b"hello");
+        assert_eq!(tx.bounce_read(2, &mut out), Err(Error::Inval));
+        // A header claiming an area past the region's end is refused at
+        // attach.
+        rx.region().store_u32(H_CHUNKS, 64, Relaxed).unwrap();
+        let dup = Region::from_fd(
+            rx.region().fd().try_clone_to_owned().unwrap(),
+            crate::region::MAX_LEN,
+        )
+        .unwrap();
+        assert!(Sender::attach(dup, 1, Doorbell::new().unwrap()).is_err());
+        // No area: nothing to read.
+        let plain = Receiver::create(4, 128).unwrap();
+        assert_eq!(
+            sender_of(&plain).bounce_read(0, &mut out),
+            Err(Error::Inval)
+        );
     }
 }

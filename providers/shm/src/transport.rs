@@ -128,6 +128,12 @@ pub struct Config {
     /// connected (it sees the connection close), an outgoing one at once
     /// (`reach` answers `FI_ENOMEM`).
     pub refuse_handshakes: bool,
+    /// Chunks in our bounce area (`bounce`; 0: none) and their size:
+    /// what we send large messages through to peers we may not reach by
+    /// cross-memory attach.
+    pub bounce_chunks: usize,
+    /// Bytes per bounce chunk.
+    pub bounce_size: usize,
 }
 
 impl Default for Config {
@@ -139,6 +145,8 @@ impl Default for Config {
             max_queued: 256,
             ids_reused: false,
             refuse_handshakes: false,
+            bounce_chunks: 0,
+            bounce_size: 0,
         }
     }
 }
@@ -170,6 +178,9 @@ pub enum Event<'a> {
         meta: Meta,
         /// The payload, still in the ring.
         payload: Payload<'a>,
+        /// The connected peers' bounce areas, for a cell that names a
+        /// chunk of the sender's.
+        areas: Areas<'a>,
     },
     /// A queued message went into the peer's ring.
     Flushed {
@@ -219,6 +230,24 @@ pub enum Event<'a> {
         /// Why.
         why: &'static str,
     },
+}
+
+/// The connected peers' bounce areas, looked up only when a cell names a
+/// chunk (so receiving costs nothing more otherwise).
+#[derive(Clone, Copy)]
+pub struct Areas<'a>(&'a HashMap<EndpointId, PeerEntry, KeyedU64>);
+
+impl Areas<'_> {
+    /// Copies the start of chunk `k` of peer `from`'s bounce area into
+    /// `dst`: `NotConn` unless `from` is connected, `Inval` for a chunk it
+    /// does not have or more bytes than a chunk (see
+    /// `ring::Sender::bounce_read`).
+    pub fn read(&self, from: Addr, k: usize, dst: &mut [u8]) -> Result<()> {
+        match self.0.get(&from.0).map(|e| &e.state) {
+            Some(State::Up { tx, .. }) => tx.bounce_read(k, dst),
+            _ => Err(Error::NotConn),
+        }
+    }
 }
 
 /// A message waiting to go.
@@ -326,7 +355,8 @@ impl Transport {
     /// A transport listening under `id` (`AddrInUse` when a live endpoint
     /// has it).
     pub fn with_id(id: EndpointId, cfg: Config) -> Result<Transport> {
-        let rx = Receiver::create(cfg.cells, cfg.cell_size)?;
+        let rx =
+            Receiver::with_bounce(cfg.cells, cfg.cell_size, cfg.bounce_chunks, cfg.bounce_size)?;
         let listener = Listener::bind(id)?;
         Ok(Transport {
             id,
@@ -471,6 +501,24 @@ impl Transport {
     /// The most payload bytes a message to us may carry.
     pub fn payload_capacity(&self) -> usize {
         self.rx.payload_capacity()
+    }
+
+    /// Our bounce area (what [`Config::bounce_chunks`] asked for).
+    pub fn bounce(&self) -> crate::bounce::BounceArea {
+        self.rx.bounce()
+    }
+
+    /// Copies `parts` into chunk `k` of our bounce area, for a peer to
+    /// read after a cell names it; the bytes written (`Inval` when they
+    /// do not fit a chunk or there is no such chunk).
+    pub fn bounce_write(&self, k: usize, parts: &[&[u8]]) -> Result<usize> {
+        self.rx.bounce_write(k, parts)
+    }
+
+    /// The connected peers' bounce areas (as [`Event::Received`] gives
+    /// them).
+    pub fn areas(&self) -> Areas<'_> {
+        Areas(&self.peers)
     }
 
     /// Sets how many incoming handshakes may be in flight at once (at
@@ -1122,6 +1170,7 @@ impl Transport {
         let mut tick = None;
         for n in 0..self.cfg.cells {
             let claimers = &mut self.claimers;
+            let areas = Areas(&self.peers);
             let polled = self
                 .rx
                 .poll(|r, payload| match claimers.get_mut(&r.meta.sender) {
@@ -1132,6 +1181,7 @@ impl Transport {
                             cma_pid: k.cma_pid,
                             meta: r.meta,
                             payload,
+                            areas,
                         })
                     }
                     None => sink(Event::Refused {

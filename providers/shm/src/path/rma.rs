@@ -416,7 +416,7 @@ impl<K: Token> Side<'_, K> {
                             } else {
                                 None
                             };
-                            self.on_cell(from, pid, &meta, &bytes)
+                            self.on_cell(from, pid, &meta, &bytes, tp.areas())
                         }
                     }
                     if self.p.rma.spare.len() < SPARE_BUFFERS {

@@ -1,0 +1,181 @@
+//! Large messages through the bounce area (`crate::bounce`), for peers
+//! whose memory cross-memory attach may not reach.
+//!
+//! Sender: once a message's first cell is out (a `FIRST` cell, or a
+//! rendezvous the receiver answered with `FALLBACK`), while more than a
+//! cell's worth is left and a chunk of our area is free, the next bytes
+//! (up to a chunk) are copied into that chunk and a `CHUNK` cell names
+//! it; with no chunk free they go on in `MORE` cells, so a receiver that
+//! is slow to give chunks back slows us, never stops us. A chunk is lent
+//! to one peer for one send until that peer's `FREE` gives it back, or
+//! the peer is gone, or the cell naming it never left.
+//!
+//! Receiver: a `CHUNK` cell is handled where a `MORE` cell would be, in
+//! order with the sender's other cells: the bytes are copied out of the
+//! sender's area (index and length checked against the geometry read when
+//! we attached), appended to the message like a `MORE` cell's payload,
+//! and the chunk is owed back. After each progress pass one `FREE` cell
+//! per peer gives back everything copied out in that pass.
+
+use super::*;
+use crate::bounce::{BounceArea, MAX_CHUNK};
+use crate::transport::Areas;
+
+/// Chunks of our bounce area in every process's hands; what we owe peers.
+pub(super) struct Lender {
+    /// Bit `k` set: chunk `k` is ours to fill.
+    free: u64,
+    /// Chunk `k`'s borrower: the peer its cell went to, and our send.
+    lent: Vec<Option<(Addr, u64)>>,
+    size: usize,
+    /// Chunks of each peer's area copied out and not given back yet.
+    owed: HashMap<Addr, u64, KeyedU64>,
+    /// Where a peer's chunk is copied out to before it joins its message
+    /// (kept, so a chunk costs no allocation).
+    buf: Vec<u8>,
+    /// Chunks sent so far (the close log says it).
+    pub(super) sent: u64,
+}
+
+impl Lender {
+    pub(super) fn new(area: BounceArea) -> Lender {
+        let n = area.chunks();
+        Lender {
+            free: if n >= 64 { u64::MAX } else { (1u64 << n) - 1 },
+            lent: vec![None; n],
+            size: area.size(),
+            owed: HashMap::default(),
+            buf: Vec::new(),
+            sent: 0,
+        }
+    }
+
+    /// Takes back every lent chunk `which` selects (by borrower and send).
+    fn reclaim(&mut self, which: impl Fn(Addr, u64) -> bool) {
+        for (k, l) in self.lent.iter_mut().enumerate() {
+            if l.is_some_and(|(to, id)| which(to, id)) {
+                *l = None;
+                self.free |= 1 << k;
+            }
+        }
+    }
+
+    /// Whether a `FREE` is owed to some peer.
+    pub(super) fn owes(&self) -> bool {
+        !self.owed.is_empty()
+    }
+}
+
+impl<K: Token> Side<'_, K> {
+    /// Hands the next bytes of `o` to `to` through a free chunk: `None`
+    /// when that does not apply (the message has not started, a cell's
+    /// worth or less is left, or no chunk is free), and then a cell takes
+    /// them. Else as `Transport::send`; on `Again` no chunk is lent.
+    pub(super) fn push_chunk(
+        &mut self,
+        tp: &mut Transport,
+        to: Addr,
+        o: &mut Outgoing,
+        cap: usize,
+    ) -> Option<Result<Sent>> {
+        let b = &mut self.p.bounce;
+        if !o.started || o.len - o.off <= cap || b.free == 0 {
+            return None;
+        }
+        let k = b.free.trailing_zeros() as usize;
+        let n = (o.len - o.off).min(b.size);
+        let mut parts: [&[u8]; 9] = [&[]; 9];
+        let m = gather(&o.body, o.off, n, &mut parts);
+        if let Err(e) = tp.bounce_write(k, &parts[..m]) {
+            return Some(Err(e));
+        }
+        let meta = Meta {
+            kind: Kind::Control,
+            sender: 0,
+            flags: Op::Chunk.bits(),
+            tag: k as u64,
+            data: n as u64,
+            token: o.id,
+        };
+        let sent = tp.send(to, meta, &[], o.id);
+        if sent.is_ok() {
+            b.free &= !(1 << k);
+            b.lent[k] = Some((to, o.id));
+            b.sent += 1;
+            o.off += n;
+        }
+        Some(sent)
+    }
+
+    /// A `CHUNK` cell from `from`: the next bytes of its message, from
+    /// chunk `meta.tag` of its area.
+    pub(super) fn chunk_in(&mut self, from: Addr, meta: &Meta, areas: Areas<'_>) {
+        let (k, n) = (meta.tag, meta.data);
+        let (Ok(k), Ok(n)) = (usize::try_from(k), usize::try_from(n)) else {
+            return self.refuse(from, "a chunk beyond any bounce area");
+        };
+        if k >= crate::bounce::MAX_CHUNKS || n > MAX_CHUNK {
+            return self.refuse(from, "a chunk beyond any bounce area");
+        }
+        let mut bytes = std::mem::take(&mut self.p.bounce.buf);
+        bytes.resize(n, 0);
+        match areas.read(from, k, &mut bytes) {
+            Ok(()) => {
+                self.append(from, (from, meta.token), &bytes);
+                *self.p.bounce.owed.entry(from).or_default() |= 1 << k;
+            }
+            Err(_) => self.refuse(from, "a chunk its bounce area does not have"),
+        }
+        self.p.bounce.buf = bytes;
+    }
+
+    /// A `FREE` cell from `from`: the chunks of `mask` it was lent are
+    /// ours again; any other bit is refused.
+    pub(super) fn chunks_back(&mut self, from: Addr, mask: u64) {
+        let b = &mut self.p.bounce;
+        let mut stray = false;
+        for k in 0..64 {
+            if mask & (1 << k) == 0 {
+                continue;
+            }
+            match b.lent.get_mut(k) {
+                Some(l) if matches!(*l, Some((to, _)) if to == from) => {
+                    *l = None;
+                    b.free |= 1 << k;
+                }
+                _ => stray = true,
+            }
+        }
+        if stray {
+            self.refuse(from, "a chunk given back that it was not lent");
+        }
+    }
+
+    /// Gives back, one `FREE` cell per peer, the chunks copied out of
+    /// peers' areas; what does not fit their rings now goes next time.
+    pub(super) fn give_back(&mut self, tp: &mut Transport) {
+        self.p.bounce.owed.retain(|&to, mask| {
+            let meta = Meta {
+                kind: Kind::Control,
+                sender: 0,
+                flags: Op::Free.bits(),
+                tag: 0,
+                data: *mask,
+                token: 0,
+            };
+            // Sent, queued, or the peer is gone: done with it.
+            matches!(tp.send(to, meta, &[], NO_SEND), Err(Error::Again))
+        });
+    }
+
+    /// Chunks lent to `to` (for send `id` only, when given) will not come
+    /// back: the peer is gone, or the cell naming them never left. What
+    /// we owe a gone peer is forgotten.
+    pub(super) fn chunks_lost(&mut self, to: Addr, id: Option<u64>) {
+        let b = &mut self.p.bounce;
+        b.reclaim(|t, i| t == to && id.is_none_or(|id| id == i));
+        if id.is_none() {
+            b.owed.remove(&to);
+        }
+    }
+}
