@@ -34,6 +34,7 @@ mod proto;
 pub mod provider;
 pub mod region;
 pub mod ring;
+pub mod slots;
 pub mod transport;
 
 #[cfg(test)]

@@ -36,6 +36,7 @@
 
 mod bounce;
 mod rma;
+mod split;
 pub use rma::ATOMIC_LIMIT;
 
 use crate::attach::EndpointId;
@@ -218,6 +219,8 @@ struct RndvIn {
     msg: MsgInfo,
     len: usize,
     ranges: Vec<RemoteIov>,
+    /// The sender takes a `PUSH` (`proto::PUSH_OK`).
+    push_ok: bool,
 }
 
 /// A matched rendezvous whose bytes are to be pulled (after the
@@ -232,6 +235,8 @@ struct Pull {
     region: Region,
     keep: bool,
     discard: bool,
+    /// The sender takes a `PUSH` (`proto::PUSH_OK`).
+    push_ok: bool,
 }
 
 /// The path's own state: everything but the owner's core and receive
@@ -259,8 +264,17 @@ struct PathState<K> {
     /// Rendezvous waiting for a receive, by key.
     rndv_in: HashMap<Key, RndvIn, KeyedU64>,
     pulls: Vec<Pull>,
-    /// `DONE` answers waiting for room: peer, token, status.
-    answers: VecDeque<(Addr, u64, u64)>,
+    /// Answers waiting for room: peer, operation (`DONE`), token,
+    /// status.
+    answers: VecDeque<(Addr, Op, u64, u64)>,
+    /// Receives whose rendezvous is being copied by both sides, until
+    /// the sender's chunks are done (`path/split.rs`), and our slots.
+    splits: HashMap<Key, split::Split, KeyedU64>,
+    slots: split::Slots,
+    /// Rendezvous we shared out with their senders, and chunks we wrote
+    /// for receivers (the close log says them).
+    split_asked: u64,
+    split_served: u64,
     /// `FI_SHM_DISABLE_CMA`: every byte travels in cells or chunks.
     no_cma: bool,
     /// Our bounce area's chunks, and what we owe peers of theirs.
@@ -583,6 +597,7 @@ impl<K: Token> Side<'_, K> {
             }
         }
         self.p.answers.retain(|a| a.0 != addr);
+        self.splits_gone(addr);
         self.p.partial.drop_where(
             self.rxq,
             |k| k.as_shm().is_some_and(|k| k.0 == addr),
@@ -610,7 +625,7 @@ impl<K: Token> Side<'_, K> {
         let data = (meta.flags & proto::HAS_DATA != 0).then_some(meta.data);
         let op = Op::of(meta.flags);
         let kind = match op {
-            Some(Op::Rndv) => Kind::Rendezvous,
+            Some(Op::Rndv | Op::Push) => Kind::Rendezvous,
             Some(Op::Done | Op::Chunk | Op::Free) => Kind::Control,
             _ => Kind::Inline,
         };
@@ -631,9 +646,8 @@ impl<K: Token> Side<'_, K> {
                     tag,
                     data,
                 };
+                let push_ok = meta.flags & proto::PUSH_OK != 0;
                 match self.rxq.place_last(msg.src, tag, len) {
-                    // Pulled now, so its completion comes in order with
-                    // the messages around it.
                     Placement::Posted { recv, region, keep } => {
                         let p = Pull {
                             from,
@@ -645,12 +659,26 @@ impl<K: Token> Side<'_, K> {
                             region,
                             keep,
                             discard: false,
+                            push_ok,
                         };
-                        self.pull(p, cma_pid);
+                        // Pulled now, so its completion comes in order
+                        // with the messages around it, unless both sides
+                        // are to copy it (that needs the transport).
+                        if cma_pid.is_some() && self.split_wanted(&p) {
+                            self.p.pulls.push(p);
+                        } else {
+                            self.pull(p, cma_pid);
+                        }
                     }
                     Placement::Unexpected => {
                         self.rxq.push_deferred(msg, K::shm(key), len);
-                        self.p.rndv_in.insert(key, RndvIn { msg, len, ranges });
+                        let r = RndvIn {
+                            msg,
+                            len,
+                            ranges,
+                            push_ok,
+                        };
+                        self.p.rndv_in.insert(key, r);
                     }
                 }
             }
@@ -689,6 +717,7 @@ impl<K: Token> Side<'_, K> {
             Some(Op::More) => self.append(from, (from, meta.token), bytes),
             Some(Op::Chunk) => self.chunk_in(from, meta, areas),
             Some(Op::Free) => self.chunks_back(from, meta.data),
+            Some(Op::Push) => self.push_in(from, cma_pid, meta, bytes, areas),
             Some(op @ (Op::Write | Op::Read | Op::Atomic | Op::Answer)) => {
                 self.rma_cell(op, from, meta, bytes)
             }
@@ -700,7 +729,7 @@ impl<K: Token> Side<'_, K> {
     /// message is taken.
     fn ack(&mut self, from: Addr, meta: &Meta) {
         if meta.flags & proto::ACK != 0 {
-            self.p.answers.push_back((from, meta.token, 0));
+            self.p.answers.push_back((from, Op::Done, meta.token, 0));
         }
     }
 
@@ -767,6 +796,7 @@ impl<K: Token> Side<'_, K> {
             region: m.region,
             keep: m.keep,
             discard: m.discard,
+            push_ok: r.push_ok,
         });
     }
 
@@ -828,7 +858,9 @@ impl<K: Token> Side<'_, K> {
                 }
             }
         };
-        self.p.answers.push_back((p.from, p.token, status));
+        self.p
+            .answers
+            .push_back((p.from, Op::Done, p.token, status));
     }
 
     /// Pulls the bytes of every matched rendezvous into its receive and
@@ -840,13 +872,21 @@ impl<K: Token> Side<'_, K> {
             } else {
                 None
             };
-            self.pull(p, pid);
+            match pid {
+                Some(pid) if self.split_wanted(&p) => self.split_pull(tp, p, pid),
+                _ => self.pull(p, pid),
+            }
         }
-        while let Some(&(to, token, status)) = self.p.answers.front() {
+        self.flush_answers(tp);
+    }
+
+    /// Sends the answers waiting for room, in order, while there is room.
+    fn flush_answers(&mut self, tp: &mut Transport) {
+        while let Some(&(to, op, token, status)) = self.p.answers.front() {
             let meta = Meta {
                 kind: Kind::Control,
                 sender: 0,
-                flags: Op::Done.bits(),
+                flags: op.bits(),
                 tag: 0,
                 data: status,
                 token,
@@ -972,13 +1012,15 @@ fn push_cell(
     rndv: bool,
 ) -> Result<(Sent, bool, bool)> {
     if let (true, false, true, Body::App(iov)) = (rndv, o.started, o.len > cap, &o.body) {
+        // We may write into the receiver too: it may ask us to copy part.
+        let push = if tp.cma_ok(to) { proto::PUSH_OK } else { 0 };
         let ranges: Vec<(usize, usize)> = iov.iter().map(|b| (b.addr(), b.len())).collect();
         let mut buf = [0u8; proto::RNDV_MAX];
         if let Some(n) = proto::encode_rndv(&ranges, &mut buf) {
             let meta = Meta {
                 kind: Kind::Rendezvous,
                 sender: 0,
-                flags: proto::flags(Op::Rndv, o.tag, o.data),
+                flags: proto::flags(Op::Rndv, o.tag, o.data) | push,
                 tag: o.tag.unwrap_or(0),
                 data: o.data.unwrap_or(0),
                 token: o.id,
@@ -1138,10 +1180,12 @@ impl<K> Drop for Path<K> {
             PROV,
             FI_LOG_INFO,
             FI_LOG_EP_CTRL,
-            "same-host path {} closed: {} messages and one-sided operations posted, {} chunks sent through the bounce area",
+            "same-host path {} closed: {} messages and one-sided operations posted, {} chunks sent through the bounce area, {} rendezvous copied by both sides, {} chunks written for receivers",
             self.tp.addr(),
             self.st.posted,
-            self.st.bounce.sent
+            self.st.bounce.sent,
+            self.st.split_asked,
+            self.st.split_served
         );
     }
 }
@@ -1167,6 +1211,7 @@ impl<K: Token> Path<K> {
                 && std::env::var_os("OXI_SHM_REFUSE_HANDSHAKES").is_some_and(|v| v == "1"),
             bounce_chunks: BOUNCE_CHUNKS,
             bounce_size: BOUNCE_SIZE,
+            split_slots: split::SLOTS,
             ..Config::default()
         };
         let mut tp = Transport::with_id(id, cfg)?;
@@ -1191,6 +1236,10 @@ impl<K: Token> Path<K> {
                 rndv_in: HashMap::default(),
                 pulls: Vec::new(),
                 answers: VecDeque::new(),
+                splits: HashMap::default(),
+                slots: split::Slots::default(),
+                split_asked: 0,
+                split_served: 0,
                 no_cma: crate::provider::cma_disabled(),
                 bounce: bounce::Lender::new(area),
                 rma: rma::Rma::new(mr),
@@ -1222,7 +1271,9 @@ impl<K: Token> Path<K> {
     }
 
     /// Whether only input (in our ring) and timers can give progress
-    /// work: nothing queued, pulled, answered, held or connecting, and
+    /// work: nothing queued, pulled, answered, given back, shared out
+    /// (a sender's chunks are seen done only by looking), held or
+    /// connecting, and
     /// no waiter armed us.
     pub fn quiet(&self) -> bool {
         let s = &self.st;
@@ -1230,6 +1281,8 @@ impl<K: Token> Path<K> {
             && s.out_count == 0
             && s.pulls.is_empty()
             && s.answers.is_empty()
+            && !s.bounce.owes()
+            && s.splits.is_empty()
             && !s.rma.busy()
             && self.tp.quiet()
     }
@@ -1295,6 +1348,9 @@ impl<K: Token> Path<K> {
         }
         if side.p.bounce.owes() {
             side.give_back(tp);
+        }
+        if !side.p.splits.is_empty() {
+            side.splits_check(tp);
         }
         side.pump(tp);
         side.rma_pump(tp);

@@ -27,6 +27,16 @@
 //!   whose bits are set in `data` are copied out; the sender of a
 //!   `CHUNK` may use them again. Only chunks lent to the peer that sends
 //!   `FREE` are taken back.
+//! - `PUSH` (a `Rendezvous` cell): the receiver of a large `RNDV` whose
+//!   sender said [`PUSH_OK`] shares the copy out: the payload names the
+//!   receive's buffers (coded as a `RNDV` payload's), `data` the chunk
+//!   size, `tag` the receiver's split slot (low 32 bits) and its
+//!   generation (the next 16). The sender writes the chunks it claims in
+//!   that slot (`slots.rs`) by cross-memory attach, while the receiver
+//!   reads the ones it claims; no answer (the slot counts the sender's
+//!   chunks). The sender first checks that `token` is a rendezvous of its
+//!   own to that peer waiting for its answer and that the ranges and
+//!   chunks fit the message.
 //! - `DONE` (a `Control` cell): the answer to `RNDV` `token`; `data` is 0
 //!   (the receiver has the bytes, or did not want them), [`FALLBACK`], or
 //!   an `FI_E*` code (the receive failed).
@@ -60,6 +70,9 @@ pub const HAS_DATA: u32 = 2;
 /// The sender asked for `FI_DELIVERY_COMPLETE`: answer `DONE` (status 0)
 /// once the message is taken (on an `EAGER` or `FIRST` cell).
 pub const ACK: u32 = 4;
+/// On a `RNDV`: the sender may write into the receiver's memory by
+/// cross-memory attach and takes a `PUSH` for a share of the bytes.
+pub const PUSH_OK: u32 = 1 << 16;
 /// Where the operation sits in `flags`.
 const OP_SHIFT: u32 = 8;
 const OP_MASK: u32 = 0xff << OP_SHIFT;
@@ -74,6 +87,7 @@ pub enum Op {
     Done,
     Chunk,
     Free,
+    Push,
     Write,
     Read,
     Atomic,
@@ -91,6 +105,7 @@ impl Op {
             Op::Done => 4,
             Op::Chunk => 5,
             Op::Free => 6,
+            Op::Push => 7,
             Op::Write => 16,
             Op::Read => 17,
             Op::Atomic => 18,
@@ -109,6 +124,7 @@ impl Op {
             4 => Some(Op::Done),
             5 => Some(Op::Chunk),
             6 => Some(Op::Free),
+            7 => Some(Op::Push),
             16 => Some(Op::Write),
             17 => Some(Op::Read),
             18 => Some(Op::Atomic),
@@ -263,6 +279,9 @@ mod tests {
             Op::More,
             Op::Rndv,
             Op::Done,
+            Op::Chunk,
+            Op::Free,
+            Op::Push,
             Op::Write,
             Op::Read,
             Op::Atomic,
@@ -273,7 +292,7 @@ mod tests {
             assert_eq!(f & HAS_TAG, HAS_TAG);
             assert_eq!(f & HAS_DATA, 0);
         }
-        assert_eq!(Op::of(7 << OP_SHIFT), None);
+        assert_eq!(Op::of(8 << OP_SHIFT), None);
         assert_eq!(first_len(&[1, 0, 0, 0, 0, 0, 0, 0, 9]), Some(1));
         assert_eq!(first_len(&[1, 0, 0]), None);
     }

@@ -227,6 +227,11 @@ impl Region {
         Ok(self.u64_at(off)?.fetch_or(bits, order))
     }
 
+    /// Atomically adds `v` (wrapping) to the u64 at `off`; the old value.
+    pub fn fetch_add_u64(&self, off: usize, v: u64, order: Ordering) -> Result<u64> {
+        Ok(self.u64_at(off)?.fetch_add(v, order))
+    }
+
     /// Atomically replaces the u64 at `off` with `v`; the old value.
     pub fn swap_u64(&self, off: usize, v: u64, order: Ordering) -> Result<u64> {
         Ok(self.u64_at(off)?.swap(v, order))

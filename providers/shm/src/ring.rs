@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! 0    magic u64 | version u32 | cells u32 | cell size u32 | owner pid u32 |
-//!      bounce chunks u32 | bounce chunk size u32
+//!      bounce chunks u32 | bounce chunk size u32 | split slots u32
 //! 64   tail u64: the next position a sender claims    (own cache line)
 //! 128  sleeping u32: the receiver's "about to sleep" word (own line)
 //! 192  room u64: senders waiting for room, bit `claimer % 64` each
@@ -17,7 +17,8 @@
 //!        tag u64 | data u64 | token u64 | claim u64 | 8 bytes unused |
 //!        payload
 //! end of the cells: the owner's bounce area (`bounce`), chunks of
-//!      `bounce chunk size` bytes that only the owner writes
+//!      `bounce chunk size` bytes that only the owner writes; then its
+//!      split slots (`slots`), 64 bytes each
 //! ```
 //!
 //! # Ordering (a bounded queue with a sequence number per cell, after
@@ -123,6 +124,7 @@
 use crate::bounce::BounceArea;
 use crate::doorbell::Doorbell;
 use crate::region::Region;
+use crate::slots::SlotArea;
 use oxifabric::error::{Error, Result};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{fence, AtomicU64};
@@ -140,6 +142,7 @@ const H_CELL_SIZE: usize = 16;
 const H_OWNER: usize = 20;
 const H_CHUNKS: usize = 24;
 const H_CHUNK_SIZE: usize = 28;
+const H_SLOTS: usize = 32;
 const TAIL: usize = 64;
 /// The receiver's "about to sleep" word (u32, 1: sleeping).
 const SLEEPING: usize = 128;
@@ -359,27 +362,32 @@ pub struct Receiver {
     doorbell: Doorbell,
     /// The owner's bounce area after the cells.
     bounce: BounceArea,
+    /// The split slots after it.
+    slots: SlotArea,
 }
 
 impl Receiver {
     /// Creates a ring of `cells` cells (a power of two) of `cell_size`
     /// bytes (a multiple of 64, header included) in a new region.
     pub fn create(cells: usize, cell_size: usize) -> Result<Receiver> {
-        Receiver::with_bounce(cells, cell_size, 0, 0)
+        Receiver::with_bounce(cells, cell_size, 0, 0, 0)
     }
 
     /// [`Receiver::create`] with a bounce area of `chunks` chunks of
     /// `chunk_size` bytes after the cells (`bounce::BounceArea::new`'s
-    /// limits; 0 chunks: none).
+    /// limits; 0 chunks: none), then `slots` split slots.
     pub fn with_bounce(
         cells: usize,
         cell_size: usize,
         chunks: usize,
         chunk_size: usize,
+        slots: usize,
     ) -> Result<Receiver> {
         let geo = Geometry::new(cells, cell_size)?;
         let bounce = BounceArea::new(geo.bytes(), chunks, chunk_size)?;
-        let region = Region::create(bounce.end().max(geo.bytes()))?;
+        let start = bounce.end().max(geo.bytes());
+        let slots = SlotArea::new(start, slots)?;
+        let region = Region::create(slots.end())?;
         for i in 0..cells as u64 {
             region.store_u64(geo.cell(i) + C_SEQ, i, Relaxed)?;
         }
@@ -389,6 +397,7 @@ impl Receiver {
         region.store_u32(H_OWNER, std::process::id(), Relaxed)?;
         region.store_u32(H_CHUNKS, bounce.chunks() as u32, Relaxed)?;
         region.store_u32(H_CHUNK_SIZE, bounce.size() as u32, Relaxed)?;
+        region.store_u32(H_SLOTS, slots.count() as u32, Relaxed)?;
         // Published last: a sender that sees the magic sees the rest.
         region.store_u64(H_MAGIC, MAGIC, Release)?;
         Ok(Receiver {
@@ -400,7 +409,13 @@ impl Receiver {
             last_claimer: 0,
             doorbell: Doorbell::new()?,
             bounce,
+            slots,
         })
+    }
+
+    /// This ring's split slots (used on [`Receiver::region`]).
+    pub fn slots(&self) -> SlotArea {
+        self.slots
     }
 
     /// This ring's bounce area (empty unless made
@@ -644,6 +659,8 @@ pub struct Sender {
     geo: Geometry,
     /// The ring owner's bounce area, as checked at attach.
     bounce: BounceArea,
+    /// The ring owner's split slots, as checked at attach.
+    slots: SlotArea,
     /// The id this sender names itself by in cells it claims.
     claimer: u32,
     /// The receiver's doorbell, rung when it sleeps.
@@ -681,13 +698,16 @@ impl Sender {
         let chunks = region.load_u32(H_CHUNKS, Relaxed)? as usize;
         let chunk_size = region.load_u32(H_CHUNK_SIZE, Relaxed)? as usize;
         let bounce = BounceArea::new(geo.bytes(), chunks, chunk_size)?;
-        if geo.bytes() > region.len() || bounce.end() > region.len() {
+        let count = region.load_u32(H_SLOTS, Relaxed)? as usize;
+        let slots = SlotArea::new(bounce.end().max(geo.bytes()), count)?;
+        if geo.bytes() > region.len() || slots.end() > region.len() {
             return Err(Error::Inval);
         }
         Ok(Sender {
             region,
             geo,
             bounce,
+            slots,
             claimer,
             doorbell,
             #[cfg(test)]
@@ -733,6 +753,11 @@ impl Sender {
     /// against the geometry read at attach).
     pub fn bounce_read(&self, k: usize, dst: &mut [u8]) -> Result<()> {
         self.bounce.read(&self.region, k, dst)
+    }
+
+    /// The ring owner's split slots (used on [`Sender::region`]).
+    pub fn slots(&self) -> SlotArea {
+        self.slots
     }
 
     /// Appends a message whose payload is the concatenation of `payload`:
@@ -1271,12 +1296,14 @@ pub(crate) mod tests {
         assert!(Receiver::create(4, 64).is_err());
         assert!(Receiver::create(MAX_CELLS * 2, 128).is_err());
         assert!(Receiver::create(1, 128).is_err());
-        assert!(Receiver::with_bounce(4, 128, 65, 4096).is_err());
+        assert!(Receiver::with_bounce(4, 128, 65, 4096, 0).is_err());
+        assert!(Receiver::with_bounce(4, 128, 0, 0, 65).is_err());
     }
 
     #[test]
     fn a_sender_reads_the_owners_bounce_area_within_its_geometry() {
-        let rx = Receiver::with_bounce(4, 128, 2, 4096).unwrap();
+        let rx = Receiver::with_bounce(4, 128, 2, 4096, 1).unwrap();
+        assert_eq!(sender_of(&rx).slots().count(), 1);
         assert_eq!(rx.bounce().chunks(), 2);
         let tx = sender_of(&rx);
         rx.bounce_write(1, &[b"hello"]).unwrap();

@@ -134,6 +134,8 @@ pub struct Config {
     pub bounce_chunks: usize,
     /// Bytes per bounce chunk.
     pub bounce_size: usize,
+    /// Split slots (`slots`) after the bounce area.
+    pub split_slots: usize,
 }
 
 impl Default for Config {
@@ -147,6 +149,7 @@ impl Default for Config {
             refuse_handshakes: false,
             bounce_chunks: 0,
             bounce_size: 0,
+            split_slots: 0,
         }
     }
 }
@@ -245,6 +248,15 @@ impl Areas<'_> {
     pub fn read(&self, from: Addr, k: usize, dst: &mut [u8]) -> Result<()> {
         match self.0.get(&from.0).map(|e| &e.state) {
             Some(State::Up { tx, .. }) => tx.bounce_read(k, dst),
+            _ => Err(Error::NotConn),
+        }
+    }
+
+    /// Peer `from`'s split slots and the region they are in (the
+    /// helper's side of `slots::SlotArea`); `NotConn` unless connected.
+    pub fn slots(&self, from: Addr) -> Result<(crate::slots::SlotArea, &crate::region::Region)> {
+        match self.0.get(&from.0).map(|e| &e.state) {
+            Some(State::Up { tx, .. }) => Ok((tx.slots(), tx.region())),
             _ => Err(Error::NotConn),
         }
     }
@@ -355,8 +367,13 @@ impl Transport {
     /// A transport listening under `id` (`AddrInUse` when a live endpoint
     /// has it).
     pub fn with_id(id: EndpointId, cfg: Config) -> Result<Transport> {
-        let rx =
-            Receiver::with_bounce(cfg.cells, cfg.cell_size, cfg.bounce_chunks, cfg.bounce_size)?;
+        let rx = Receiver::with_bounce(
+            cfg.cells,
+            cfg.cell_size,
+            cfg.bounce_chunks,
+            cfg.bounce_size,
+            cfg.split_slots,
+        )?;
         let listener = Listener::bind(id)?;
         Ok(Transport {
             id,
@@ -513,6 +530,12 @@ impl Transport {
     /// do not fit a chunk or there is no such chunk).
     pub fn bounce_write(&self, k: usize, parts: &[&[u8]]) -> Result<usize> {
         self.rx.bounce_write(k, parts)
+    }
+
+    /// Our split slots, and the region they are in (the owner's side of
+    /// `slots::SlotArea`).
+    pub fn slots(&self) -> (crate::slots::SlotArea, &crate::region::Region) {
+        (self.rx.slots(), self.rx.region())
     }
 
     /// The connected peers' bounce areas (as [`Event::Received`] gives
