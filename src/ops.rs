@@ -243,6 +243,24 @@ impl IoVec {
         done
     }
 
+    /// Hands the `len` bytes from byte `off` on (clamped to the list) to
+    /// `fill`, one buffer's piece at a time and in order, for a producer
+    /// that writes them straight into the application's memory (a copy
+    /// out of shared memory, which must not first go through a buffer of
+    /// ours); returns the bytes handed over.
+    pub fn fill_at(&self, off: usize, len: usize, mut fill: impl FnMut(&mut [u8])) -> usize {
+        let mut done = 0;
+        for b in self.window(off, len).iter() {
+            // SAFETY: the operation owns its buffers until it completes
+            // (fi_msg(3)), and each piece is a distinct range of them; the
+            // slice lives only for this call of `fill`, during which
+            // nothing else here touches those bytes.
+            fill(unsafe { b.as_mut_slice() });
+            done += b.len();
+        }
+        done
+    }
+
     /// The buffer holding byte `off` and the offset within it, or None
     /// past the end.
     pub fn segment_at(&self, mut off: usize) -> Option<(IoBuf, usize)> {

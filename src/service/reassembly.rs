@@ -157,6 +157,39 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         Ok(())
     }
 
+    /// As [`Reassembly::append`] for the next `n` bytes of message `key`,
+    /// which `fill` copies straight to where they go, a piece at a time
+    /// and in order (a transport whose bytes sit in shared memory copies
+    /// them once, not through a buffer of its own).
+    pub fn append_with(
+        &mut self,
+        key: K,
+        n: usize,
+        mut fill: impl FnMut(&mut [u8]),
+        sinks: &Sinks,
+    ) -> Result<(), Refused> {
+        let p = self.parts.get_mut(&key).ok_or(Refused::Unknown)?;
+        let fits = n.min(p.len - p.got);
+        match &mut p.dest {
+            Dest::Posted { region, .. } => {
+                region.fill_at(p.got, fits, &mut fill);
+            }
+            Dest::Held(v) => {
+                let start = v.len();
+                v.resize(start + fits, 0);
+                fill(&mut v[start..]);
+                self.held += fits;
+            }
+            Dest::Discard => {}
+        }
+        p.got += fits;
+        self.finish(key, sinks);
+        if fits < n {
+            return Err(Refused::TooLong);
+        }
+        Ok(())
+    }
+
     /// Completes message `key` once all of it is here and it has a
     /// receive (or was discarded).
     fn finish(&mut self, key: K, sinks: &Sinks) {
@@ -235,9 +268,8 @@ mod tests {
     use super::*;
     use crate::abi::FI_ADDR_NOTAVAIL;
 
-    #[test]
-    fn a_message_has_arrived_once_all_its_bytes_are_here_even_unmatched() {
-        let sinks = Sinks::default();
+    /// A message of `len` bytes started under key 1, no receive posted.
+    fn started(len: usize) -> (Sinks, Reassembly<u32>) {
         let mut rxq = RxQueues::<u32>::default();
         let mut r = Reassembly::<u32>::default();
         let msg = MsgInfo {
@@ -245,7 +277,13 @@ mod tests {
             tag: None,
             data: None,
         };
-        r.start(&mut rxq, 1, msg, 10);
+        r.start(&mut rxq, 1, msg, len);
+        (Sinks::default(), r)
+    }
+
+    #[test]
+    fn a_message_has_arrived_once_all_its_bytes_are_here_even_unmatched() {
+        let (sinks, mut r) = started(10);
         assert!(!r.arrived(&1), "nothing of it yet");
         r.append(1, &[0; 6], &sinks).unwrap();
         assert!(!r.arrived(&1), "6 of 10 bytes");
@@ -253,5 +291,18 @@ mod tests {
         assert!(r.contains(&1), "held: no receive is posted");
         assert!(r.arrived(&1), "held whole counts as arrived");
         assert!(r.arrived(&2), "a key never started");
+    }
+
+    #[test]
+    fn bytes_filled_in_place_are_held_and_cut_at_the_announced_length() {
+        let (sinks, mut r) = started(5);
+        r.append_with(1, 3, |d| d.copy_from_slice(&[1, 2, 3]), &sinks)
+            .unwrap();
+        assert_eq!(r.held(), 3);
+        let got = r.append_with(1, 4, |d| d.copy_from_slice(&[4, 5]), &sinks);
+        assert_eq!(got, Err(Refused::TooLong), "2 of its 4 bytes fit");
+        assert!(r.arrived(&1));
+        assert_eq!(r.held(), 5);
+        assert_eq!(r.append_with(2, 1, |_| {}, &sinks), Err(Refused::Unknown));
     }
 }

@@ -673,6 +673,24 @@ mod tests {
     }
 
     #[test]
+    fn fill_at_hands_out_each_buffers_piece_in_order() {
+        let mut a = [0u8; 3];
+        let mut b = [0u8; 3];
+        let iov = IoVec::from_slice(&[buf(&mut a), buf(&mut b)]).unwrap();
+        let mut next = 1u8;
+        let n = iov.fill_at(1, 4, |d| {
+            for x in d.iter_mut() {
+                *x = next;
+                next += 1;
+            }
+        });
+        assert_eq!(n, 4);
+        assert_eq!((a, b), ([0, 1, 2], [3, 4, 0]));
+        assert_eq!(iov.fill_at(5, 9, |d| d.fill(9)), 1, "clamped to the list");
+        assert_eq!(b, [3, 4, 9]);
+    }
+
+    #[test]
     fn deferred_message_hands_its_token_back_on_match() {
         let mut q: RxQueues<u32> = RxQueues::default();
         let msg = MsgInfo {

@@ -111,8 +111,20 @@ impl BounceArea {
     /// `Inval` for a chunk that does not exist or more bytes than a
     /// chunk holds.
     pub fn read(&self, region: &Region, k: usize, dst: &mut [u8]) -> Result<()> {
-        let off = self.at(k, dst.len())?;
-        region.copy_out(off, dst)
+        self.read_at(region, k, 0, dst)
+    }
+
+    /// Copies `dst.len()` bytes of chunk `k` from byte `off` of it on into
+    /// `dst` (`Inval` past the chunk's end or for no such chunk).
+    pub fn read_at(&self, region: &Region, k: usize, off: usize, dst: &mut [u8]) -> Result<()> {
+        let end = off.checked_add(dst.len()).ok_or(Error::Inval)?;
+        let at = self.at(k, end)?;
+        region.copy_out(at + off, dst)
+    }
+
+    /// Whether chunk `k` exists and holds `n` bytes.
+    pub fn holds(&self, k: usize, n: usize) -> bool {
+        self.at(k, n).is_ok()
     }
 }
 
@@ -135,6 +147,14 @@ mod tests {
             Err(Error::Inval),
             "no chunk 2"
         );
+        let mut tail = [0u8; 4];
+        a.read_at(&r, 1, MIN_CHUNK - 4, &mut tail).unwrap();
+        assert_eq!(tail, src[MIN_CHUNK - 4..]);
+        assert!(
+            a.read_at(&r, 1, MIN_CHUNK - 3, &mut tail).is_err(),
+            "past the chunk"
+        );
+        assert!(a.holds(1, MIN_CHUNK) && !a.holds(1, MIN_CHUNK + 1) && !a.holds(2, 1));
         let mut big = vec![0u8; MIN_CHUNK + 1];
         assert_eq!(a.read(&r, 0, &mut big), Err(Error::Inval), "past a chunk");
         assert_eq!(a.write(&r, 0, &[&big]), Err(Error::Inval));

@@ -755,6 +755,16 @@ impl Sender {
         self.bounce.read(&self.region, k, dst)
     }
 
+    /// [`Sender::bounce_read`] from byte `off` of the chunk on.
+    pub fn bounce_read_at(&self, k: usize, off: usize, dst: &mut [u8]) -> Result<()> {
+        self.bounce.read_at(&self.region, k, off, dst)
+    }
+
+    /// The ring owner's bounce area, as checked at attach.
+    pub fn bounce(&self) -> BounceArea {
+        self.bounce
+    }
+
     /// The ring owner's split slots (used on [`Sender::region`]).
     pub fn slots(&self) -> SlotArea {
         self.slots

@@ -252,6 +252,22 @@ impl Areas<'_> {
         }
     }
 
+    /// [`Areas::read`] from byte `off` of the chunk on.
+    pub fn read_at(&self, from: Addr, k: usize, off: usize, dst: &mut [u8]) -> Result<()> {
+        match self.0.get(&from.0).map(|e| &e.state) {
+            Some(State::Up { tx, .. }) => tx.bounce_read_at(k, off, dst),
+            _ => Err(Error::NotConn),
+        }
+    }
+
+    /// Whether connected peer `from`'s area has chunk `k` of `n` bytes.
+    pub fn holds(&self, from: Addr, k: usize, n: usize) -> bool {
+        match self.0.get(&from.0).map(|e| &e.state) {
+            Some(State::Up { tx, .. }) => tx.bounce().holds(k, n),
+            _ => false,
+        }
+    }
+
     /// Peer `from`'s split slots and the region they are in (the
     /// helper's side of `slots::SlotArea`); `NotConn` unless connected.
     pub fn slots(&self, from: Addr) -> Result<(crate::slots::SlotArea, &crate::region::Region)> {

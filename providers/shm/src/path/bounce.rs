@@ -5,8 +5,10 @@
 //! rendezvous the receiver answered with `FALLBACK`), while more than a
 //! cell's worth is left and a chunk of our area is free, the next bytes
 //! (up to a chunk) are copied into that chunk and a `CHUNK` cell names
-//! it; with no chunk free they go on in `MORE` cells, so a receiver that
-//! is slow to give chunks back slows us, never stops us. A chunk is lent
+//! it. With no chunk free, the send waits for that peer to give chunks
+//! back when it holds some (it copies them out as it progresses, as it
+//! drains cells); when others hold them all, the bytes go on in `MORE`
+//! cells, so one slow peer does not hold up sends to the rest. A chunk is lent
 //! to one peer for one send until that peer's `FREE` gives it back, or
 //! the peer is gone, or the cell naming it never left.
 //!
@@ -30,9 +32,6 @@ pub(super) struct Lender {
     size: usize,
     /// Chunks of each peer's area copied out and not given back yet.
     owed: HashMap<Addr, u64, KeyedU64>,
-    /// Where a peer's chunk is copied out to before it joins its message
-    /// (kept, so a chunk costs no allocation).
-    buf: Vec<u8>,
     /// Chunks sent so far (the close log says it).
     pub(super) sent: u64,
 }
@@ -45,7 +44,6 @@ impl Lender {
             lent: vec![None; n],
             size: area.size(),
             owed: HashMap::default(),
-            buf: Vec::new(),
             sent: 0,
         }
     }
@@ -69,8 +67,9 @@ impl Lender {
 impl<K: Token> Side<'_, K> {
     /// Hands the next bytes of `o` to `to` through a free chunk: `None`
     /// when that does not apply (the message has not started, a cell's
-    /// worth or less is left, or no chunk is free), and then a cell takes
-    /// them. Else as `Transport::send`; on `Again` no chunk is lent.
+    /// worth or less is left, or every chunk is lent to other peers), and
+    /// then a cell takes them; `Again` when `to` holds chunks and none is
+    /// free. Else as `Transport::send`; on `Again` no chunk is lent.
     pub(super) fn push_chunk(
         &mut self,
         tp: &mut Transport,
@@ -79,8 +78,16 @@ impl<K: Token> Side<'_, K> {
         cap: usize,
     ) -> Option<Result<Sent>> {
         let b = &mut self.p.bounce;
-        if !o.started || o.len - o.off <= cap || b.free == 0 {
+        if !o.started || o.len - o.off <= cap || b.lent.is_empty() {
             return None;
+        }
+        if b.free == 0 {
+            // Chunks come back as this peer copies them out: wait for
+            // them (cells would only fill its ring with 4 KiB copies).
+            // All lent to others (which may be slow): cells, so that one
+            // peer does not hold up the rest.
+            let waits_for_us = b.lent.iter().any(|l| l.is_some_and(|(t, _)| t == to));
+            return waits_for_us.then_some(Err(Error::Again));
         }
         let k = b.free.trailing_zeros() as usize;
         let n = (o.len - o.off).min(b.size);
@@ -114,19 +121,32 @@ impl<K: Token> Side<'_, K> {
         let (Ok(k), Ok(n)) = (usize::try_from(k), usize::try_from(n)) else {
             return self.refuse(from, "a chunk beyond any bounce area");
         };
-        if k >= crate::bounce::MAX_CHUNKS || n > MAX_CHUNK {
-            return self.refuse(from, "a chunk beyond any bounce area");
+        if k >= crate::bounce::MAX_CHUNKS || n > MAX_CHUNK || !areas.holds(from, k, n) {
+            return self.refuse(from, "a chunk beyond its bounce area");
         }
-        let mut bytes = std::mem::take(&mut self.p.bounce.buf);
-        bytes.resize(n, 0);
-        match areas.read(from, k, &mut bytes) {
-            Ok(()) => {
-                self.append(from, (from, meta.token), &bytes);
-                *self.p.bounce.owed.entry(from).or_default() |= 1 << k;
-            }
-            Err(_) => self.refuse(from, "a chunk its bounce area does not have"),
+        // Straight from the peer's chunk into the receive (or the held
+        // copy): one copy on this side.
+        let mut off = 0;
+        let mut bad = false;
+        let got = self.p.partial.append_with(
+            K::shm((from, meta.token)),
+            n,
+            |dst| {
+                bad |= areas.read_at(from, k, off, dst).is_err();
+                off += dst.len();
+            },
+            &self.core.sinks,
+        );
+        if bad {
+            // Checked above: only a peer gone meanwhile could get here.
+            return self.refuse(from, "a chunk its bounce area does not have");
         }
-        self.p.bounce.buf = bytes;
+        match got {
+            Ok(()) => {}
+            Err(Refused::Unknown) => self.refuse(from, "a chunk of a message never started"),
+            Err(Refused::TooLong) => self.refuse(from, "a message longer than announced"),
+        }
+        *self.p.bounce.owed.entry(from).or_default() |= 1 << k;
     }
 
     /// A `FREE` cell from `from`: the chunks of `mask` it was lent are
