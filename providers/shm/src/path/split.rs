@@ -33,8 +33,9 @@ use crate::slots::MAX_CHUNKS;
 use std::io::IoSlice;
 
 /// From this many bytes on, a rendezvous is split (below it, the `PUSH`
-/// costs more than the second processor saves).
-const SPLIT_MIN: usize = 128 << 10;
+/// costs more than the second processor saves: measured under `chrt`,
+/// 64 KiB messages gain 1.1x to 1.4x, 128 KiB ones 1.5x).
+const SPLIT_MIN: usize = 64 << 10;
 /// Split slots of each endpoint: splits at once.
 pub(super) const SLOTS: usize = 16;
 
@@ -80,11 +81,12 @@ fn status_of(e: Error) -> u64 {
     u64::try_from(e.errno()).unwrap_or(u64::from(FI_EIO as u32))
 }
 
-/// The chunk size for `n` bytes: an eighth, page-aligned, from 64 KiB to
-/// 1 MiB (fewer system calls for large messages, enough chunks for both
-/// sides to share).
+/// The chunk size for `n` bytes: an eighth, page-aligned, from 64 KiB
+/// (or half the message, if less) to 1 MiB (fewer system calls for large
+/// messages, enough chunks for both sides to share).
 fn chunk_size(n: usize) -> usize {
-    ((n / 8) & !4095).clamp(64 << 10, 1 << 20)
+    let least = (64 << 10).min((n / 2) & !4095);
+    ((n / 8) & !4095).clamp(least, 1 << 20)
 }
 
 /// Where slots are free (bit `k`), and the next generation.
