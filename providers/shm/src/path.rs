@@ -201,6 +201,9 @@ struct Inflight {
     failed: bool,
     /// What the send waits for from the receiver before it completes.
     wait: Option<Wait>,
+    /// Chunks of our bounce area holding its bytes that the receiver has
+    /// not given back: the send completes only once its bytes left them.
+    chunks: u32,
 }
 
 /// A `DONE` a send waits for.
@@ -538,7 +541,8 @@ impl<K: Token> Side<'_, K> {
         let Some(f) = self.p.inflight.get(&id) else {
             return;
         };
-        if f.queued > 0 || !(f.handed || f.failed) || (f.wait.is_some() && !f.failed) {
+        let waits = (f.wait.is_some() || f.chunks > 0) && !f.failed;
+        if f.queued > 0 || !(f.handed || f.failed) || waits {
             return;
         }
         if let Some(f) = self.p.inflight.remove(&id) {
@@ -1123,6 +1127,7 @@ impl<K: Token> Side<'_, K> {
                             handed: true,
                             failed: false,
                             wait,
+                            chunks: 0,
                         },
                     );
                 }
@@ -1155,6 +1160,7 @@ impl<K: Token> Side<'_, K> {
                 handed: false,
                 failed: false,
                 wait: None,
+                chunks: 0,
             },
         );
         self.p.out.entry(to).or_default().push_back(Outgoing {

@@ -10,7 +10,10 @@
 //! drains cells); when others hold them all, the bytes go on in `MORE`
 //! cells, so one slow peer does not hold up sends to the rest. A chunk is lent
 //! to one peer for one send until that peer's `FREE` gives it back, or
-//! the peer is gone, or the cell naming it never left.
+//! the peer is gone, or the cell naming it never left. The send
+//! completes once every chunk it used is back (its bytes have left our
+//! area), so a receiver that dies first fails it, as a dead receiver's
+//! undrained cells do.
 //!
 //! Receiver: a `CHUNK` cell is handled where a `MORE` cell would be, in
 //! order with the sender's other cells: the bytes are copied out of the
@@ -48,14 +51,20 @@ impl Lender {
         }
     }
 
-    /// Takes back every lent chunk `which` selects (by borrower and send).
-    fn reclaim(&mut self, which: impl Fn(Addr, u64) -> bool) {
+    /// Takes back every lent chunk `which` selects (by borrower and
+    /// send); the sends they held, one entry per chunk.
+    fn reclaim(&mut self, which: impl Fn(Addr, u64) -> bool) -> Vec<u64> {
+        let mut ids = Vec::new();
         for (k, l) in self.lent.iter_mut().enumerate() {
-            if l.is_some_and(|(to, id)| which(to, id)) {
-                *l = None;
-                self.free |= 1 << k;
+            if let Some((to, id)) = *l {
+                if which(to, id) {
+                    *l = None;
+                    self.free |= 1 << k;
+                    ids.push(id);
+                }
             }
         }
+        ids
     }
 
     /// Whether a `FREE` is owed to some peer.
@@ -110,6 +119,9 @@ impl<K: Token> Side<'_, K> {
             b.lent[k] = Some((to, o.id));
             b.sent += 1;
             o.off += n;
+            if let Some(f) = self.p.inflight.get_mut(&o.id) {
+                f.chunks += 1;
+            }
         }
         Some(sent)
     }
@@ -154,12 +166,14 @@ impl<K: Token> Side<'_, K> {
     pub(super) fn chunks_back(&mut self, from: Addr, mask: u64) {
         let b = &mut self.p.bounce;
         let mut stray = false;
+        let mut back = Vec::new();
         for k in 0..64 {
             if mask & (1 << k) == 0 {
                 continue;
             }
             match b.lent.get_mut(k) {
                 Some(l) if matches!(*l, Some((to, _)) if to == from) => {
+                    back.extend(l.map(|(_, id)| id));
                     *l = None;
                     b.free |= 1 << k;
                 }
@@ -169,6 +183,7 @@ impl<K: Token> Side<'_, K> {
         if stray {
             self.refuse(from, "a chunk given back that it was not lent");
         }
+        self.chunks_left(&back);
     }
 
     /// Gives back, one `FREE` cell per peer, the chunks copied out of
@@ -193,9 +208,28 @@ impl<K: Token> Side<'_, K> {
     /// we owe a gone peer is forgotten.
     pub(super) fn chunks_lost(&mut self, to: Addr, id: Option<u64>) {
         let b = &mut self.p.bounce;
-        b.reclaim(|t, i| t == to && id.is_none_or(|id| id == i));
+        let ids = b.reclaim(|t, i| t == to && id.is_none_or(|id| id == i));
         if id.is_none() {
             b.owed.remove(&to);
+            // The peer went with our bytes still in the chunks it held:
+            // those sends fail.
+            for i in &ids {
+                self.fail(*i, gone(self.p.label(to)));
+            }
+        }
+        self.chunks_left(&ids);
+    }
+
+    /// One chunk of each send in `ids` is back (or lost): a send whose
+    /// bytes have all left our area may complete.
+    fn chunks_left(&mut self, ids: &[u64]) {
+        for id in ids {
+            if let Some(f) = self.p.inflight.get_mut(id) {
+                f.chunks = f.chunks.saturating_sub(1);
+            }
+        }
+        for id in ids {
+            self.settle(*id);
         }
     }
 }
