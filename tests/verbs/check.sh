@@ -106,6 +106,13 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-co
 	-o "$work/ft/delivery_check" "$here/delivery_check.c" -L"$root/build/lib" -lfabric -lm || exit 1
 command -v mpicc >/dev/null && mpicc -O2 -Wall -Wextra -Werror -o "$work/ft/mpi_onesided" \
 	"$root/fabtests-compat/mpi/mpi_onesided.c"
+# Rendezvous for large messages on RDM (issue 24): rndv_check (on
+# fabtests-compat's shared.h) and fi_rdm_tagged_bw, linked against
+# Debian's libfabric (run on both libraries).
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-compat/functional" \
+	-o "$work/ft-deb/rndv_check" "$here/rndv_check.c" -lfabric -lm || exit 1
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/fi_rdm_tagged_bw" \
+	"$root/fabtests-compat/benchmarks/fi_rdm_tagged_bw.c" -lfabric -lm || exit 1
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\nUNITS=%q\n' "$work/verbs-probe" \
 	"$work/verbs-rc-pingpong" "$work/lib" "$work/ft" "$work/ft-deb" "$units" >"$work/guest.env"
 # The guest runs some seventy server/client pairs, three-rank multinode

@@ -70,6 +70,15 @@ impl Hold {
             Hold::Cached(m) => m.lkey(),
         }
     }
+
+    /// The remote key peers' RDMA names the buffer by (meaningful when it
+    /// was asked for with remote access: a rendezvous send's buffers).
+    pub fn rkey(&self) -> u32 {
+        match self {
+            Hold::Op(m) => m.rkey(),
+            Hold::Cached(m) => m.rkey(),
+        }
+    }
 }
 
 /// The cache's bounds.

@@ -47,6 +47,7 @@ mod atomic;
 mod delivery;
 mod retry;
 mod rma;
+mod rndv;
 mod wire;
 
 pub(crate) use atomic::ATOMIC_LIMIT;
@@ -160,6 +161,9 @@ enum Body {
     App(IoVec),
     /// A copy (`fi_inject` whose bytes could not all leave at once).
     Copy(Vec<u8>),
+    /// Nothing but an announcement (`rdm/rndv.rs`): the body of its
+    /// `wire::Op::Rts`; the receiver reads the bytes.
+    Rts(Vec<u8>),
 }
 
 /// A send not yet wholly handed to its queue pair.
@@ -230,6 +234,8 @@ struct TxWr {
     conn: u32,
     /// A read through the slot: where its bytes go.
     back: Option<rma::ReadBack>,
+    /// A rendezvous read of this announced message (`rdm/rndv.rs`).
+    pull: Option<Key>,
 }
 
 struct State {
@@ -253,6 +259,10 @@ struct State {
     /// Messages waiting for the receiver's `Delivered`, by connection and
     /// message number: their sends (`rdm/delivery.rs`).
     acks: HashMap<(u32, u32), u64>,
+    /// Announced messages (`rdm/rndv.rs`) waiting for a receive, and
+    /// those being read.
+    announced: HashMap<Key, rndv::Announced>,
+    pulls: HashMap<Key, rndv::Pull>,
     next_atomic: u32,
     sends: HashMap<u64, Sending, oxifabric::service::keyhash::KeyedU64>,
     next_send: u64,
@@ -301,6 +311,7 @@ fn gather(body: &Body, off: usize, len: usize, into: oxifabric::ops::IoBuf) {
         Body::Copy(v) => {
             into.write_at(0, &v[off..off + len]);
         }
+        Body::Rts(_) => {}
     }
 }
 
@@ -347,6 +358,8 @@ impl RdmEp {
                 queued: 0,
                 atomics: HashMap::new(),
                 acks: HashMap::new(),
+                announced: HashMap::new(),
+                pulls: HashMap::new(),
                 next_atomic: 0,
                 sends: HashMap::default(),
                 next_send: 0,
@@ -623,6 +636,7 @@ impl RdmEp {
         for id in hit {
             Self::fail_send(st, id, f);
         }
+        Self::drop_pulls(st, cn, f);
         let State {
             partial, rxq, core, ..
         } = st;
@@ -707,6 +721,7 @@ impl RdmEp {
                             send: o.id,
                             conn: cn,
                             back,
+                            pull: None,
                         },
                     );
                     let id = o.id;
@@ -732,6 +747,11 @@ impl RdmEp {
     /// Posts the next piece of message `o` from transmit slot `slot`.
     fn piece(p: &Post<'_>, o: &mut Outgoing) -> std::result::Result<(), VerbsError> {
         let (id, txbuf) = (p.id, p.txbuf);
+        if let Body::Rts(desc) = &o.body {
+            Self::post_rts(p, o.seq, o.tag, o.data, o.len, desc)?;
+            o.off = o.len;
+            return Ok(());
+        }
         let n = PIECE.min(o.len - o.off);
         let (op, len) = match (o.off, o.len <= PIECE) {
             (_, _) if o.frame.is_some() => (o.frame.unwrap_or(wire::Op::Eager), n),
@@ -879,6 +899,7 @@ impl RdmEp {
 
     /// After slots were freed: the other connections' queues move on.
     fn after_pump(&self, st: &mut State) {
+        self.pulls_waiting(st);
         if st.queued == 0 || st.tx_free.is_empty() {
             return;
         }
@@ -958,7 +979,9 @@ impl RdmEp {
             Ok(x) => x,
             Err(why) => return self.refuse(st, cn, why),
         };
-        if h.op == wire::Op::First && h.len > self.info.ep.max_msg_size as u64 {
+        if matches!(h.op, wire::Op::First | wire::Op::Rts)
+            && h.len > self.info.ep.max_msg_size as u64
+        {
             return self.refuse(st, cn, "a message longer than max_msg_size");
         }
         let msg = MsgInfo {
@@ -970,6 +993,7 @@ impl RdmEp {
             wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
             wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
             wire::Op::Delivered => Self::delivered(st, cn, &h).err(),
+            wire::Op::Rts => self.on_rts(st, cn, &h, body, msg),
             _ => self.deliver(st, cn, &h, body, msg),
         };
         if let Some(why) = bad {
@@ -1036,7 +1060,7 @@ impl RdmEp {
                 }
                 None
             }
-            wire::Op::Atomic | wire::Op::AtomicDone | wire::Op::Delivered => None,
+            wire::Op::Atomic | wire::Op::AtomicDone | wire::Op::Delivered | wire::Op::Rts => None,
         }
     }
 
@@ -1049,6 +1073,9 @@ impl RdmEp {
             rma::read_back(&st.txbuf, w.slot, r);
         }
         st.tx_free.push(w.slot);
+        if let (Some(k), IBV_WC_SUCCESS) = (w.pull, wc.status) {
+            return self.read_done(st, k);
+        }
         if let Some(s) = st.sends.get_mut(&w.send) {
             s.pieces -= 1;
         }
@@ -1175,6 +1202,8 @@ impl EndpointOps for RdmEp {
         st.listen = None;
         st.wrs.clear();
         st.sends.clear();
+        st.pulls.clear();
+        st.announced.clear();
         st.core.unbind_all(self.me.clone());
     }
 
@@ -1216,11 +1245,8 @@ impl EndpointOps for RdmEp {
             self.progress_locked(st);
         }
         let op = &rxq::as_posted(op, self.info.caps);
-        let State {
-            rxq, partial, core, ..
-        } = st;
-        for m in rxq.post(op, &core.sinks) {
-            partial.matched(m, &core.sinks);
+        for m in st.rxq.post(op, &st.core.sinks) {
+            self.matched(st, m);
         }
         Ok(())
     }
@@ -1252,6 +1278,13 @@ impl EndpointOps for RdmEp {
             return Err(Error::MsgSize);
         }
         let body = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
+        // Large: an announcement the receiver reads by (`rdm/rndv.rs`),
+        // which completes on its `Delivered`.
+        let (body, mrs) = match (!inject).then(|| self.announce(op.iov, len)).flatten() {
+            Some((desc, holds)) => (Body::Rts(desc), holds),
+            None => (Body::App(body), Vec::new()),
+        };
+        let rts = matches!(body, Body::Rts(_));
         let mut g = self.lock();
         let st = &mut *g;
         let out = Outgoing {
@@ -1259,14 +1292,14 @@ impl EndpointOps for RdmEp {
             seq: 0,
             tag: op.tag,
             data: op.data,
-            body: Body::App(body),
+            body,
             len,
             off: 0,
             rma: None,
             frame: None,
-            ack: op.flags & FI_DELIVERY_COMPLETE != 0,
+            ack: rts || op.flags & FI_DELIVERY_COMPLETE != 0,
         };
-        let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), Vec::new())?;
+        let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), mrs)?;
         if inject {
             // The caller's buffer is its own again on return: what has not
             // left yet is copied.

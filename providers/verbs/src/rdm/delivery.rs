@@ -25,6 +25,7 @@ use super::wire::{self, Header};
 use super::{Body, Outgoing, RdmEp, State};
 use crate::info::NAME;
 use oxifabric::abi::*;
+use oxifabric::service::ep_core::Failure;
 
 impl RdmEp {
     /// After a message piece was processed: when it asked for an
@@ -34,11 +35,19 @@ impl RdmEp {
         if !h.ack || !st.partial.arrived(&(cn, h.seq)) {
             return;
         }
+        Self::answer(st, (cn, h.seq), None);
+    }
+
+    /// `Delivered` for message `key` (connection, number) back to its
+    /// sender, on that connection; with `err` for an announced message
+    /// that could not be read (`rdm/rndv.rs`).
+    pub(super) fn answer(st: &mut State, key: (u32, u32), err: Option<i32>) {
+        let (cn, seq) = key;
         let out = Outgoing {
             id: 0,
-            seq: h.seq,
+            seq,
             tag: None,
-            data: None,
+            data: err.map(|e| e as u64),
             body: Body::Copy(Vec::new()),
             len: 0,
             off: 0,
@@ -51,15 +60,15 @@ impl RdmEp {
                 NAME,
                 FI_LOG_WARN,
                 FI_LOG_EP_DATA,
-                "the acknowledgement of message {} is lost: {e:?}",
-                h.seq
+                "the acknowledgement of message {seq} is lost: {e:?}"
             );
         }
     }
 
     /// A `Delivered` on connection `cn`: the send of that number on it
-    /// completes (once its own pieces have too); an answer to no message
-    /// waiting is refused.
+    /// completes (once its own pieces have too), with the receiver's
+    /// error when it carries one (an announced message it could not read,
+    /// `rdm/rndv.rs`); an answer to no message waiting is refused.
     pub(super) fn delivered(
         st: &mut State,
         cn: u32,
@@ -72,7 +81,17 @@ impl RdmEp {
         if let Some(s) = st.sends.get_mut(&id) {
             s.ack = None;
         }
-        Self::settle(st, id);
+        match h.data {
+            Some(err) => {
+                let err = i32::try_from(err).ok().filter(|e| *e > 0).unwrap_or(FI_EIO);
+                Self::fail_send(
+                    st,
+                    id,
+                    Failure::cause(err, "the receiver could not read the message"),
+                );
+            }
+            None => Self::settle(st, id),
+        }
         Ok(())
     }
 

@@ -102,7 +102,7 @@ pub fn finished(o: &Outgoing, notices: bool) -> bool {
 }
 
 /// The `len` bytes from byte `off` of `iov` with their local keys.
-fn keyed_window(
+pub(super) fn keyed_window(
     iov: &IoVec,
     keys: &[u32; MAX_SGE],
     off: usize,

@@ -49,10 +49,73 @@ pub enum Op {
     /// `len` its body (the values found).
     AtomicDone = 7,
     /// A message sent with [`Header::ack`] has been processed here (placed
-    /// into its receive, or held for one): `seq` its number, on the
-    /// connection it came in on, back to its sender (`FI_DELIVERY_COMPLETE`,
-    /// `rdm/delivery.rs`); no tag, data or body.
+    /// into its receive, or held for one), or an announced one
+    /// ([`Op::Rts`]) has been read: `seq` its number, on the connection it
+    /// came in on, back to its sender (`FI_DELIVERY_COMPLETE`,
+    /// `rdm/delivery.rs`, `rdm/rndv.rs`); no tag or body; `data`, when
+    /// present, the receiver's error code for an announced message it
+    /// could not read.
     Delivered = 8,
+    /// A message whose bytes wait at the sender (`rdm/rndv.rs`): `seq`
+    /// its number, `tag` and `data` as for [`Op::Eager`], `len` its
+    /// length; the body names the sender's buffers, [`REMOTE`] bytes each
+    /// (address, length, remote key), their lengths adding up to `len`.
+    Rts = 9,
+}
+
+/// Bytes of one buffer an [`Op::Rts`] names: address (u64), length and
+/// remote key (u32 each), little-endian.
+pub const REMOTE: usize = 16;
+/// Most buffers an [`Op::Rts`] names (the endpoint's `iov_limit`).
+pub const RTS_BUFS: usize = 8;
+
+/// A sender's buffer that an [`Op::Rts`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Remote {
+    pub addr: u64,
+    pub len: u32,
+    pub rkey: u32,
+}
+
+/// The body of an [`Op::Rts`] naming `bufs`.
+pub fn rts_body(bufs: &[Remote]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(bufs.len() * REMOTE);
+    for b in bufs {
+        v.extend_from_slice(&b.addr.to_le_bytes());
+        v.extend_from_slice(&b.len.to_le_bytes());
+        v.extend_from_slice(&b.rkey.to_le_bytes());
+    }
+    v
+}
+
+/// The buffers a received [`Op::Rts`] names (its header checked the
+/// body's size), or why they are refused: an empty buffer, one whose
+/// addresses wrap, or lengths that do not add up to the message's `len`.
+pub fn parse_rts(body: &[u8], len: u64) -> Result<Vec<Remote>, &'static str> {
+    let mut v = Vec::with_capacity(body.len() / REMOTE);
+    let mut total = 0u64;
+    for c in body.chunks_exact(REMOTE) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&c[..8]);
+        let mut l = [0u8; 4];
+        l.copy_from_slice(&c[8..12]);
+        let mut k = [0u8; 4];
+        k.copy_from_slice(&c[12..16]);
+        let r = Remote {
+            addr: u64::from_le_bytes(a),
+            len: u32::from_le_bytes(l),
+            rkey: u32::from_le_bytes(k),
+        };
+        if r.len == 0 || r.addr.checked_add(u64::from(r.len)).is_none() {
+            return Err("an announced buffer that is empty or wraps");
+        }
+        total += u64::from(r.len);
+        v.push(r);
+    }
+    if total != len {
+        return Err("announced buffers that do not add up to the message");
+    }
+    Ok(v)
 }
 
 const HAS_TAG: u8 = 1;
@@ -108,6 +171,7 @@ impl Header {
             6 => Op::Atomic,
             7 => Op::AtomicDone,
             8 => Op::Delivered,
+            9 => Op::Rts,
             _ => return Err("an unknown operation"),
         };
         if h[2] & !(HAS_TAG | HAS_DATA | ACK) != 0 || h[3] != 0 {
@@ -136,8 +200,12 @@ impl Header {
             Op::Read => body_len == 0 && hdr.tag.is_some() && hdr.data.is_none(),
             Op::Atomic => hdr.len == body_len && hdr.tag.is_some(),
             Op::AtomicDone => hdr.len == body_len && hdr.data.is_some() && hdr.tag.is_none(),
-            Op::Delivered => {
-                hdr.len == 0 && body_len == 0 && hdr.tag.is_none() && hdr.data.is_none()
+            Op::Delivered => hdr.len == 0 && body_len == 0 && hdr.tag.is_none(),
+            Op::Rts => {
+                hdr.len > 0
+                    && body_len > 0
+                    && body_len.is_multiple_of(REMOTE as u64)
+                    && body_len <= (REMOTE * RTS_BUFS) as u64
             }
         };
         let message = matches!(op, Op::Eager | Op::First | Op::More);
@@ -321,6 +389,74 @@ mod tests {
         assert!(
             Header::decode(&notice.encode()).is_err(),
             "a notice asking for an ack"
+        );
+    }
+
+    #[test]
+    fn announcements_are_checked_before_their_buffers_are_used() {
+        let bufs = [
+            Remote {
+                addr: 0x7000_0000,
+                len: 100_000,
+                rkey: 5,
+            },
+            Remote {
+                addr: 0x9000_0000,
+                len: 1,
+                rkey: 6,
+            },
+        ];
+        let h = Header {
+            op: Op::Rts,
+            seq: 4,
+            tag: Some(9),
+            data: None,
+            len: 100_001,
+            ack: false,
+        };
+        let mut p = h.encode().to_vec();
+        p.extend_from_slice(&rts_body(&bufs));
+        let (got, body) = Header::decode(&p).unwrap();
+        assert_eq!(got, h);
+        assert_eq!(parse_rts(body, got.len), Ok(bufs.to_vec()));
+        assert!(
+            parse_rts(body, got.len + 1).is_err(),
+            "a length past the buffers"
+        );
+        assert!(
+            parse_rts(body, got.len - 1).is_err(),
+            "buffers past the length"
+        );
+        let wraps = [Remote {
+            addr: u64::MAX - 10,
+            len: 100,
+            rkey: 1,
+        }];
+        assert!(
+            parse_rts(&rts_body(&wraps), 100).is_err(),
+            "an address that wraps"
+        );
+        let empty = [Remote { len: 0, ..wraps[0] }];
+        assert!(parse_rts(&rts_body(&empty), 0).is_err(), "an empty buffer");
+        let mut odd = p.clone();
+        odd.push(0);
+        assert!(
+            Header::decode(&odd).is_err(),
+            "a body that is no count of buffers"
+        );
+        let mut many = h.encode().to_vec();
+        many.extend_from_slice(&rts_body(&[bufs[1]; RTS_BUFS + 1]));
+        assert!(
+            Header::decode(&many).is_err(),
+            "more buffers than an iov holds"
+        );
+        assert!(Header::decode(&h.encode()).is_err(), "no buffers");
+        let asks = Header { ack: true, ..h };
+        let mut p = asks.encode().to_vec();
+        p.extend_from_slice(&rts_body(&bufs));
+        assert!(
+            Header::decode(&p).is_err(),
+            "an announcement asking for an ack"
         );
     }
 
