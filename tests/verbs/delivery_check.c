@@ -22,6 +22,7 @@
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #include "shared.h"
+#include <time.h>
 #include <unistd.h>
 
 #define SMALL 4000
@@ -54,6 +55,11 @@ static void send_delivered(size_t len, unsigned seq, const char *what)
 {
 	double t;
 	ft_sync();
+	/* Our sync can end before the server's: its sync send completes only
+	 * once our Delivered for it arrives, and until then the server still
+	 * drives progress and would take this send at once. Half a second
+	 * lets it finish its sync and fall asleep first. */
+	nanosleep(&(struct timespec){ 0, 500000000L }, NULL);
 	t = ft_now();
 	ft_fill(tx, len, seq);
 	FT_POST(fi_send(ft_ep, tx, len, NULL, ft_peer, NULL), what);
