@@ -22,6 +22,7 @@ use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
 use oxifabric::service::progress::{AutoProgress, Progress};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// A verbs fabric (a subnet): it opens domains and passive endpoints.
@@ -98,27 +99,47 @@ pub struct VerbsDomain {
 /// The local keys a domain's registrations hand out as descriptors, so
 /// that an endpoint refuses a descriptor of another domain at post time
 /// instead of the device failing the work request.
+///
+/// The key found last is kept beside the set (`hot`, the key with bit 32
+/// set; 0 for none) and answered without the lock or a hash: a ping-pong
+/// posts the same one or two buffers over and over. It is stored only
+/// under the read lock after the set said yes, and cleared under the
+/// write lock before any key leaves, so it never outlives its
+/// registration's removal.
 #[derive(Default)]
-pub struct LkeySet(RwLock<HashSet<u32, KeyedU64>>);
+pub struct LkeySet {
+    keys: RwLock<HashSet<u32, KeyedU64>>,
+    hot: AtomicU64,
+}
 
 impl LkeySet {
     /// Whether `lkey` is one of this domain's registrations.
     pub fn contains(&self, lkey: u32) -> bool {
-        self.0
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&lkey)
+        let tagged = HOT | u64::from(lkey);
+        if self.hot.load(Ordering::Acquire) == tagged {
+            return true;
+        }
+        let keys = self.keys.read().unwrap_or_else(|p| p.into_inner());
+        let found = keys.contains(&lkey);
+        if found {
+            self.hot.store(tagged, Ordering::Release);
+        }
+        found
     }
 
     fn set(&self, lkey: u32, present: bool) {
-        let mut s = self.0.write().unwrap_or_else(|p| p.into_inner());
+        let mut s = self.keys.write().unwrap_or_else(|p| p.into_inner());
         if present {
             s.insert(lkey);
         } else {
+            self.hot.store(0, Ordering::Release);
             s.remove(&lkey);
         }
     }
 }
+
+/// Marks [`LkeySet`]'s `hot` as holding a key (a key may be 0).
+const HOT: u64 = 1 << 32;
 
 /// A registration of the domain: its local key leaves the set when the
 /// region is closed, before the memory is deregistered.

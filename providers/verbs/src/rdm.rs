@@ -53,7 +53,7 @@ pub(crate) use atomic::ATOMIC_LIMIT;
 
 use crate::domain::{LkeySet, VerbsDomain};
 use crate::ep::{desc_lkeys, register_bufs, wc_failure};
-use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
+use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf, WcBuf, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{inline_size, NAME};
 use crate::mr_cache::{Hold, MrCache};
@@ -1063,23 +1063,24 @@ impl RdmEp {
     }
 
     fn poll_cq(&self, st: &mut State) {
-        let mut wc = [ibv_wc::default(); 16];
+        // Not cleared before each poll (`WcBuf`): most polls find nothing.
+        let mut wc = WcBuf::<16>::default();
         loop {
-            let n = match self.cq.poll(&mut wc) {
-                Ok(n) => n,
+            let found = match wc.poll(&self.cq) {
+                Ok(found) => found,
                 Err(e) => {
                     oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_CQ, "{e}");
-                    0
+                    &[]
                 }
             };
-            for w in &wc[..n] {
+            for w in found {
                 if w.wr_id & RX_BIT != 0 {
                     self.on_recv(st, w);
                 } else {
                     self.on_sent(st, w);
                 }
             }
-            if n < wc.len() {
+            if found.len() < WcBuf::<16>::ROOM {
                 break;
             }
         }
