@@ -35,7 +35,9 @@
 pub mod atomic;
 
 use crate::domain::{LkeySet, VerbsDomain};
-use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
+use crate::ibv::owned::{
+    wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, WcBuf, MAX_SGE,
+};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
 use crate::mr_cache::{Hold, MrCache};
@@ -50,17 +52,22 @@ use oxifabric::ops::{
 use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
-use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{rx_flags, Posted};
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+mod slots;
 mod srx;
+use slots::Slots;
 pub(crate) use srx::VerbsSrx;
+
+/// The tags of send and receive work request ids ([`Slots`]); a shared
+/// receive context's carry their own (`srx.rs`).
+const TX_WR: u64 = 1 << 32;
+const RX_WR: u64 = 2 << 32;
 
 /// How long one step of address or route resolution may take.
 const RESOLVE_MS: i32 = 2000;
@@ -164,14 +171,11 @@ struct State {
     id: Option<Id>,
     cq: Option<Arc<Cq>>,
     conn: Conn,
-    /// Work requests in flight, by id.
-    /// (Keyed by work request id; std's SipHash cost a few hundred
-    /// instructions per operation.)
-    tx: HashMap<u64, Tx, KeyedU64>,
-    rx: HashMap<u64, Rx, KeyedU64>,
-    /// Receives posted before the queue pair existed.
-    early_rx: Vec<(u64, Rx)>,
-    next_wr: u64,
+    /// Work requests in flight; a request's id names its slot.
+    tx: Slots<Tx>,
+    rx: Slots<Rx>,
+    /// Receives (held in `rx`) posted before the queue pair existed.
+    early_rx: Vec<u64>,
     /// The address resolved for `fi_connect`, once done.
     resolved: Option<SocketAddr>,
     peer: Option<SocketAddr>,
@@ -307,10 +311,9 @@ impl VerbsEp {
                 id: Some(id),
                 cq: None,
                 conn: Conn::Idle,
-                tx: HashMap::default(),
-                rx: HashMap::default(),
+                tx: Slots::new(TX_WR),
+                rx: Slots::new(RX_WR),
                 early_rx: Vec::new(),
-                next_wr: 1,
                 resolved: None,
                 peer: None,
                 cap: QpCap::default(),
@@ -392,19 +395,27 @@ impl VerbsEp {
         self.waits.fds.add(cq.fd(), 1, false)?;
         st.cap = cap;
         st.cq = Some(cq);
-        for (wr, rx) in std::mem::take(&mut st.early_rx) {
-            Self::post_rx(st, wr, rx)?;
+        for wr in std::mem::take(&mut st.early_rx) {
+            Self::post_rx(st, wr)?;
         }
         Ok(())
     }
 
-    fn post_rx(st: &mut State, wr: u64, rx: Rx) -> Result<()> {
-        let id = st.id.as_ref().ok_or(Error::OpBadState)?;
-        let n = rx.posted.iov.len();
-        id.post_recv(wr, &rx.posted.iov, &rx.lkeys[..n])
-            .map_err(|e| verbs_err("ibv_post_recv", e))?;
-        st.rx.insert(wr, rx);
-        Ok(())
+    /// Posts the receive held in slot `wr` of `st.rx`; one that cannot be
+    /// posted leaves its slot.
+    fn post_rx(st: &mut State, wr: u64) -> Result<()> {
+        let r = match (&st.id, st.rx.get(wr)) {
+            (Some(id), Some(rx)) => {
+                let n = rx.posted.iov.len();
+                id.post_recv(wr, &rx.posted.iov, &rx.lkeys[..n])
+                    .map_err(|e| verbs_err("ibv_post_recv", e))
+            }
+            _ => Err(Error::OpBadState),
+        };
+        if r.is_err() {
+            st.rx.remove(wr);
+        }
+        r
     }
 
     /// A failed work completion as the error entry reports it: the peer
@@ -416,7 +427,7 @@ impl VerbsEp {
 
     /// One work completion.
     fn complete(&self, st: &mut State, wc: &ibv_wc) {
-        if let Some(Tx { ctx: tx, .. }) = st.tx.remove(&wc.wr_id) {
+        if let Some(Tx { ctx: tx, .. }) = st.tx.remove(wc.wr_id) {
             if wc.status == IBV_WC_SUCCESS {
                 st.core.sinks.tx_done(&tx);
             } else {
@@ -425,7 +436,7 @@ impl VerbsEp {
             }
         } else if let Some(rx) = st
             .rx
-            .remove(&wc.wr_id)
+            .remove(wc.wr_id)
             .or_else(|| st.srx.as_ref().and_then(|s| s.take(wc.wr_id)))
         {
             let p = &rx.posted;
@@ -530,20 +541,24 @@ impl VerbsEp {
                 cq.settle_events(due.arm);
             }
         }
-        let Some(cq) = st.cq.clone() else { return };
-        let mut wc = [ibv_wc::default(); 16];
+        // The completions are copied out of the queue's borrow, so the
+        // queue is neither cloned (an atomic pair per call) nor the
+        // buffer cleared before each poll.
+        let mut wc = WcBuf::<16>::default();
         loop {
-            let n = match cq.poll(&mut wc) {
-                Ok(n) => n,
+            let Some(cq) = &st.cq else { return };
+            let found = match wc.poll(cq) {
+                Ok(found) => found,
                 Err(e) => {
                     oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_CQ, "{e}");
-                    0
+                    return;
                 }
             };
-            for w in &wc[..n] {
+            let n = found.len();
+            for w in found {
                 self.complete(st, w);
             }
-            if n < wc.len() {
+            if n < WcBuf::<16>::ROOM {
                 break;
             }
         }
@@ -636,11 +651,12 @@ impl VerbsEp {
             return Err(Error::Again);
         }
         let id = st.id.as_ref().ok_or(Error::OpBadState)?;
-        let wr = st.next_wr;
-        post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send")?;
-        st.next_wr += 1;
-        st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
-        Ok(())
+        let wr = st.tx.insert(Tx { ctx: tx, _mrs: mrs });
+        let r = post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send");
+        if r.is_err() {
+            st.tx.remove(wr);
+        }
+        r
     }
 
     /// Send work requests the endpoint lets be in flight: `tx_size`, even
@@ -855,23 +871,19 @@ impl EndpointOps for VerbsEp {
         if st.srx.is_some() {
             return Err(srx::own_receive_refused());
         }
-        if st.rx.len() + st.early_rx.len() >= self.info.rx.size.max(1)
-            || !st.core.sinks.rx_room(op.flags)
-        {
+        if st.rx.len() >= self.info.rx.size.max(1) || !st.core.sinks.rx_room(op.flags) {
             return Err(Error::Again);
         }
-        let wr = st.next_wr;
-        st.next_wr += 1;
-        let rx = Rx {
+        let wr = st.rx.insert(Rx {
             posted: Posted::new(op),
             lkeys,
             _mrs: mrs,
-        };
+        });
         if st.cq.is_none() {
-            st.early_rx.push((wr, rx));
+            st.early_rx.push(wr);
             return Ok(());
         }
-        Self::post_rx(st, wr, rx)
+        Self::post_rx(st, wr)
     }
 
     fn send(&self, op: &SendOp<'_>) -> Result<()> {
@@ -940,11 +952,7 @@ impl EndpointOps for VerbsEp {
         if let Some(s) = &st.srx {
             return s.rx_size_left();
         }
-        Ok(self
-            .info
-            .rx
-            .size
-            .saturating_sub(st.rx.len() + st.early_rx.len()))
+        Ok(self.info.rx.size.saturating_sub(st.rx.len()))
     }
 
     fn tx_size_left(&self) -> Result<usize> {
