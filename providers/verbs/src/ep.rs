@@ -413,58 +413,56 @@ impl VerbsEp {
             _ => Err(Error::OpBadState),
         };
         if r.is_err() {
-            st.rx.remove(wr);
+            st.rx.free(wr);
         }
         r
     }
 
-    /// A failed work completion as the error entry reports it: the peer
-    /// and the verbs status; logged unless it is a flush (the queue pair
-    /// went down, which the EQ already says).
-    fn wc_failure(st: &State, status: u32, what: &str) -> Failure {
-        wc_failure(status, st.peer, what)
+    /// One work completion. The request is reported from its slot and
+    /// then dropped there (a receive is a few hundred bytes: moving it out
+    /// cost two copies per message).
+    fn complete(&self, st: &mut State, wc: &ibv_wc) {
+        if let Some(Tx { ctx: tx, .. }) = st.tx.get(wc.wr_id) {
+            if wc.status == IBV_WC_SUCCESS {
+                st.core.sinks.tx_done(tx);
+            } else {
+                let f = wc_failure(wc.status, st.peer, "send");
+                st.core.sinks.tx_err(tx, f);
+            }
+            st.tx.free(wc.wr_id);
+        } else if let Some(rx) = st.rx.get(wc.wr_id) {
+            Self::complete_rx(&st.core.sinks, st.peer, &rx.posted, wc);
+            st.rx.free(wc.wr_id);
+        } else if let Some(rx) = st.srx.as_ref().and_then(|s| s.take(wc.wr_id)) {
+            Self::complete_rx(&st.core.sinks, st.peer, &rx.posted, wc);
+        }
     }
 
-    /// One work completion.
-    fn complete(&self, st: &mut State, wc: &ibv_wc) {
-        if let Some(Tx { ctx: tx, .. }) = st.tx.remove(wc.wr_id) {
-            if wc.status == IBV_WC_SUCCESS {
-                st.core.sinks.tx_done(&tx);
-            } else {
-                let f = Self::wc_failure(st, wc.status, "send");
-                st.core.sinks.tx_err(&tx, f);
-            }
-        } else if let Some(rx) = st
-            .rx
-            .remove(wc.wr_id)
-            .or_else(|| st.srx.as_ref().and_then(|s| s.take(wc.wr_id)))
-        {
-            let p = &rx.posted;
-            if wc.status == IBV_WC_SUCCESS {
-                let data = (wc.wc_flags & IBV_WC_WITH_IMM != 0)
-                    .then(|| u64::from(u32::from_be(wc.imm_data)));
-                // A peer's fi_writedata consumed this receive (FI_RX_CQ_DATA):
-                // it reports the write, its length and data, not a message.
-                let flags = if wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM {
-                    FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA
-                } else {
-                    rx_flags(false, data)
-                };
-                let comp = Completion {
-                    op_context: p.ctx,
-                    flags,
-                    len: wc.byte_len as usize,
-                    buf: p.iov.first().map_or(0, |b| b.addr()),
-                    data: data.unwrap_or(0),
-                    src: FI_ADDR_NOTAVAIL,
-                    ..Default::default()
-                };
-                st.core.sinks.rx_done(p, comp, 0);
-            } else {
-                let f = Self::wc_failure(st, wc.status, "receive");
-                st.core.sinks.rx_err(p, f, 0, 0);
-            }
+    /// A receive's work completion, reported.
+    fn complete_rx(sinks: &Sinks, peer: Option<SocketAddr>, p: &Posted, wc: &ibv_wc) {
+        if wc.status != IBV_WC_SUCCESS {
+            let f = wc_failure(wc.status, peer, "receive");
+            return sinks.rx_err(p, f, 0, 0);
         }
+        let data =
+            (wc.wc_flags & IBV_WC_WITH_IMM != 0).then(|| u64::from(u32::from_be(wc.imm_data)));
+        // A peer's fi_writedata consumed this receive (FI_RX_CQ_DATA):
+        // it reports the write, its length and data, not a message.
+        let flags = if wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM {
+            FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA
+        } else {
+            rx_flags(false, data)
+        };
+        let comp = Completion {
+            op_context: p.ctx,
+            flags,
+            len: wc.byte_len as usize,
+            buf: p.iov.first().map_or(0, |b| b.addr()),
+            data: data.unwrap_or(0),
+            src: FI_ADDR_NOTAVAIL,
+            ..Default::default()
+        };
+        sinks.rx_done(p, comp, 0);
     }
 
     /// One CM event on the endpoint's channel.
@@ -528,18 +526,15 @@ impl VerbsEp {
         }
     }
 
+    /// Inlined into [`Progress::progress`]: an empty poll is most of a
+    /// busy-polling reader's calls, and each call layer costs it a
+    /// prologue and an epilogue.
+    #[inline]
     fn progress_locked(&self, st: &mut State) {
         // When the descriptors are read: crate::watch.
         let due = self.waits.due(&mut st.polls, false);
         if due.read {
-            while let Some(ev) = self.chan.next() {
-                self.cm_event(st, ev);
-            }
-            if let Some(cq) = &st.cq {
-                // Armed before the poll below, so a completion after that
-                // poll makes the descriptor readable.
-                cq.settle_events(due.arm);
-            }
+            self.read_channels(st, due.arm);
         }
         // The completions are copied out of the queue's borrow, so the
         // queue is neither cloned (an atomic pair per call) nor the
@@ -561,6 +556,20 @@ impl VerbsEp {
             if n < WcBuf::<16>::ROOM {
                 break;
             }
+        }
+    }
+
+    /// The CM channel's events, then the completion channel's
+    /// notifications (the queue armed again when `arm`: before the poll
+    /// that follows, so a completion after that poll makes the descriptor
+    /// readable).
+    #[cold]
+    fn read_channels(&self, st: &mut State, arm: bool) {
+        while let Some(ev) = self.chan.next() {
+            self.cm_event(st, ev);
+        }
+        if let Some(cq) = &st.cq {
+            cq.settle_events(arm);
         }
     }
 
@@ -654,7 +663,7 @@ impl VerbsEp {
         let wr = st.tx.insert(Tx { ctx: tx, _mrs: mrs });
         let r = post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send");
         if r.is_err() {
-            st.tx.remove(wr);
+            st.tx.free(wr);
         }
         r
     }
@@ -678,6 +687,7 @@ impl VerbsEp {
 }
 
 impl Progress for VerbsEp {
+    #[inline]
     fn progress(&self) {
         if let Ok(mut st) = self.st.try_lock() {
             self.progress_locked(&mut st);
@@ -874,7 +884,7 @@ impl EndpointOps for VerbsEp {
         if st.rx.len() >= self.info.rx.size.max(1) || !st.core.sinks.rx_room(op.flags) {
             return Err(Error::Again);
         }
-        let wr = st.rx.insert(Rx {
+        let wr = st.rx.insert_with(|| Rx {
             posted: Posted::new(op),
             lkeys,
             _mrs: mrs,
@@ -977,31 +987,39 @@ impl EndpointOps for VerbsEp {
 /// None when it has none (only inline sends need none). A descriptor that
 /// is not one of the domain's registrations (`set`) is refused
 /// (`-FI_EINVAL`, warn line).
+#[inline]
 pub(crate) fn desc_lkeys(
     set: &LkeySet,
     desc: &[usize],
     n: usize,
     what: &str,
 ) -> Result<Option<[u32; MAX_SGE]>> {
-    if desc.len() < n || desc[..n].contains(&0) {
+    let Some(desc) = desc.get(..n) else {
+        return Ok(None);
+    };
+    if desc.contains(&0) {
         return Ok(None);
     }
     let mut k = [0u32; MAX_SGE];
-    for (i, d) in desc.iter().take(n.min(MAX_SGE)).enumerate() {
-        match u32::try_from(*d) {
-            Ok(l) if set.contains(l) => k[i] = l,
-            _ => {
-                oxifabric::prov_log!(
-                    NAME,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_DATA,
-                    "{what}: descriptor {d:#x} is not a registration of this domain"
-                );
-                return Err(Error::Inval);
-            }
+    for (key, &d) in k.iter_mut().zip(desc) {
+        match u32::try_from(d) {
+            Ok(l) if set.contains(l) => *key = l,
+            _ => return Err(foreign_desc(what, d)),
         }
     }
     Ok(Some(k))
+}
+
+/// [`desc_lkeys`]' refusal, logged (out of the posting path's way).
+#[cold]
+fn foreign_desc(what: &str, d: usize) -> Error {
+    oxifabric::prov_log!(
+        NAME,
+        FI_LOG_WARN,
+        FI_LOG_EP_DATA,
+        "{what}: descriptor {d:#x} is not a registration of this domain"
+    );
+    Error::Inval
 }
 
 /// Local keys for buffers the application gave no descriptors for: under

@@ -1,8 +1,8 @@
 //! Work requests in flight, by slot: the work request id a completion
 //! carries back names its slot directly, so finding the request costs an
 //! index instead of a hash lookup (an insert and a removal per operation
-//! were a tenth of a small send's instructions), and a request is moved
-//! once into its slot and once out.
+//! were a tenth of a small send's instructions); a request is moved once,
+//! into its slot, and read and dropped there.
 
 /// Values kept in reusable slots; an id is `tag` plus the slot's index,
 /// so the ids of different tables (sends, receives, a shared receive
@@ -32,16 +32,23 @@ impl<T> Slots<T> {
 
     /// Keeps `v` and returns its id.
     pub(crate) fn insert(&mut self, v: T) -> u64 {
+        self.insert_with(|| v)
+    }
+
+    /// Keeps what `make` returns and returns its id; `make` runs once
+    /// the slot is chosen, so a large value can be built in place.
+    #[inline]
+    pub(crate) fn insert_with(&mut self, make: impl FnOnce() -> T) -> u64 {
         let i = match self.free.pop() {
-            Some(i) => {
-                self.items[i as usize] = Some(v);
-                i as usize
-            }
+            Some(i) => i as usize,
             None => {
-                self.items.push(Some(v));
+                self.items.push(None);
                 self.items.len() - 1
             }
         };
+        // A free slot holds None: nothing to drop, so the value can be
+        // written straight into it.
+        self.items[i].get_or_insert_with(make);
         self.live += 1;
         self.tag | i as u64
     }
@@ -52,13 +59,17 @@ impl<T> Slots<T> {
         self.items[i].as_ref()
     }
 
-    /// Takes the value of `id` out, if it is this table's and held.
-    pub(crate) fn remove(&mut self, id: u64) -> Option<T> {
-        let i = self.index(id)?;
-        let v = self.items[i].take()?;
-        self.free.push(i as u32);
-        self.live -= 1;
-        Some(v)
+    /// Drops the value of `id` where it lies; whether there was one.
+    pub(crate) fn free(&mut self, id: u64) -> bool {
+        match self.index(id) {
+            Some(i) if self.items[i].is_some() => {
+                self.items[i] = None;
+                self.free.push(i as u32);
+                self.live -= 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// How many values are held.
@@ -96,15 +107,18 @@ mod tests {
         assert_ne!(x, y);
         assert_eq!(a.len(), 2);
         assert_eq!(a.get(x), Some(&"x"));
-        assert_eq!(a.remove(z), None, "another table's id");
-        assert_eq!(b.remove(x), None, "another table's id");
-        assert_eq!(a.remove(x), Some("x"));
-        assert_eq!(a.remove(x), None, "taken once");
+        assert!(!a.free(z), "another table's id");
+        assert!(!b.free(x), "another table's id");
+        assert_eq!(b.get(x), None, "another table's id");
+        assert!(a.free(x));
+        assert!(!a.free(x), "freed once");
+        assert_eq!(a.get(x), None);
         assert_eq!(a.len(), 1);
         // The freed slot is reused under the same id.
         assert_eq!(a.insert("w"), x);
         assert_eq!(a.get(y), Some(&"y"));
-        assert_eq!(b.remove(z), Some("z"));
+        assert!(b.free(z));
+        assert_eq!(b.len(), 0);
         a.clear();
         assert_eq!(a.len(), 0);
         assert_eq!(a.get(y), None);
