@@ -237,11 +237,13 @@ struct State {
     rxq: RxQueues<Key>,
     partial: Reassembly<Key>,
     listen: Option<Id>,
-    conns: HashMap<u32, Conn>,
+    /// (These three are read on every send and completion: keyed hashes,
+    /// not SipHash's ~150 instructions per lookup.)
+    conns: HashMap<u32, Conn, oxifabric::service::keyhash::KeyedU64>,
     /// Connection by its rdma-cm id's address (CM events name ids).
-    by_id: HashMap<usize, u32>,
+    by_id: HashMap<usize, u32, oxifabric::service::keyhash::KeyedU64>,
     /// The connection each peer's sends go on.
-    tx_conn: HashMap<SocketAddr, u32>,
+    tx_conn: HashMap<SocketAddr, u32, oxifabric::service::keyhash::KeyedU64>,
     next_conn: u32,
     /// Connections not established yet (the CM channel is read on every
     /// progress call while there are any).
@@ -339,9 +341,9 @@ impl RdmEp {
                 rxq: RxQueues::default(),
                 partial: Reassembly::default(),
                 listen: Some(listen),
-                conns: HashMap::new(),
-                by_id: HashMap::new(),
-                tx_conn: HashMap::new(),
+                conns: HashMap::default(),
+                by_id: HashMap::default(),
+                tx_conn: HashMap::default(),
                 next_conn: 0,
                 pending: 0,
                 queued: 0,
