@@ -395,10 +395,18 @@ impl VerbsEp {
         self.waits.fds.add(cq.fd(), 1, false)?;
         st.cap = cap;
         st.cq = Some(cq);
+        // After a failed post the rest leave their slots too (they would
+        // otherwise count against rx_size for good).
+        let mut r = Ok(());
         for wr in std::mem::take(&mut st.early_rx) {
-            Self::post_rx(st, wr)?;
+            match r {
+                Ok(()) => r = Self::post_rx(st, wr),
+                Err(_) => {
+                    st.rx.free(wr);
+                }
+            }
         }
-        Ok(())
+        r
     }
 
     /// Posts the receive held in slot `wr` of `st.rx`; one that cannot be
