@@ -148,6 +148,7 @@ impl CopiedIov {
 }
 
 /// Total length of an iovec list.
+#[inline]
 pub fn iov_len(iov: &[IoBuf]) -> usize {
     iov.iter().map(IoBuf::len).sum()
 }
@@ -176,6 +177,7 @@ impl IoVec {
     pub const CAP: usize = 8;
 
     /// A copy of `iov`, or None when it has more than `CAP` entries.
+    #[inline]
     pub fn from_slice(iov: &[IoBuf]) -> Option<IoVec> {
         let mut v = IoVec::default();
         for b in iov {

@@ -23,10 +23,14 @@ pub fn rc(r: oxifabric::error::Result<()>) -> c_int {
     }
 }
 
-/// Maps an engine result to an `ssize_t` return code.
+/// Maps an engine result to an `ssize_t` return code. `-FI_EAGAIN` (an
+/// empty CQ read, a busy-polling reader's usual answer) is mapped here
+/// without the general table's call.
+#[inline]
 pub fn rcs(r: oxifabric::error::Result<usize>) -> isize {
     match r {
         Ok(n) => n as isize,
+        Err(oxifabric::error::Error::Again) => -(FI_EAGAIN as isize),
         Err(e) => e.code() as isize,
     }
 }

@@ -145,6 +145,7 @@ impl CompletionQueue {
     }
 
     /// Drives the progress of every bound endpoint.
+    #[inline]
     pub fn progress(&self) {
         self.sources.progress();
     }
@@ -164,19 +165,31 @@ impl CompletionQueue {
         if max == 0 || self.queued.load(Ordering::Relaxed) == 0 {
             self.progress();
         }
+        // The empty answer without a call (a busy-polling reader's usual
+        // case): read_ready checks the same first.
+        if self.nothing_queued() {
+            return Err(Error::Again);
+        }
         self.read_ready(max, &mut out)
     }
 
+    /// Whether nothing is queued, the signal cleared if so. The count is
+    /// read again after the clear: a push counts its entry before it sets
+    /// the signal, so an entry whose signal the clear may have undone is
+    /// seen (and read under the lock by the caller).
+    #[inline]
+    fn nothing_queued(&self) -> bool {
+        if self.queued.load(Ordering::Relaxed) != 0 {
+            return false;
+        }
+        self.signal.clear();
+        self.queued.load(Ordering::SeqCst) == 0
+    }
+
     fn read_ready(&self, max: usize, out: &mut impl FnMut(usize, &Completion)) -> Result<usize> {
-        // Nothing queued (a busy-polling reader's usual case): no lock.
-        // The count is read again after the clear: a push counts its entry
-        // before it sets the signal, so an entry whose signal the clear may
-        // have undone is seen here and read under the lock below.
-        if self.queued.load(Ordering::Relaxed) == 0 {
-            self.signal.clear();
-            if self.queued.load(Ordering::SeqCst) == 0 {
-                return Err(Error::Again);
-            }
+        // Nothing queued: no lock.
+        if self.nothing_queued() {
+            return Err(Error::Again);
         }
         let mut q = self.lock();
         let mut n = 0;

@@ -176,7 +176,9 @@ const RECV_FLAGS: u64 =
 
 /// The flags an operation runs with: the application's (checked against
 /// `allowed`), or the endpoint's defaults for calls without a flags
-/// argument.
+/// argument. Inlined: every data call passes through it, and its
+/// refusal is out of line.
+#[inline]
 pub(super) fn op_flags(
     given: Option<u64>,
     defaults: u64,
@@ -184,17 +186,17 @@ pub(super) fn op_flags(
     what: &str,
 ) -> Result<u64, c_int> {
     match given {
-        Some(f) if f & !allowed != 0 => {
-            core_warn!(
-                FI_LOG_EP_DATA,
-                "{what}: unsupported flags {:#x}",
-                f & !allowed
-            );
-            Err(-FI_EBADFLAGS)
-        }
+        Some(f) if f & !allowed != 0 => Err(bad_flags(what, f & !allowed)),
         Some(f) => Ok(f),
         None => Ok(defaults),
     }
+}
+
+/// [`op_flags`]' refusal of flags outside `allowed`, logged.
+#[cold]
+fn bad_flags(what: &str, extra: u64) -> c_int {
+    core_warn!(FI_LOG_EP_DATA, "{what}: unsupported flags {extra:#x}");
+    -FI_EBADFLAGS
 }
 
 /// How a send call chooses its flags.

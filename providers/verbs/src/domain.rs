@@ -22,6 +22,7 @@ use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
 use oxifabric::service::progress::{AutoProgress, Progress};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// A verbs fabric (a subnet): it opens domains and passive endpoints.
@@ -98,26 +99,59 @@ pub struct VerbsDomain {
 /// The local keys a domain's registrations hand out as descriptors, so
 /// that an endpoint refuses a descriptor of another domain at post time
 /// instead of the device failing the work request.
+///
+/// The keys found last are kept beside the set (`hot`, a few entries,
+/// each a key with bit 32 set or 0) and answered without the lock or a
+/// hash: a ping-pong posts the same one or two buffers over and over. An
+/// entry is stored only under the read lock after the set said yes, and
+/// all are cleared under the write lock before any key leaves, so none
+/// outlives its registration's removal.
 #[derive(Default)]
-pub struct LkeySet(RwLock<HashSet<u32, KeyedU64>>);
+pub struct LkeySet {
+    keys: RwLock<HashSet<u32, KeyedU64>>,
+    hot: [AtomicU64; HOT_KEYS],
+}
 
 impl LkeySet {
     /// Whether `lkey` is one of this domain's registrations.
+    #[inline]
     pub fn contains(&self, lkey: u32) -> bool {
-        self.0
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&lkey)
+        let tagged = HOT | u64::from(lkey);
+        let hot = &self.hot[hot_index(lkey)];
+        if hot.load(Ordering::Acquire) == tagged {
+            return true;
+        }
+        let keys = self.keys.read().unwrap_or_else(|p| p.into_inner());
+        let found = keys.contains(&lkey);
+        if found {
+            hot.store(tagged, Ordering::Release);
+        }
+        found
     }
 
     fn set(&self, lkey: u32, present: bool) {
-        let mut s = self.0.write().unwrap_or_else(|p| p.into_inner());
+        let mut s = self.keys.write().unwrap_or_else(|p| p.into_inner());
         if present {
             s.insert(lkey);
         } else {
+            for h in &self.hot {
+                h.store(0, Ordering::Release);
+            }
             s.remove(&lkey);
         }
     }
+}
+
+/// How many keys [`LkeySet`] answers without its lock.
+const HOT_KEYS: usize = 4;
+
+/// Marks an [`LkeySet`] entry as holding a key (a key may be 0).
+const HOT: u64 = 1 << 32;
+
+/// The entry a key is kept in: its low bits mixed with the region index
+/// above them (rdma-core keys put a region's index above an 8-bit tag).
+fn hot_index(lkey: u32) -> usize {
+    ((lkey ^ (lkey >> 8)) as usize) % HOT_KEYS
 }
 
 /// A registration of the domain: its local key leaves the set when the

@@ -35,7 +35,9 @@
 pub mod atomic;
 
 use crate::domain::{LkeySet, VerbsDomain};
-use crate::ibv::owned::{wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
+use crate::ibv::owned::{
+    wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, WcBuf, MAX_SGE,
+};
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
 use crate::mr_cache::{Hold, MrCache};
@@ -50,17 +52,22 @@ use oxifabric::ops::{
 use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
-use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{rx_flags, Posted};
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+mod slots;
 mod srx;
+use slots::Slots;
 pub(crate) use srx::VerbsSrx;
+
+/// The tags of send and receive work request ids ([`Slots`]); a shared
+/// receive context's carry their own (`srx.rs`).
+const TX_WR: u64 = 1 << 32;
+const RX_WR: u64 = 2 << 32;
 
 /// How long one step of address or route resolution may take.
 const RESOLVE_MS: i32 = 2000;
@@ -164,14 +171,11 @@ struct State {
     id: Option<Id>,
     cq: Option<Arc<Cq>>,
     conn: Conn,
-    /// Work requests in flight, by id.
-    /// (Keyed by work request id; std's SipHash cost a few hundred
-    /// instructions per operation.)
-    tx: HashMap<u64, Tx, KeyedU64>,
-    rx: HashMap<u64, Rx, KeyedU64>,
-    /// Receives posted before the queue pair existed.
-    early_rx: Vec<(u64, Rx)>,
-    next_wr: u64,
+    /// Work requests in flight; a request's id names its slot.
+    tx: Slots<Tx>,
+    rx: Slots<Rx>,
+    /// Receives (held in `rx`) posted before the queue pair existed.
+    early_rx: Vec<u64>,
     /// The address resolved for `fi_connect`, once done.
     resolved: Option<SocketAddr>,
     peer: Option<SocketAddr>,
@@ -307,10 +311,9 @@ impl VerbsEp {
                 id: Some(id),
                 cq: None,
                 conn: Conn::Idle,
-                tx: HashMap::default(),
-                rx: HashMap::default(),
+                tx: Slots::new(TX_WR),
+                rx: Slots::new(RX_WR),
                 early_rx: Vec::new(),
-                next_wr: 1,
                 resolved: None,
                 peer: None,
                 cap: QpCap::default(),
@@ -392,68 +395,82 @@ impl VerbsEp {
         self.waits.fds.add(cq.fd(), 1, false)?;
         st.cap = cap;
         st.cq = Some(cq);
-        for (wr, rx) in std::mem::take(&mut st.early_rx) {
-            Self::post_rx(st, wr, rx)?;
+        // After a failed post the rest leave their slots too (they would
+        // otherwise count against rx_size for good).
+        let mut r = Ok(());
+        for wr in std::mem::take(&mut st.early_rx) {
+            match r {
+                Ok(()) => r = Self::post_rx(st, wr),
+                Err(_) => {
+                    st.rx.free(wr);
+                }
+            }
         }
-        Ok(())
+        r
     }
 
-    fn post_rx(st: &mut State, wr: u64, rx: Rx) -> Result<()> {
-        let id = st.id.as_ref().ok_or(Error::OpBadState)?;
-        let n = rx.posted.iov.len();
-        id.post_recv(wr, &rx.posted.iov, &rx.lkeys[..n])
-            .map_err(|e| verbs_err("ibv_post_recv", e))?;
-        st.rx.insert(wr, rx);
-        Ok(())
+    /// Posts the receive held in slot `wr` of `st.rx`; one that cannot be
+    /// posted leaves its slot.
+    fn post_rx(st: &mut State, wr: u64) -> Result<()> {
+        let r = match (&st.id, st.rx.get(wr)) {
+            (Some(id), Some(rx)) => {
+                let n = rx.posted.iov.len();
+                id.post_recv(wr, &rx.posted.iov, &rx.lkeys[..n])
+                    .map_err(|e| verbs_err("ibv_post_recv", e))
+            }
+            _ => Err(Error::OpBadState),
+        };
+        if r.is_err() {
+            st.rx.free(wr);
+        }
+        r
     }
 
-    /// A failed work completion as the error entry reports it: the peer
-    /// and the verbs status; logged unless it is a flush (the queue pair
-    /// went down, which the EQ already says).
-    fn wc_failure(st: &State, status: u32, what: &str) -> Failure {
-        wc_failure(status, st.peer, what)
-    }
-
-    /// One work completion.
+    /// One work completion. The request is reported from its slot and
+    /// then dropped there (a receive is a few hundred bytes: moving it out
+    /// cost two copies per message).
     fn complete(&self, st: &mut State, wc: &ibv_wc) {
-        if let Some(Tx { ctx: tx, .. }) = st.tx.remove(&wc.wr_id) {
+        if let Some(Tx { ctx: tx, .. }) = st.tx.get(wc.wr_id) {
             if wc.status == IBV_WC_SUCCESS {
-                st.core.sinks.tx_done(&tx);
+                st.core.sinks.tx_done(tx);
             } else {
-                let f = Self::wc_failure(st, wc.status, "send");
-                st.core.sinks.tx_err(&tx, f);
+                let f = wc_failure(wc.status, st.peer, "send");
+                st.core.sinks.tx_err(tx, f);
             }
-        } else if let Some(rx) = st
-            .rx
-            .remove(&wc.wr_id)
-            .or_else(|| st.srx.as_ref().and_then(|s| s.take(wc.wr_id)))
-        {
-            let p = &rx.posted;
-            if wc.status == IBV_WC_SUCCESS {
-                let data = (wc.wc_flags & IBV_WC_WITH_IMM != 0)
-                    .then(|| u64::from(u32::from_be(wc.imm_data)));
-                // A peer's fi_writedata consumed this receive (FI_RX_CQ_DATA):
-                // it reports the write, its length and data, not a message.
-                let flags = if wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM {
-                    FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA
-                } else {
-                    rx_flags(false, data)
-                };
-                let comp = Completion {
-                    op_context: p.ctx,
-                    flags,
-                    len: wc.byte_len as usize,
-                    buf: p.iov.first().map_or(0, |b| b.addr()),
-                    data: data.unwrap_or(0),
-                    src: FI_ADDR_NOTAVAIL,
-                    ..Default::default()
-                };
-                st.core.sinks.rx_done(p, comp, 0);
-            } else {
-                let f = Self::wc_failure(st, wc.status, "receive");
-                st.core.sinks.rx_err(p, f, 0, 0);
-            }
+            st.tx.free(wc.wr_id);
+        } else if let Some(rx) = st.rx.get(wc.wr_id) {
+            Self::complete_rx(&st.core.sinks, st.peer, &rx.posted, wc);
+            st.rx.free(wc.wr_id);
+        } else if let Some(rx) = st.srx.as_ref().and_then(|s| s.take(wc.wr_id)) {
+            Self::complete_rx(&st.core.sinks, st.peer, &rx.posted, wc);
         }
+    }
+
+    /// A receive's work completion, reported.
+    fn complete_rx(sinks: &Sinks, peer: Option<SocketAddr>, p: &Posted, wc: &ibv_wc) {
+        if wc.status != IBV_WC_SUCCESS {
+            let f = wc_failure(wc.status, peer, "receive");
+            return sinks.rx_err(p, f, 0, 0);
+        }
+        let data =
+            (wc.wc_flags & IBV_WC_WITH_IMM != 0).then(|| u64::from(u32::from_be(wc.imm_data)));
+        // A peer's fi_writedata consumed this receive (FI_RX_CQ_DATA):
+        // it reports the write, its length and data, not a message.
+        let flags = if wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM {
+            FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA
+        } else {
+            rx_flags(false, data)
+        };
+        let comp = Completion {
+            op_context: p.ctx,
+            flags,
+            len: wc.byte_len as usize,
+            buf: p.iov.first().map_or(0, |b| b.addr()),
+            data: data.unwrap_or(0),
+            src: FI_ADDR_NOTAVAIL,
+            ..Default::default()
+        };
+        sinks.rx_done(p, comp, 0);
     }
 
     /// One CM event on the endpoint's channel.
@@ -517,35 +534,50 @@ impl VerbsEp {
         }
     }
 
+    /// Inlined into [`Progress::progress`]: an empty poll is most of a
+    /// busy-polling reader's calls, and each call layer costs it a
+    /// prologue and an epilogue.
+    #[inline]
     fn progress_locked(&self, st: &mut State) {
         // When the descriptors are read: crate::watch.
         let due = self.waits.due(&mut st.polls, false);
         if due.read {
-            while let Some(ev) = self.chan.next() {
-                self.cm_event(st, ev);
-            }
-            if let Some(cq) = &st.cq {
-                // Armed before the poll below, so a completion after that
-                // poll makes the descriptor readable.
-                cq.settle_events(due.arm);
-            }
+            self.read_channels(st, due.arm);
         }
-        let Some(cq) = st.cq.clone() else { return };
-        let mut wc = [ibv_wc::default(); 16];
+        // The completions are copied out of the queue's borrow, so the
+        // queue is neither cloned (an atomic pair per call) nor the
+        // buffer cleared before each poll.
+        let mut wc = WcBuf::<16>::default();
         loop {
-            let n = match cq.poll(&mut wc) {
-                Ok(n) => n,
+            let Some(cq) = &st.cq else { return };
+            let found = match wc.poll(cq) {
+                Ok(found) => found,
                 Err(e) => {
                     oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_CQ, "{e}");
-                    0
+                    return;
                 }
             };
-            for w in &wc[..n] {
+            let n = found.len();
+            for w in found {
                 self.complete(st, w);
             }
-            if n < wc.len() {
+            if n < WcBuf::<16>::ROOM {
                 break;
             }
+        }
+    }
+
+    /// The CM channel's events, then the completion channel's
+    /// notifications (the queue armed again when `arm`: before the poll
+    /// that follows, so a completion after that poll makes the descriptor
+    /// readable).
+    #[cold]
+    fn read_channels(&self, st: &mut State, arm: bool) {
+        while let Some(ev) = self.chan.next() {
+            self.cm_event(st, ev);
+        }
+        if let Some(cq) = &st.cq {
+            cq.settle_events(arm);
         }
     }
 
@@ -636,11 +668,12 @@ impl VerbsEp {
             return Err(Error::Again);
         }
         let id = st.id.as_ref().ok_or(Error::OpBadState)?;
-        let wr = st.next_wr;
-        post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send")?;
-        st.next_wr += 1;
-        st.tx.insert(wr, Tx { ctx: tx, _mrs: mrs });
-        Ok(())
+        let wr = st.tx.insert(Tx { ctx: tx, _mrs: mrs });
+        let r = post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send");
+        if r.is_err() {
+            st.tx.free(wr);
+        }
+        r
     }
 
     /// Send work requests the endpoint lets be in flight: `tx_size`, even
@@ -662,6 +695,7 @@ impl VerbsEp {
 }
 
 impl Progress for VerbsEp {
+    #[inline]
     fn progress(&self) {
         if let Ok(mut st) = self.st.try_lock() {
             self.progress_locked(&mut st);
@@ -855,23 +889,19 @@ impl EndpointOps for VerbsEp {
         if st.srx.is_some() {
             return Err(srx::own_receive_refused());
         }
-        if st.rx.len() + st.early_rx.len() >= self.info.rx.size.max(1)
-            || !st.core.sinks.rx_room(op.flags)
-        {
+        if st.rx.len() >= self.info.rx.size.max(1) || !st.core.sinks.rx_room(op.flags) {
             return Err(Error::Again);
         }
-        let wr = st.next_wr;
-        st.next_wr += 1;
-        let rx = Rx {
+        let wr = st.rx.insert_with(|| Rx {
             posted: Posted::new(op),
             lkeys,
             _mrs: mrs,
-        };
+        });
         if st.cq.is_none() {
-            st.early_rx.push((wr, rx));
+            st.early_rx.push(wr);
             return Ok(());
         }
-        Self::post_rx(st, wr, rx)
+        Self::post_rx(st, wr)
     }
 
     fn send(&self, op: &SendOp<'_>) -> Result<()> {
@@ -940,11 +970,7 @@ impl EndpointOps for VerbsEp {
         if let Some(s) = &st.srx {
             return s.rx_size_left();
         }
-        Ok(self
-            .info
-            .rx
-            .size
-            .saturating_sub(st.rx.len() + st.early_rx.len()))
+        Ok(self.info.rx.size.saturating_sub(st.rx.len()))
     }
 
     fn tx_size_left(&self) -> Result<usize> {
@@ -969,31 +995,39 @@ impl EndpointOps for VerbsEp {
 /// None when it has none (only inline sends need none). A descriptor that
 /// is not one of the domain's registrations (`set`) is refused
 /// (`-FI_EINVAL`, warn line).
+#[inline]
 pub(crate) fn desc_lkeys(
     set: &LkeySet,
     desc: &[usize],
     n: usize,
     what: &str,
 ) -> Result<Option<[u32; MAX_SGE]>> {
-    if desc.len() < n || desc[..n].contains(&0) {
+    let Some(desc) = desc.get(..n) else {
+        return Ok(None);
+    };
+    if desc.contains(&0) {
         return Ok(None);
     }
     let mut k = [0u32; MAX_SGE];
-    for (i, d) in desc.iter().take(n.min(MAX_SGE)).enumerate() {
-        match u32::try_from(*d) {
-            Ok(l) if set.contains(l) => k[i] = l,
-            _ => {
-                oxifabric::prov_log!(
-                    NAME,
-                    FI_LOG_WARN,
-                    FI_LOG_EP_DATA,
-                    "{what}: descriptor {d:#x} is not a registration of this domain"
-                );
-                return Err(Error::Inval);
-            }
+    for (key, &d) in k.iter_mut().zip(desc) {
+        match u32::try_from(d) {
+            Ok(l) if set.contains(l) => *key = l,
+            _ => return Err(foreign_desc(what, d)),
         }
     }
     Ok(Some(k))
+}
+
+/// [`desc_lkeys`]' refusal, logged (out of the posting path's way).
+#[cold]
+fn foreign_desc(what: &str, d: usize) -> Error {
+    oxifabric::prov_log!(
+        NAME,
+        FI_LOG_WARN,
+        FI_LOG_EP_DATA,
+        "{what}: descriptor {d:#x} is not a registration of this domain"
+    );
+    Error::Inval
 }
 
 /// Local keys for buffers the application gave no descriptors for: under

@@ -1359,20 +1359,36 @@ fn made<T>(call: &'static str, p: *mut T) -> Result<*mut T, VerbsError> {
 /// # Safety
 /// `cq` is a live completion queue.
 unsafe fn poll_cq(cq: *mut ibv_cq, wc: &mut [ibv_wc]) -> Result<usize, VerbsError> {
+    // SAFETY: cq is live (caller); `wc` is room for its length.
+    unsafe { poll_cq_into(cq, wc.as_mut_ptr(), wc.len()) }
+}
+
+/// [`poll_cq`] into `room` entries at `wc` that need not be
+/// initialised: the provider writes the entries it reports (the count
+/// returned, at most `room`) and reads none.
+///
+/// # Safety
+/// `cq` is a live completion queue; `wc` is valid for writes of `room`
+/// `ibv_wc`s.
+unsafe fn poll_cq_into(cq: *mut ibv_cq, wc: *mut ibv_wc, room: usize) -> Result<usize, VerbsError> {
     // SAFETY: cq is live (caller); its context (mirror proven by the
     // layout test) is open while it is, and so is the ops table.
     let poll = unsafe { (*(*cq).context).ops.poll_cq }.ok_or(VerbsError::Call {
         call: "ibv_poll_cq",
         errno: libc::ENOSYS,
     })?;
-    let n = c_int::try_from(wc.len()).unwrap_or(c_int::MAX);
+    let n = c_int::try_from(room).unwrap_or(c_int::MAX);
     // SAFETY: the provider's poll_cq with the cq and room for n ibv_wc
     // (mirror proven by the layout test).
-    let rc = unsafe { poll(cq.cast(), n, wc.as_mut_ptr().cast()) };
-    usize::try_from(rc).map_err(|_| VerbsError::Call {
-        call: "ibv_poll_cq",
-        errno: libc::EIO,
-    })
+    let rc = unsafe { poll(cq.cast(), n, wc.cast()) };
+    match usize::try_from(rc) {
+        // rdma-core reports at most the room it was given.
+        Ok(got) if got <= room => Ok(got),
+        _ => Err(VerbsError::Call {
+            call: "ibv_poll_cq",
+            errno: libc::EIO,
+        }),
+    }
 }
 
 /// verbs.h's inline `ibv_post_send`.

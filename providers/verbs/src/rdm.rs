@@ -54,7 +54,7 @@ pub(crate) use atomic::ATOMIC_LIMIT;
 
 use crate::domain::{LkeySet, VerbsDomain};
 use crate::ep::{desc_lkeys, register_bufs, wc_failure};
-use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf, MAX_SGE};
+use crate::ibv::owned::{Channel, Cq, Event, Id, Op, Pd, QpCap, RegBuf, WcBuf, MAX_SGE};
 use crate::ibv::*;
 use crate::info::{inline_size, NAME};
 use crate::mr_cache::{Hold, MrCache};
@@ -243,11 +243,13 @@ struct State {
     rxq: RxQueues<Key>,
     partial: Reassembly<Key>,
     listen: Option<Id>,
-    conns: HashMap<u32, Conn>,
+    /// (These three are read on every send and completion: keyed hashes,
+    /// not SipHash's ~150 instructions per lookup.)
+    conns: HashMap<u32, Conn, oxifabric::service::keyhash::KeyedU64>,
     /// Connection by its rdma-cm id's address (CM events name ids).
-    by_id: HashMap<usize, u32>,
+    by_id: HashMap<usize, u32, oxifabric::service::keyhash::KeyedU64>,
     /// The connection each peer's sends go on.
-    tx_conn: HashMap<SocketAddr, u32>,
+    tx_conn: HashMap<SocketAddr, u32, oxifabric::service::keyhash::KeyedU64>,
     next_conn: u32,
     /// Connections not established yet (the CM channel is read on every
     /// progress call while there are any).
@@ -350,9 +352,9 @@ impl RdmEp {
                 rxq: RxQueues::default(),
                 partial: Reassembly::default(),
                 listen: Some(listen),
-                conns: HashMap::new(),
-                by_id: HashMap::new(),
-                tx_conn: HashMap::new(),
+                conns: HashMap::default(),
+                by_id: HashMap::default(),
+                tx_conn: HashMap::default(),
                 next_conn: 0,
                 pending: 0,
                 queued: 0,
@@ -1090,23 +1092,24 @@ impl RdmEp {
     }
 
     fn poll_cq(&self, st: &mut State) {
-        let mut wc = [ibv_wc::default(); 16];
+        // Not cleared before each poll (`WcBuf`): most polls find nothing.
+        let mut wc = WcBuf::<16>::default();
         loop {
-            let n = match self.cq.poll(&mut wc) {
-                Ok(n) => n,
+            let found = match wc.poll(&self.cq) {
+                Ok(found) => found,
                 Err(e) => {
                     oxifabric::prov_log!(NAME, FI_LOG_WARN, FI_LOG_CQ, "{e}");
-                    0
+                    &[]
                 }
             };
-            for w in &wc[..n] {
+            for w in found {
                 if w.wr_id & RX_BIT != 0 {
                     self.on_recv(st, w);
                 } else {
                     self.on_sent(st, w);
                 }
             }
-            if n < wc.len() {
+            if found.len() < WcBuf::<16>::ROOM {
                 break;
             }
         }

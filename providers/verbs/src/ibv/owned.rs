@@ -493,6 +493,37 @@ impl Cq {
     }
 }
 
+/// Room for the completions of one `ibv_poll_cq`, left uninitialised:
+/// rdma-core writes the entries it reports and only those are read, so a
+/// poll that finds nothing (a busy-polling reader's usual case) does not
+/// first clear the whole array.
+pub struct WcBuf<const N: usize> {
+    wc: [std::mem::MaybeUninit<ibv_wc>; N],
+}
+
+impl<const N: usize> Default for WcBuf<N> {
+    fn default() -> Self {
+        WcBuf {
+            wc: [std::mem::MaybeUninit::uninit(); N],
+        }
+    }
+}
+
+impl<const N: usize> WcBuf<N> {
+    /// How many completions one poll may return.
+    pub const ROOM: usize = N;
+
+    /// Polls `cq` for up to `N` completions, returning those found.
+    pub fn poll(&mut self, cq: &Cq) -> Result<&[ibv_wc], VerbsError> {
+        // SAFETY: cq is live while borrowed; the array is room for N
+        // entries.
+        let n = unsafe { poll_cq_into(cq.cq, self.wc.as_mut_ptr().cast(), N) }?;
+        // SAFETY: rdma-core wrote the first n entries (n <= N, checked by
+        // poll_cq_into); MaybeUninit<ibv_wc> has ibv_wc's layout.
+        Ok(unsafe { std::slice::from_raw_parts(self.wc.as_ptr().cast::<ibv_wc>(), n) })
+    }
+}
+
 impl Drop for Cq {
     fn drop(&mut self) {
         // SAFETY: the queue pairs using it hold an Arc of it and are gone;
@@ -921,16 +952,22 @@ impl Id {
         Ok(qp)
     }
 
-    fn sges(iov: &[IoBuf], lkeys: &[u32]) -> Result<([ibv_sge; MAX_SGE], usize), VerbsError> {
-        let mut sg = [ibv_sge::default(); MAX_SGE];
+    /// Fills the front of `sg` with one scatter/gather entry per buffer
+    /// (its local key from `lkeys`, 0 past its end) and returns how many;
+    /// written in place, as the request that points at them is.
+    fn sges(
+        sg: &mut [ibv_sge; MAX_SGE],
+        iov: &[IoBuf],
+        lkeys: &[u32],
+    ) -> Result<usize, VerbsError> {
         if iov.len() > MAX_SGE {
             return Err(VerbsError::Call {
                 call: "ibv_post",
                 errno: libc::EINVAL,
             });
         }
-        for (i, b) in iov.iter().enumerate() {
-            sg[i] = ibv_sge {
+        for (i, (s, b)) in sg.iter_mut().zip(iov).enumerate() {
+            *s = ibv_sge {
                 addr: b.addr() as u64,
                 length: u32::try_from(b.len()).map_err(|_| VerbsError::Call {
                     call: "ibv_post",
@@ -939,7 +976,7 @@ impl Id {
                 lkey: lkeys.get(i).copied().unwrap_or(0),
             };
         }
-        Ok((sg, iov.len()))
+        Ok(iov.len())
     }
 
     /// Posts one signaled send-queue work request over `iov` (`lkeys`, one
@@ -954,7 +991,8 @@ impl Id {
         inline: bool,
     ) -> Result<(), VerbsError> {
         let qp = self.qp()?;
-        let (mut sg, n) = Self::sges(iov, lkeys)?;
+        let mut sg = [ibv_sge::default(); MAX_SGE];
+        let n = Self::sges(&mut sg, iov, lkeys)?;
         let (opcode, imm, remote) = match op {
             Op::Send(None) => (IBV_WR_SEND, 0, None),
             Op::Send(Some(d)) => (IBV_WR_SEND_WITH_IMM, d, None),
@@ -1028,7 +1066,8 @@ fn recv_request(
     lkeys: &[u32],
     post: impl FnOnce(&mut ibv_recv_wr) -> Result<(), VerbsError>,
 ) -> Result<(), VerbsError> {
-    let (mut sg, n) = Id::sges(iov, lkeys)?;
+    let mut sg = [ibv_sge::default(); MAX_SGE];
+    let n = Id::sges(&mut sg, iov, lkeys)?;
     let mut wr = ibv_recv_wr {
         wr_id,
         next: std::ptr::null_mut(),
