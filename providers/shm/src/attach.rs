@@ -525,11 +525,15 @@ fn peer_pidfd(sock: BorrowedFd<'_>, pid: libc::pid_t) -> Option<OwnedFd> {
     }
 }
 
-/// Whether the process `pid`, seen moments ago, has exited: no pidfd can
-/// be opened for it, or its pidfd says so (an exited process not yet
-/// reaped by its parent too). A failed handshake asks, to tell a dead
-/// peer from one that could not take us on.
-pub fn process_gone(pid: libc::pid_t) -> bool {
+/// Whether the process `pid`, seen moments ago, has exited or does
+/// within `grace`: no pidfd can be opened for it, or its pidfd says so
+/// (an exited process not yet reaped by its parent too). A failed
+/// handshake asks, to tell a dead peer from one that could not take us
+/// on. The grace covers a process being killed: the kernel closes its
+/// descriptors (our handshake sees the hang-up) a moment before it marks
+/// the process exited; without it, a peer killed mid-handshake looked
+/// alive and its sends went on by another path to a dead address.
+pub fn process_gone(pid: libc::pid_t, grace: Duration) -> bool {
     // SAFETY: pidfd_open takes a pid and flags and returns a new
     // descriptor or -1.
     let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -543,7 +547,7 @@ pub fn process_gone(pid: libc::pid_t) -> bool {
         events: libc::POLLIN,
         revents: 0,
     }];
-    poll_until(&mut p, Instant::now()).is_ok() && p[0].revents & libc::POLLIN != 0
+    poll_until(&mut p, Instant::now() + grace).is_ok() && p[0].revents & libc::POLLIN != 0
 }
 
 /// Bounds every later send and receive (and connect) on `sock` by the

@@ -40,6 +40,9 @@ use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
+/// How long a failed handshake waits for its peer's process to be seen
+/// exited (`attach::process_gone`).
+const EXIT_GRACE: Duration = Duration::from_millis(50);
 /// How an address is written: a prefix in the shape of upstream `shm`'s
 /// `FI_ADDR_STR` addresses, then the listener's abstract name.
 const ADDR_PREFIX: &str = "fi_shm://oxifabric-shm:";
@@ -864,7 +867,9 @@ impl Transport {
                     }
                 }
                 Err(e) => {
-                    let gone = attach::process_gone(pid);
+                    // Rare (a handshake that fails), so a short wait for
+                    // a dying peer's exit is affordable here.
+                    let gone = attach::process_gone(pid, EXIT_GRACE);
                     self.handshake_failed(target, claimer, e, gone, sink)
                 }
             }
