@@ -30,8 +30,8 @@
 //! - `PUSH` (a `Rendezvous` cell): the receiver of a large `RNDV` whose
 //!   sender said [`PUSH_OK`] shares the copy out: the payload names the
 //!   receive's buffers (coded as a `RNDV` payload's), `data` the chunk
-//!   size, `tag` the receiver's split slot (low 32 bits) and its
-//!   generation (the next 16). The sender writes the chunks it claims in
+//!   size, `tag` the receiver's split slot (low 16 bits) and its
+//!   generation (the next 40). The sender writes the chunks it claims in
 //!   that slot (`slots.rs`) by cross-memory attach, while the receiver
 //!   reads the ones it claims; no answer (the slot counts the sender's
 //!   chunks). The sender first checks that `token` is a rendezvous of its

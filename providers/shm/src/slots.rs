@@ -2,8 +2,8 @@
 //! ring's owner and one peer share out the copy of one large rendezvous
 //! (`path/split.rs`).
 //!
-//! A slot holds two words. `claim` is `generation (16 bits) | front (24
-//! bits) | back (24 bits)`: chunks `front..back` of the message are not
+//! A slot holds two words. `claim` is `generation (40 bits) | front (12
+//! bits) | back (12 bits)`: chunks `front..back` of the message are not
 //! claimed yet; the owner (the receiver) takes chunks from the front, the
 //! helper (the sender) from the back, each with a compare-and-swap, so
 //! every chunk is copied by exactly one of them and, when the helper does
@@ -14,7 +14,13 @@
 //! The owner arms a slot for each split with a new generation; a helper
 //! acts only while the generation is the one its request named, so a
 //! slot used again for another message is never touched by an old
-//! request. Words are read once per step and checked: a scribbled slot
+//! request. The generation is wide because an old request can come late:
+//! a sender that does not call libfabric for a while sees its `PUSH` only
+//! later, by when the receiver may have used that slot for many other
+//! messages; a 16-bit one could come round to the same value within a
+//! few gigabytes of other traffic and let the late sender write into a
+//! receive that completed long ago. 2^40 uses of one slot do not happen
+//! while one sender sleeps. Words are read once per step and checked: a scribbled slot
 //! makes a claim fail (or the owner wait for a helper that will not
 //! come), never an access outside the region or a chunk index beyond the
 //! message (the helper bounds the indices it claims by the length it
@@ -27,7 +33,9 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 /// The most slots a region has.
 pub const MAX_SLOTS: usize = 64;
 /// The most chunks one split has (24-bit indices).
-pub const MAX_CHUNKS: u64 = (1 << 24) - 1;
+pub const MAX_CHUNKS: u64 = (1 << 12) - 1;
+/// Generations wrap at this (40 bits).
+pub const GEN_MASK: u64 = (1 << 40) - 1;
 const SLOT: usize = 64;
 const CLAIM: usize = 0;
 const DONE: usize = 8;
@@ -44,12 +52,12 @@ pub struct SlotArea {
     count: usize,
 }
 
-fn word(gen: u16, front: u64, back: u64) -> u64 {
-    u64::from(gen) << 48 | front << 24 | back
+fn word(gen: u64, front: u64, back: u64) -> u64 {
+    (gen & GEN_MASK) << 24 | front << 12 | back
 }
 
-fn parts(w: u64) -> (u16, u64, u64) {
-    ((w >> 48) as u16, (w >> 24) & MAX_CHUNKS, w & MAX_CHUNKS)
+fn parts(w: u64) -> (u64, u64, u64) {
+    (w >> 24, (w >> 12) & MAX_CHUNKS, w & MAX_CHUNKS)
 }
 
 impl SlotArea {
@@ -81,7 +89,7 @@ impl SlotArea {
     }
 
     /// Owner: slot `k` now shares out `chunks` chunks under `gen`.
-    pub fn arm(&self, r: &Region, k: usize, gen: u16, chunks: u64) -> Result<()> {
+    pub fn arm(&self, r: &Region, k: usize, gen: u64, chunks: u64) -> Result<()> {
         if chunks > MAX_CHUNKS {
             return Err(Error::Inval);
         }
@@ -94,12 +102,12 @@ impl SlotArea {
     /// Claims the next chunk from the front (owner) or the back (helper)
     /// of slot `k` under `gen`: `None` when none is left, the generation
     /// is another, or the word keeps changing under us.
-    pub fn claim(&self, r: &Region, k: usize, gen: u16, from_back: bool) -> Result<Option<u64>> {
+    pub fn claim(&self, r: &Region, k: usize, gen: u64, from_back: bool) -> Result<Option<u64>> {
         let at = self.at(k)? + CLAIM;
         let mut w = r.load_u64(at, Acquire)?;
         for _ in 0..TRIES {
             let (g, front, back) = parts(w);
-            if g != gen || front >= back {
+            if g != gen & GEN_MASK || front >= back {
                 return Ok(None);
             }
             let (next, got) = if from_back {
@@ -142,6 +150,11 @@ mod tests {
         assert_eq!(a.claim(&r, 1, 7, false), Ok(Some(0)));
         assert_eq!(a.claim(&r, 1, 7, true), Ok(Some(4)));
         assert_eq!(a.claim(&r, 1, 6, true), Ok(None), "another generation");
+        assert_eq!(
+            a.claim(&r, 1, 7 + (1 << 16), true),
+            Ok(None),
+            "16 bits are not enough"
+        );
         assert_eq!(a.claim(&r, 1, 7, true), Ok(Some(3)));
         assert_eq!(a.claim(&r, 1, 7, false), Ok(Some(1)));
         assert_eq!(a.claim(&r, 1, 7, false), Ok(Some(2)));

@@ -92,7 +92,7 @@ fn chunk_size(n: usize) -> usize {
 /// Where slots are free (bit `k`), and the next generation.
 pub(super) struct Slots {
     free: u64,
-    gen: u16,
+    gen: u64,
 }
 
 impl Default for Slots {
@@ -125,7 +125,7 @@ impl<K: Token> Side<'_, K> {
             .collect();
         let mut buf = [0u8; RNDV_MAX];
         let k = self.p.slots.free.trailing_zeros() as usize;
-        let gen = self.p.slots.gen.wrapping_add(1);
+        let gen = self.p.slots.gen.wrapping_add(1) & crate::slots::GEN_MASK;
         let (area, region) = tp.slots();
         let armed = chunks <= MAX_CHUNKS && area.arm(region, k, gen, chunks).is_ok();
         let Some(len) = encode_rndv(&ours, &mut buf).filter(|_| armed) else {
@@ -135,7 +135,7 @@ impl<K: Token> Side<'_, K> {
             kind: Kind::Rendezvous,
             sender: 0,
             flags: Op::Push.bits(),
-            tag: k as u64 | u64::from(gen) << 32,
+            tag: k as u64 | gen << 16,
             data: cs as u64,
             token: p.token,
         };
@@ -248,7 +248,7 @@ impl<K: Token> Side<'_, K> {
             return self.refuse(from, "a request that does not fit the message");
         }
         let chunks = n.div_ceil(cs) as u64;
-        let (k, gen) = ((meta.tag & 0xffff_ffff) as usize, (meta.tag >> 32) as u16);
+        let (k, gen) = ((meta.tag & 0xffff) as usize, meta.tag >> 16);
         // Without cross-memory attach we claim nothing: the receiver
         // copies every chunk itself.
         let (Some(pid), false, Ok((area, region))) = (pid, self.p.no_cma, areas.slots(from)) else {
