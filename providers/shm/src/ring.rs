@@ -747,15 +747,11 @@ impl Sender {
         &self.region
     }
 
-    /// Copies the start of chunk `k` of the ring owner's bounce area into
-    /// `dst` (`Inval` for a chunk it does not have or more bytes than a
-    /// chunk: both come from the owner's cells, so they are checked here
-    /// against the geometry read at attach).
-    pub fn bounce_read(&self, k: usize, dst: &mut [u8]) -> Result<()> {
-        self.bounce.read(&self.region, k, dst)
-    }
-
-    /// [`Sender::bounce_read`] from byte `off` of the chunk on.
+    /// Copies `dst.len()` bytes of chunk `k` of the ring owner's bounce
+    /// area, from byte `off` of the chunk on, into `dst` (`Inval` for a
+    /// chunk it does not have or bytes past a chunk's end: both come from
+    /// the owner's cells, so they are checked here against the geometry
+    /// read at attach).
     pub fn bounce_read_at(&self, k: usize, off: usize, dst: &mut [u8]) -> Result<()> {
         self.bounce.read_at(&self.region, k, off, dst)
     }
@@ -1318,9 +1314,9 @@ pub(crate) mod tests {
         let tx = sender_of(&rx);
         rx.bounce_write(1, &[b"hello"]).unwrap();
         let mut out = [0u8; 5];
-        tx.bounce_read(1, &mut out).unwrap();
+        tx.bounce_read_at(1, 0, &mut out).unwrap();
         assert_eq!(&out, b"hello");
-        assert_eq!(tx.bounce_read(2, &mut out), Err(Error::Inval));
+        assert_eq!(tx.bounce_read_at(2, 0, &mut out), Err(Error::Inval));
         // A header claiming an area past the region's end is refused at
         // attach.
         rx.region().store_u32(H_CHUNKS, 64, Relaxed).unwrap();
@@ -1333,7 +1329,7 @@ pub(crate) mod tests {
         // No area: nothing to read.
         let plain = Receiver::create(4, 128).unwrap();
         assert_eq!(
-            sender_of(&plain).bounce_read(0, &mut out),
+            sender_of(&plain).bounce_read_at(0, 0, &mut out),
             Err(Error::Inval)
         );
     }

@@ -244,18 +244,10 @@ pub enum Event<'a> {
 pub struct Areas<'a>(&'a HashMap<EndpointId, PeerEntry, KeyedU64>);
 
 impl Areas<'_> {
-    /// Copies the start of chunk `k` of peer `from`'s bounce area into
-    /// `dst`: `NotConn` unless `from` is connected, `Inval` for a chunk it
-    /// does not have or more bytes than a chunk (see
-    /// `ring::Sender::bounce_read`).
-    pub fn read(&self, from: Addr, k: usize, dst: &mut [u8]) -> Result<()> {
-        match self.0.get(&from.0).map(|e| &e.state) {
-            Some(State::Up { tx, .. }) => tx.bounce_read(k, dst),
-            _ => Err(Error::NotConn),
-        }
-    }
-
-    /// [`Areas::read`] from byte `off` of the chunk on.
+    /// Copies `dst.len()` bytes of chunk `k` of peer `from`'s bounce area,
+    /// from byte `off` of the chunk on, into `dst`: `NotConn` unless
+    /// `from` is connected, `Inval` for a chunk it does not have or bytes
+    /// past a chunk's end (see `ring::Sender::bounce_read_at`).
     pub fn read_at(&self, from: Addr, k: usize, off: usize, dst: &mut [u8]) -> Result<()> {
         match self.0.get(&from.0).map(|e| &e.state) {
             Some(State::Up { tx, .. }) => tx.bounce_read_at(k, off, dst),

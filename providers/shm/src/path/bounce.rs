@@ -166,14 +166,18 @@ impl<K: Token> Side<'_, K> {
     pub(super) fn chunks_back(&mut self, from: Addr, mask: u64) {
         let b = &mut self.p.bounce;
         let mut stray = false;
-        let mut back = Vec::new();
+        // At most one send per chunk: no allocation per `FREE`.
+        let (mut back, mut n) = ([0u64; crate::bounce::MAX_CHUNKS], 0);
         for k in 0..64 {
             if mask & (1 << k) == 0 {
                 continue;
             }
             match b.lent.get_mut(k) {
                 Some(l) if matches!(*l, Some((to, _)) if to == from) => {
-                    back.extend(l.map(|(_, id)| id));
+                    if let Some((_, id)) = *l {
+                        back[n] = id;
+                        n += 1;
+                    }
                     *l = None;
                     b.free |= 1 << k;
                 }
@@ -183,7 +187,7 @@ impl<K: Token> Side<'_, K> {
         if stray {
             self.refuse(from, "a chunk given back that it was not lent");
         }
-        self.chunks_left(&back);
+        self.chunks_left(&back[..n]);
     }
 
     /// Gives back, one `FREE` cell per peer, the chunks copied out of
