@@ -16,16 +16,18 @@
 //! 2. It sends a hello (magic, version, the claimer id the peer is to use
 //!    in its ring, its endpoint id, the address and contents of a probe
 //!    word in its own memory, and an optional name its owner gives, such
-//!    as its TCP listener's address) with two descriptors attached
-//!    (`SCM_RIGHTS`): its ring's region and its ring's doorbell.
+//!    as its TCP listener's address) with three descriptors attached
+//!    (`SCM_RIGHTS`): its ring's region, its ring's doorbell and its
+//!    process's life page (`crate::alive`).
 //! 3. The accepting side checks the connector's credentials, receives the
 //!    hello and descriptor, and answers with its own.
 //!
 //! Credentials come from the kernel (`SO_PEERCRED`), not from the peer: a
 //! peer of another user is refused (`FI_EACCES`), since attaching would
 //! hand it our memory. A hello of the wrong size, magic or version, with a
-//! claimer id of 0, without exactly two descriptors, or whose descriptors
-//! are not a sealed memfd and a non-blocking eventfd is refused too;
+//! claimer id of 0, without exactly three descriptors, or whose descriptors
+//! are not a sealed memfd, a non-blocking eventfd and a page closed to
+//! writers is refused too;
 //! every descriptor of a refused hello is closed.
 //!
 //! The probe word is this process's ([`probe_word`]): once the handshake
@@ -38,11 +40,12 @@
 //! and later, race-free; else `pidfd_open` on the credentials' pid) becomes
 //! readable when the peer exits; the connection itself, kept open, hangs
 //! up when the peer exits or closes it. [`Peer::liveness_fds`] gives both
-//! for a poll loop.
+//! for a poll loop. Before either, the kernel marks the peer's life page,
+//! which [`Peer::surely_alive`] reads without a system call.
 
 use crate::cma;
 use crate::doorbell::Doorbell;
-use crate::region::{last_os, Region, MAX_LEN};
+use crate::region::{last_os, LifePage, Region, MAX_LEN};
 use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET, FI_EIO};
 use oxifabric::error::{Error, Result};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -51,8 +54,9 @@ use std::time::{Duration, Instant};
 const PREFIX: &str = "oxifabric-shm:";
 const HELLO_MAGIC: u64 = u64::from_le_bytes(*b"oxishmh1");
 /// Version 2 added the doorbell and the claimer id; version 3 the probe
-/// word's address and contents; version 4 the name.
-const HELLO_VERSION: u32 = 4;
+/// word's address and contents; version 4 the name; version 5 the life
+/// page.
+const HELLO_VERSION: u32 = 5;
 /// magic u64 | version u32 | claimer u32 | endpoint id [u8; 16] |
 /// probe address u64 | probe contents u64 | name length u8 |
 /// name [u8; MAX_NAME].
@@ -60,6 +64,8 @@ const HELLO_LEN: usize = 49 + MAX_NAME;
 /// The longest name a hello carries ([`Offer::name`]).
 pub const MAX_NAME: usize = 63;
 const BACKLOG: libc::c_int = 128;
+/// The bytes of a hello's descriptors (three `int`s).
+const FDS_BYTES: u32 = 12;
 
 /// This process's probe word: a random value (not 0) that stays at one
 /// address for the life of the process, announced in every hello so that
@@ -146,7 +152,7 @@ impl EndpointId {
 }
 
 /// What one side hands the other at attach: its ring's region and
-/// doorbell, and the claimer id the other side is to use in that ring
+/// doorbell, its process's life page, and the claimer id the other side is to use in that ring
 /// (`ring::Receiver::offer` makes one).
 #[derive(Clone, Copy)]
 pub struct Offer<'a> {
@@ -154,6 +160,8 @@ pub struct Offer<'a> {
     pub region: &'a Region,
     /// The ring's doorbell.
     pub doorbell: &'a Doorbell,
+    /// The owner's process's life page (`crate::alive::own_page`).
+    pub life: &'a LifePage,
     /// The peer's claimer id in this ring (not 0).
     pub claimer: u32,
     /// What the owner says it is besides its id (the sockets provider:
@@ -294,6 +302,8 @@ pub struct Peer {
     probe: (usize, u64),
     /// The name its hello carried (a claim; may be empty).
     name: Vec<u8>,
+    /// Its process's life page, mapped read-only.
+    life: LifePage,
 }
 
 impl Peer {
@@ -301,7 +311,7 @@ impl Peer {
         sock: OwnedFd,
         cred: libc::ucred,
         hello: [u8; HELLO_LEN],
-        [region, doorbell]: [OwnedFd; 2],
+        [region, doorbell, life]: [OwnedFd; 3],
     ) -> Result<(Peer, Grant)> {
         let mut id = [0u8; 16];
         id.copy_from_slice(&hello[16..32]);
@@ -320,6 +330,7 @@ impl Peer {
             doorbell: Doorbell::from_fd(doorbell)?,
             claimer,
         };
+        let life = LifePage::from_fd(life)?;
         let pidfd = peer_pidfd(sock.as_fd(), cred.pid);
         let peer = Peer {
             id: EndpointId(id),
@@ -328,6 +339,7 @@ impl Peer {
             pidfd,
             probe,
             name,
+            life,
         };
         Ok((peer, grant))
     }
@@ -355,6 +367,13 @@ impl Peer {
     pub fn probe_cma(&self) -> bool {
         let (addr, value) = self.probe;
         cma::probe(self.pid, addr, &value.to_ne_bytes()).is_ok()
+    }
+
+    /// Whether the peer's process certainly lives, from its life page
+    /// (one load, no system call): false means "maybe not", to be asked
+    /// of the kernel ([`Peer::wait_gone`]).
+    pub fn surely_alive(&self) -> bool {
+        crate::alive::surely_alive(self.life.owner_word())
     }
 
     /// Whether a pidfd watches the process (else only the connection's
@@ -601,7 +620,7 @@ fn send_hello(sock: BorrowedFd<'_>, id: &EndpointId, own: &Offer<'_>) -> Result<
         id,
         own.claimer,
         own.name,
-        [own.region.fd(), own.doorbell.fd()],
+        [own.region.fd(), own.doorbell.fd(), own.life.fd()],
     )
 }
 
@@ -729,13 +748,13 @@ impl Peer {
 }
 
 /// A hello carrying `claimer`, our `id` and the descriptors `fds` (the
-/// region's, then the doorbell's).
+/// region's, the doorbell's, the life page's).
 fn send_hello_raw(
     sock: BorrowedFd<'_>,
     id: &EndpointId,
     claimer: u32,
     name: &[u8],
-    fds: [BorrowedFd<'_>; 2],
+    fds: [BorrowedFd<'_>; 3],
 ) -> Result<()> {
     let mut hello = [0u8; HELLO_LEN];
     hello[0..8].copy_from_slice(&HELLO_MAGIC.to_ne_bytes());
@@ -754,16 +773,16 @@ fn send_hello_raw(
     };
     let mut cbuf = CmsgBuf([0; 64]);
     // SAFETY: CMSG_SPACE only computes a size.
-    let space = unsafe { libc::CMSG_SPACE(8) } as usize;
+    let space = unsafe { libc::CMSG_SPACE(FDS_BYTES) } as usize;
     let msg = msghdr_over(&mut iov, &mut cbuf, space);
     // SAFETY: msg_control points at 64 aligned bytes, more than
-    // CMSG_SPACE(8); the first header and its two descriptors lie inside
-    // them.
+    // CMSG_SPACE(FDS_BYTES); the first header and its three descriptors
+    // lie inside them.
     unsafe {
         let c = libc::CMSG_FIRSTHDR(&msg);
         (*c).cmsg_level = libc::SOL_SOCKET;
         (*c).cmsg_type = libc::SCM_RIGHTS;
-        (*c).cmsg_len = libc::CMSG_LEN(8) as _;
+        (*c).cmsg_len = libc::CMSG_LEN(FDS_BYTES) as _;
         let data = libc::CMSG_DATA(c).cast::<libc::c_int>();
         for (i, fd) in fds.iter().enumerate() {
             core::ptr::write_unaligned(data.add(i), fd.as_raw_fd());
@@ -777,9 +796,9 @@ fn send_hello_raw(
     Ok(())
 }
 
-/// Receives a hello and its two descriptors; anything else is refused
+/// Receives a hello and its three descriptors; anything else is refused
 /// (`Inval`), every descriptor that came with it closed.
-fn recv_hello(sock: BorrowedFd<'_>, flags: libc::c_int) -> Result<([u8; HELLO_LEN], [OwnedFd; 2])> {
+fn recv_hello(sock: BorrowedFd<'_>, flags: libc::c_int) -> Result<([u8; HELLO_LEN], [OwnedFd; 3])> {
     // One byte more than a hello, to see a longer message as such.
     let mut buf = [0u8; HELLO_LEN + 1];
     let mut iov = libc::iovec {
@@ -820,7 +839,7 @@ fn recv_hello(sock: BorrowedFd<'_>, flags: libc::c_int) -> Result<([u8; HELLO_LE
     if truncated || n as usize != HELLO_LEN || magic != HELLO_MAGIC || version != HELLO_VERSION {
         return Err(Error::Inval);
     }
-    let fds: [OwnedFd; 2] = fds.try_into().map_err(|_| Error::Inval)?;
+    let fds: [OwnedFd; 3] = fds.try_into().map_err(|_| Error::Inval)?;
     let mut hello = [0u8; HELLO_LEN];
     hello.copy_from_slice(&buf[..HELLO_LEN]);
     Ok((hello, fds))
@@ -891,9 +910,11 @@ pub(crate) mod tests {
     fn a_hello_that_is_not_one_is_refused() {
         let region = Region::create(4096).unwrap();
         let bell = Doorbell::new().unwrap();
+        let life = crate::alive::own_page().unwrap();
         let own = Offer {
             region: &region,
             doorbell: &bell,
+            life,
             claimer: 5,
             name: &[],
         };
@@ -906,14 +927,20 @@ pub(crate) mod tests {
         assert_eq!(n, HELLO_LEN as isize);
         let r = l.accept(&own, Duration::from_secs(5));
         assert_eq!(r.err(), Some(Error::Inval), "no descriptor, bad magic");
-        // Proper hellos whose descriptors are not a sealed memfd and an
-        // eventfd, or whose claimer id is 0.
+        // Proper hellos whose descriptors are not a sealed memfd, an
+        // eventfd and a life page, or whose claimer id is 0.
         let file = std::fs::File::open("/proc/self/stat").unwrap();
+        let lf = life.fd();
         let bad = [
-            (1, [file.as_fd(), bell.fd()], "not a region"),
-            (1, [region.fd(), file.as_fd()], "not an eventfd"),
-            (1, [region.fd(), region.fd()], "a region is no doorbell"),
-            (0, [region.fd(), bell.fd()], "claimer 0"),
+            (1, [file.as_fd(), bell.fd(), lf], "not a region"),
+            (1, [region.fd(), file.as_fd(), lf], "not an eventfd"),
+            (1, [region.fd(), region.fd(), lf], "a region is no doorbell"),
+            (
+                1,
+                [region.fd(), bell.fd(), region.fd()],
+                "a region peers may write is no life page",
+            ),
+            (0, [region.fd(), bell.fd(), lf], "claimer 0"),
         ];
         for (claimer, fds, what) in bad {
             let raw = connect_raw(&l.id());
@@ -929,11 +956,15 @@ pub(crate) mod tests {
         assert_eq!(peer.pid(), std::process::id() as libc::pid_t);
         assert_eq!(grant.region.len(), 4096);
         assert_eq!(grant.claimer, 5);
-        let (hello, [fd, _bell]) = recv_hello(raw.as_fd(), 0).unwrap();
+        let (hello, [fd, _bell, _life]) = recv_hello(raw.as_fd(), 0).unwrap();
         assert_eq!(hello[16..32], l.id().0);
         assert_eq!(hello[12..16], 5u32.to_ne_bytes());
         assert_eq!(hello[40..48], probe_word().to_ne_bytes());
         assert!(peer.probe_cma(), "reading our own probe word works");
+        assert!(
+            peer.surely_alive() || !cfg!(target_env = "gnu"),
+            "our own life page says we live"
+        );
         assert!(Region::from_fd(fd, MAX_LEN).is_ok());
         assert!(!peer.wait_gone(Duration::ZERO).unwrap());
         drop(raw);

@@ -24,6 +24,7 @@
 //! The layout, ordering rules and lifecycle are described in
 //! `docs/shm-transport.md`.
 
+pub mod alive;
 pub mod attach;
 pub mod bounce;
 pub mod cma;

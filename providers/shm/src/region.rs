@@ -49,6 +49,9 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+mod life;
+pub use life::{LifePage, LIFE_LEN};
+
 /// The largest region this crate creates or maps from a peer (bounds what
 /// a peer can make us map).
 pub const MAX_LEN: usize = 1 << 30;
@@ -78,22 +81,7 @@ impl Region {
         if len == 0 || len > MAX_LEN {
             return Err(Error::Inval);
         }
-        // SAFETY: the name is a NUL-terminated literal; the flags are valid.
-        let raw = unsafe {
-            libc::memfd_create(
-                c"oxifabric-shm".as_ptr(),
-                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
-            )
-        };
-        if raw < 0 {
-            return Err(last_os(FI_ENOMEM));
-        }
-        // SAFETY: memfd_create returned a new descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: fd is an open memfd; ftruncate only sizes it.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
-            return Err(last_os(FI_ENOMEM));
-        }
+        let fd = sealable_memfd(c"oxifabric-shm", len)?;
         // SAFETY: F_ADD_SEALS on our own sealable memfd.
         if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, SEALS) } != 0 {
             return Err(last_os(FI_EINVAL));
@@ -373,6 +361,24 @@ unsafe fn copy_byte(src: *const u8, dst: *mut u8, shared: Side) {
             core::ptr::write_volatile(dst, *src);
         }
     }
+}
+
+/// A new memfd named `name` (only ever shown in `/proc/PID/fd`) of `len`
+/// zero bytes, which may be sealed.
+fn sealable_memfd(name: &core::ffi::CStr, len: usize) -> Result<OwnedFd> {
+    // SAFETY: the name is NUL-terminated; the flags are valid.
+    let raw =
+        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+    if raw < 0 {
+        return Err(last_os(FI_ENOMEM));
+    }
+    // SAFETY: memfd_create returned a new descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: fd is an open memfd; ftruncate only sizes it.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+        return Err(last_os(FI_ENOMEM));
+    }
+    Ok(fd)
 }
 
 /// The size of the file behind `fd`.

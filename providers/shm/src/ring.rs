@@ -364,6 +364,8 @@ pub struct Receiver {
     bounce: BounceArea,
     /// The split slots after it.
     slots: SlotArea,
+    /// This process's life page, offered with the ring.
+    life: &'static crate::region::LifePage,
 }
 
 impl Receiver {
@@ -410,6 +412,7 @@ impl Receiver {
             doorbell: Doorbell::new()?,
             bounce,
             slots,
+            life: crate::alive::own_page()?,
         })
     }
 
@@ -446,6 +449,7 @@ impl Receiver {
         crate::attach::Offer {
             region: &self.region,
             doorbell: &self.doorbell,
+            life: self.life,
             claimer,
             name: &[],
         }

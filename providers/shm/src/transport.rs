@@ -307,6 +307,22 @@ struct PeerEntry {
     queue: VecDeque<Queued>,
     /// The claimer ids given to this peer in our ring.
     claimers: Vec<u32>,
+    /// When (coarse clock) a send last asked the kernel whether the peer
+    /// is gone, and whether it was.
+    asked: u64,
+    dying: bool,
+}
+
+impl PeerEntry {
+    fn new(state: State) -> PeerEntry {
+        PeerEntry {
+            state,
+            queue: VecDeque::new(),
+            claimers: Vec::new(),
+            asked: 0,
+            dying: false,
+        }
+    }
 }
 
 /// A handshake under way.
@@ -363,8 +379,6 @@ pub struct Transport {
     live_ids: Vec<EndpointId>,
     live_fds: Vec<libc::pollfd>,
     live_gone: Vec<bool>,
-    /// When a send last looked at its peer's liveness ([`coarse_ms`]).
-    send_looked: u64,
     /// Progress takes what arrived (see [`Transport::set_receiving`]).
     receiving: bool,
 }
@@ -407,7 +421,6 @@ impl Transport {
             live_ids: Vec::new(),
             live_fds: Vec::new(),
             live_gone: Vec::new(),
-            send_looked: 0,
             receiving: true,
         })
     }
@@ -507,16 +520,12 @@ impl Transport {
         self.maybe_connecting = true;
         self.peers.insert(
             to.0,
-            PeerEntry {
-                state: State::Connecting {
-                    deadline,
-                    retry_at: now + RETRY_FIRST,
-                    pause: RETRY_FIRST,
-                    in_flight,
-                },
-                queue: VecDeque::new(),
-                claimers: Vec::new(),
-            },
+            PeerEntry::new(State::Connecting {
+                deadline,
+                retry_at: now + RETRY_FIRST,
+                pause: RETRY_FIRST,
+                in_flight,
+            }),
         );
         Ok(true)
     }
@@ -686,46 +695,38 @@ impl Transport {
             None => {
                 let now = Instant::now();
                 self.maybe_connecting = true;
-                self.peers.entry(to.0).or_insert(PeerEntry {
-                    state: State::Connecting {
+                self.peers
+                    .entry(to.0)
+                    .or_insert(PeerEntry::new(State::Connecting {
                         deadline: now + self.cfg.handshake_timeout,
                         retry_at: now,
                         pause: RETRY_FIRST,
                         in_flight: false,
-                    },
-                    queue: VecDeque::new(),
-                    claimers: Vec::new(),
-                })
+                    }))
             }
         };
         let mut meta = meta;
-        // The peer's death may not have been seen yet (progress looks
-        // every few milliseconds), and a message put in a dead peer's ring
-        // would complete as sent: a send looks at its peer itself when
-        // no send has for a coarse clock tick (a few milliseconds; that
-        // clock is read without a system call, and a busy sender looks
-        // a few hundred times a second).
+        // A message put in a dead peer's ring would complete as sent, and
+        // progress sees a death only every few milliseconds: a send reads
+        // its peer's life page (`crate::alive`), one load. When that does
+        // not say the peer lives, the kernel is asked, once per coarse
+        // clock tick per peer at most (the page's holder may be a thread
+        // that ended in a live process); a peer found gone fails every
+        // later send at once, until progress reports it (PeerGone).
         if let State::Up { links, .. } = &entry.state {
-            let now = coarse_ms();
-            let claimers = &self.claimers;
-            let heard = || {
-                let h = entry.claimers.iter().filter_map(|c| claimers.get(c));
-                h.map(|k| k.heard).max().unwrap_or(0)
-            };
-            // Once per tick at most, whichever peer the tick's first send
-            // goes to (the periodic look covers the others).
-            let due = now != self.send_looked;
-            self.send_looked = now;
-            let gone = || {
-                links
-                    .iter()
-                    .any(|p| p.wait_gone(Duration::ZERO).unwrap_or(false))
-            };
-            if due && now.saturating_sub(heard()) > HEARD_MS && gone() {
-                // Reported by the next progress (PeerGone).
-                self.next_liveness = Instant::now();
-                self.look_now = true;
-                return Err(Error::Other(FI_ECONNRESET));
+            if !links.first().is_some_and(Peer::surely_alive) {
+                let now = coarse_ms();
+                if !entry.dying && entry.asked != now {
+                    entry.asked = now;
+                    entry.dying = links
+                        .iter()
+                        .any(|p| p.wait_gone(Duration::ZERO).unwrap_or(false));
+                }
+                if entry.dying {
+                    self.next_liveness = Instant::now();
+                    self.look_now = true;
+                    return Err(Error::Other(FI_ECONNRESET));
+                }
             }
         }
         match &entry.state {
@@ -917,11 +918,7 @@ impl Transport {
         } else {
             claimer
         };
-        let entry = self.peers.entry(id).or_insert(PeerEntry {
-            state: State::Gone,
-            queue: VecDeque::new(),
-            claimers: Vec::new(),
-        });
+        let entry = self.peers.entry(id).or_insert(PeerEntry::new(State::Gone));
         entry.claimers.push(claimer);
         // A new connection is watched closely at first.
         self.liveness_pause = LIVENESS_FIRST;

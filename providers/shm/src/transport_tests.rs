@@ -623,6 +623,26 @@ fn a_peer_killed_with_sigkill_is_reported_gone_and_what_was_queued_fails() {
     assert_eq!(gone, 1);
 }
 
+#[test]
+fn a_send_right_after_a_peers_death_fails_before_progress_looks() {
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    let (mut kid, to) = lazy_child(&mut t);
+    // Heard from a moment ago, and no progress between the death and
+    // the sends: only the peer's life page can tell.
+    kid.0.kill().unwrap();
+    kid.0.wait().unwrap();
+    for i in 0..3 {
+        let (m, p) = msg(i);
+        assert_eq!(
+            t.send(to, m, &[&p], i),
+            Err(Error::Other(FI_ECONNRESET)),
+            "send {i} to a peer known dead"
+        );
+    }
+    let gone = next_events(&mut t, Instant::now() + Duration::from_secs(5), "the death");
+    assert!(matches!(gone[..], [Ev::Gone(a)] if a == to), "{gone:?}");
+}
+
 /// A "t-cma" child in `mode` connected to `t`; its address and where its
 /// buffers are (source address and length, destination address).
 fn cma_child(t: &mut Transport, mode: &str) -> (Kid, Addr, [usize; 3]) {
