@@ -26,11 +26,13 @@ use std::sync::Mutex;
 const OWNER_DIED: u32 = 0x4000_0000;
 const TID_MASK: u32 = 0x3fff_ffff;
 
+/// This process's page and the pid it was made for.
+static PAGE: Mutex<Option<(u32, &'static LifePage)>> = Mutex::new(None);
+
 /// This process's life page: made on first use (again in a child after
 /// `fork`, which must not pass for its parent), and taken over by the
 /// calling thread when the thread that held it has ended.
 pub fn own_page() -> Result<&'static LifePage> {
-    static PAGE: Mutex<Option<(u32, &'static LifePage)>> = Mutex::new(None);
     let pid = std::process::id();
     let mut page = PAGE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((owner, p)) = *page {
@@ -42,6 +44,14 @@ pub fn own_page() -> Result<&'static LifePage> {
     let p = LifePage::create()?;
     *page = Some((pid, p));
     Ok(p)
+}
+
+/// The word of this process's page as peers read it, without taking the
+/// page over (0 when there is none yet).
+#[cfg(test)]
+pub fn own_word() -> u32 {
+    let page = PAGE.lock().unwrap_or_else(|e| e.into_inner());
+    page.map_or(0, |(_, p)| p.owner_word())
 }
 
 /// Whether a life page's word names a live holder (so its process

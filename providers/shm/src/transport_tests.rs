@@ -139,7 +139,22 @@ pub(crate) fn child(role: &str, args: &[&str]) -> bool {
         // echoes TRAFFIC messages back, checking each; ends when the
         // parent closes.
         "t-echo" => {
-            let mut t = Transport::with_id(id(1), cfg(Duration::from_secs(20))).unwrap();
+            let me = id(1);
+            let make = move || Transport::with_id(me, cfg(Duration::from_secs(20))).unwrap();
+            let mut t = if args.get(2) == Some(&"orphan") {
+                // Made by a thread that ends: this process's life page
+                // then says its holder died, and peers must still reach
+                // us (they ask the kernel).
+                let t = std::thread::spawn(make).join().unwrap();
+                let w = crate::alive::own_word();
+                assert!(
+                    !crate::alive::surely_alive(w) || !cfg!(target_env = "gnu"),
+                    "the holder ended: {w:#x}"
+                );
+                t
+            } else {
+                make()
+            };
             let (mut got, mut echoed) = (0u64, 0u64);
             let mut parent = None;
             while echoed < TRAFFIC {
@@ -320,6 +335,17 @@ fn addresses_round_trip_as_strings() {
 
 #[test]
 fn a_send_before_the_peer_exists_goes_out_once_it_listens_and_traffic_flows_both_ways() {
+    echo_traffic("");
+}
+
+#[test]
+fn a_peer_whose_life_page_holder_thread_ended_is_still_reached() {
+    echo_traffic(":orphan");
+}
+
+/// Traffic with a "t-echo" child (with `extra` after its id in its role)
+/// that starts listening only after our first send.
+fn echo_traffic(extra: &str) {
     let shm_before = dev_shm();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
@@ -331,7 +357,7 @@ fn a_send_before_the_peer_exists_goes_out_once_it_listens_and_traffic_flows_both
     for _ in 0..3 {
         assert!(pump(&mut t).is_empty());
     }
-    let mut kid = Kid::spawn(&format!("t-echo:{}", child_id.hex()), None);
+    let mut kid = Kid::spawn(&format!("t-echo:{}{extra}", child_id.hex()), None);
     let (mut sent, mut echoed, mut flushed) = (1u64, 0u64, 0usize);
     let mut on = |evs: Vec<Ev>, echoed: &mut u64| {
         for e in evs {
