@@ -723,7 +723,7 @@ impl<K: Token> Side<'_, K> {
             Some(Op::Free) => self.chunks_back(from, meta.data),
             Some(Op::Push) => self.push_in(from, cma_pid, meta, bytes, areas),
             Some(op @ (Op::Write | Op::Read | Op::Atomic | Op::Answer)) => {
-                self.rma_cell(op, from, meta, bytes)
+                self.rma_cell(op, from, meta, bytes, areas)
             }
             None => self.refuse(from, "an operation this endpoint does not know"),
         }

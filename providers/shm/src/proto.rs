@@ -48,8 +48,13 @@
 //!   follow the header; a read's come back in the answer) or, with
 //!   [`RMA_CMA`], by cross-memory attach: the header is followed by the
 //!   initiator's ranges, coded as a `RNDV` payload's, which the target
-//!   reads from or writes to itself after its access check. An atomic
-//!   carries its operands and compare values inline.
+//!   reads from or writes to itself after its access check; or a write's,
+//!   with [`RMA_BOUNCE`], through a chunk of the initiator's bounce area
+//!   (the header is followed by the chunk's index), which the target
+//!   copies out after its access check; a read of more than a cell may
+//!   say [`RMA_BOUNCE`] too, and is then answered through a chunk of the
+//!   target's area ([`ANSWER_BOUNCE`], or [`NO_BOUNCE`]: "ask again, in
+//!   cells"). An atomic carries its operands and compare values inline.
 //! - `ANSWER`: the target's answer to part `token`: `data` 0 and the bytes
 //!   read or fetched as payload, or a positive `FI_E*` status with the
 //!   cause in `tag` (`Denied::to_u64`, or [`NO_CMA`]: "send it in cells");
@@ -206,6 +211,19 @@ pub const RMA_LAST: u32 = 1;
 /// The bytes move by cross-memory attach; the initiator's ranges follow
 /// the header (coded as a `RNDV` payload's).
 pub const RMA_CMA: u32 = 2;
+/// A write's bytes lie at the start of a chunk of the initiator's bounce
+/// area (`bounce.rs`), whose index follows the header (8 bytes); the
+/// initiator has the chunk back once the part is answered. On a read:
+/// the target may answer through a chunk of its own area
+/// ([`ANSWER_BOUNCE`]).
+pub const RMA_BOUNCE: u32 = 4;
+/// In an answer's `flags`: the bytes read lie at the start of a chunk of
+/// the target's bounce area, whose index is the payload (8 bytes); the
+/// initiator copies them out and gives the chunk back with `FREE`.
+pub const ANSWER_BOUNCE: u32 = 1 << 17;
+/// The cause of an answer refusing a read through the bounce area (no
+/// chunk free): the part is to be sent again, answered in cells.
+pub const NO_BOUNCE: u64 = 32;
 /// In an answer's `flags`: the target reaches the initiator's memory by
 /// cross-memory attach, so later parts may name the initiator's buffers.
 pub const ANSWER_CMA: u32 = 8;
@@ -228,7 +246,7 @@ pub struct RmaHeader {
     /// Bytes of the whole operation (what the target's remote completion
     /// reports, with [`RMA_LAST`]).
     pub total: u64,
-    /// [`RMA_LAST`], [`RMA_CMA`].
+    /// [`RMA_LAST`], [`RMA_CMA`], [`RMA_BOUNCE`].
     pub flags: u32,
 }
 
@@ -260,7 +278,7 @@ impl RmaHeader {
             total: u64_at(16),
             flags: u32::from_le_bytes(f),
         };
-        if hdr.flags & !(RMA_LAST | RMA_CMA) != 0 || h[28..] != [0; 4] {
+        if hdr.flags & !(RMA_LAST | RMA_CMA | RMA_BOUNCE) != 0 || h[28..] != [0; 4] {
             return None;
         }
         Some((hdr, rest))
@@ -333,7 +351,7 @@ mod tests {
         assert_eq!(d, h);
         assert_eq!(rest.len(), 32);
         assert_eq!(RmaHeader::decode(&b[..RMA_HEADER - 1]), None);
-        let unknown = RmaHeader { flags: 4, ..h };
+        let unknown = RmaHeader { flags: 8, ..h };
         assert_eq!(RmaHeader::decode(&unknown.encode()), None);
         let mut reserved = h.encode();
         reserved[31] = 1;

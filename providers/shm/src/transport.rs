@@ -255,6 +255,23 @@ impl Areas<'_> {
         }
     }
 
+    /// Bytes per chunk of connected peer `from`'s area (None: not
+    /// connected, or it has no area).
+    pub fn chunk_size(&self, from: Addr) -> Option<usize> {
+        match self.0.get(&from.0).map(|e| &e.state) {
+            Some(State::Up { tx, .. }) if tx.bounce().chunks() > 0 => Some(tx.bounce().size()),
+            _ => None,
+        }
+    }
+
+    /// Chunks of connected peer `from`'s area (0: not connected, or none).
+    pub fn chunks_of(&self, from: Addr) -> usize {
+        match self.0.get(&from.0).map(|e| &e.state) {
+            Some(State::Up { tx, .. }) => tx.bounce().chunks(),
+            _ => 0,
+        }
+    }
+
     /// Whether connected peer `from`'s area has chunk `k` of `n` bytes.
     pub fn holds(&self, from: Addr, k: usize, n: usize) -> bool {
         match self.0.get(&from.0).map(|e| &e.state) {

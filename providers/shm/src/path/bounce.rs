@@ -67,10 +67,74 @@ impl Lender {
         ids
     }
 
+    /// A chunk of ours that is free, if any (to fill, then [`Lender::lend`]).
+    pub(super) fn free_chunk(&self) -> Option<usize> {
+        (self.free != 0 && !self.lent.is_empty()).then(|| self.free.trailing_zeros() as usize)
+    }
+
+    /// Chunk `k` went to `to` for `id` (a send, or a one-sided part).
+    pub(super) fn lend(&mut self, k: usize, to: Addr, id: u64) {
+        if let Some(l) = self.lent.get_mut(k) {
+            *l = Some((to, id));
+            self.free &= !(1 << k);
+            self.sent += 1;
+        }
+    }
+
+    /// Chunk `k` is back from `to`, which had it for `id` (a one-sided
+    /// part that was answered, or that failed): nothing else is changed.
+    pub(super) fn release(&mut self, k: usize, to: Addr, id: u64) {
+        if let Some(l) = self.lent.get_mut(k) {
+            if *l == Some((to, id)) {
+                *l = None;
+                self.free |= 1 << k;
+            }
+        }
+    }
+
+    /// Chunk `k` of `from`'s area is copied out: to be given back with
+    /// the next `FREE` to it.
+    pub(super) fn owe(&mut self, from: Addr, k: usize) {
+        *self.owed.entry(from).or_default() |= 1 << k;
+    }
+
+    /// Whether `to` holds chunks of ours.
+    pub(super) fn holds_any(&self, to: Addr) -> bool {
+        self.lent.iter().any(|l| l.is_some_and(|(t, _)| t == to))
+    }
+
+    /// The chunks of `to`'s area we copied out and not given back yet.
+    pub(super) fn owed_to(&self, to: Addr) -> u64 {
+        self.owed.get(&to).copied().unwrap_or(0)
+    }
+
+    /// Bytes per chunk.
+    pub(super) fn chunk_size(&self) -> usize {
+        self.size
+    }
+
     /// Whether a `FREE` is owed to some peer.
     pub(super) fn owes(&self) -> bool {
         !self.owed.is_empty()
     }
+}
+
+/// Copies the first `len` bytes of chunk `k` of `from`'s area into `dst`
+/// (index and length already checked against its geometry); false when
+/// the area is gone meanwhile.
+pub(super) fn fill_from_chunk(
+    areas: Areas<'_>,
+    from: Addr,
+    k: usize,
+    dst: &IoVec,
+    len: usize,
+) -> bool {
+    let (mut off, mut bad) = (0, false);
+    dst.fill_at(0, len, |d| {
+        bad |= areas.read_at(from, k, off, d).is_err();
+        off += d.len();
+    });
+    !bad
 }
 
 impl<K: Token> Side<'_, K> {
@@ -95,8 +159,7 @@ impl<K: Token> Side<'_, K> {
             // them (cells would only fill its ring with 4 KiB copies).
             // All lent to others (which may be slow): cells, so that one
             // peer does not hold up the rest.
-            let waits_for_us = b.lent.iter().any(|l| l.is_some_and(|(t, _)| t == to));
-            return waits_for_us.then_some(Err(Error::Again));
+            return b.holds_any(to).then_some(Err(Error::Again));
         }
         let k = b.free.trailing_zeros() as usize;
         let n = (o.len - o.off).min(b.size);
@@ -115,9 +178,7 @@ impl<K: Token> Side<'_, K> {
         };
         let sent = tp.send(to, meta, &[], o.id);
         if sent.is_ok() {
-            b.free &= !(1 << k);
-            b.lent[k] = Some((to, o.id));
-            b.sent += 1;
+            b.lend(k, to, o.id);
             o.off += n;
             if let Some(f) = self.p.inflight.get_mut(&o.id) {
                 f.chunks += 1;
@@ -158,7 +219,7 @@ impl<K: Token> Side<'_, K> {
             Err(Refused::Unknown) => self.refuse(from, "a chunk of a message never started"),
             Err(Refused::TooLong) => self.refuse(from, "a message longer than announced"),
         }
-        *self.p.bounce.owed.entry(from).or_default() |= 1 << k;
+        self.p.bounce.owe(from, k);
     }
 
     /// A `FREE` cell from `from`: the chunks of `mask` it was lent are
