@@ -39,6 +39,8 @@ pub mod slots;
 pub mod transport;
 
 #[cfg(test)]
+mod forge_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod transport_tests;

@@ -346,7 +346,7 @@ fn child_process_entry() {
         }
         other => {
             assert!(
-                crate::transport_tests::child(other, &args),
+                crate::transport_tests::child(other, &args) || crate::forge_tests::child(other),
                 "unknown child role {other}"
             );
         }
