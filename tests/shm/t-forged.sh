@@ -58,7 +58,7 @@ common='3 a rendezvous that does not add up
 1 a cell of a message never started
 2 a message number in use
 1 a chunk of a message never started
-4 a chunk beyond its bounce area
+5 a chunk beyond its bounce area
 1 a chunk given back that it was not lent
 1 an answer to no rendezvous of ours
 1 a request for no rendezvous of ours

@@ -405,24 +405,27 @@ impl Forger {
         let m = cell(Op::Rndv, Kind::Rendezvous, Some(TAG_PHANTOM), 0, t);
         self.send(m, &[&rndv(&[(ours.as_ptr() as u64, 100)])]);
         self.send(cell(Op::More, Kind::Inline, None, 0, t), &[&ours[100..200]]);
-        // CHUNKs: of a message never started, past our area, past a
-        // chunk, and more than a message has room for.
+        // CHUNKs: of a message never started; past our area and past a
+        // chunk, for a message under way (a read would land in its
+        // receive); more than that message has room for.
         let t = self.token();
         self.chunk(9, &junk[..100], t);
-        let beyond: [(u64, u64); 4] = [
+        let t = self.token();
+        let m = cell(Op::First, Kind::Inline, Some(TAG_CHUNK_CUT), 0, t);
+        self.send(m, &[&5000u64.to_le_bytes(), &ours[..1000]]);
+        // (Chunk 63 is the last a bounce area may have, far past ours:
+        // read unchecked, it would be outside the victim's mapping.)
+        let beyond: [(u64, u64); 5] = [
             (CHUNKS as u64, 16),
+            (63, 16),
             (u64::MAX, 16),
             (0, CHUNK as u64 + 1),
             (0, u64::MAX),
         ];
         for (k, n) in beyond {
-            let t = self.token();
             let m = cell(Op::Chunk, Kind::Control, None, n, t);
             self.send(Meta { tag: k, ..m }, &[]);
         }
-        let t = self.token();
-        let m = cell(Op::First, Kind::Inline, Some(TAG_CHUNK_CUT), 0, t);
-        self.send(m, &[&5000u64.to_le_bytes(), &ours[..1000]]);
         self.chunk(10, &ours[1000..1000 + 4096], t);
         // Chunks given back that were never lent (one past any area);
         // answers to nothing of the victim's.
