@@ -642,7 +642,7 @@ impl<K: Token> Side<'_, K> {
                     return self.refuse(from, "a rendezvous that does not add up");
                 };
                 let key = (from, meta.token);
-                if self.p.partial.contains(&K::shm(key)) || self.p.rndv_in.contains_key(&key) {
+                if self.in_use(key) {
                     return self.refuse(from, "a message number in use");
                 }
                 let msg = MsgInfo {
@@ -706,7 +706,7 @@ impl<K: Token> Side<'_, K> {
                     return self.refuse(from, "a first cell longer than its message");
                 }
                 let key = (from, meta.token);
-                if self.p.partial.contains(&K::shm(key)) {
+                if self.in_use(key) {
                     return self.refuse(from, "a message number in use");
                 }
                 let msg = MsgInfo {
@@ -727,6 +727,18 @@ impl<K: Token> Side<'_, K> {
             }
             None => self.refuse(from, "an operation this endpoint does not know"),
         }
+    }
+
+    /// Whether message `key` is under way in any form: in cells, a
+    /// rendezvous waiting for its receive, about to be pulled, or copied
+    /// by both sides. A peer that starts another message under its
+    /// number is refused: both would be found by one key (a receive would
+    /// take the other's message, a split would lose its receive).
+    fn in_use(&self, key: Key) -> bool {
+        self.p.partial.contains(&K::shm(key))
+            || self.p.rndv_in.contains_key(&key)
+            || self.p.splits.contains_key(&key)
+            || self.p.pulls.iter().any(|p| (p.from, p.token) == key)
     }
 
     /// Answers a cell that asked for it (`FI_DELIVERY_COMPLETE`): the
