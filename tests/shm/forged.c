@@ -59,6 +59,8 @@
 #define TAG_RNDV_ZERO 0x104
 #define TAG_RNDV_SPLIT 0x105
 #define TAG_INUSE 0x106
+#define TAG_SWAP_RNDV 0x201
+#define TAG_SWAP_FIRST 0x202
 #define BIG (256u << 10)
 #define MR_LEN 4096
 #define MR_KEY 0x5151
@@ -87,6 +89,7 @@ struct recv {
 	unsigned char buf[BIG];
 	int done, failed;
 	size_t got;
+	uint64_t got_tag;
 };
 
 static struct recv recvs[] = {
@@ -99,6 +102,14 @@ static struct recv recvs[] = {
 	{ .tag = TAG_INUSE, .len = 200, .err_with_cma = 0, .what = "a message whose number was reused meanwhile" },
 };
 #define NRECV (sizeof(recvs) / sizeof(recvs[0]))
+/* Posted once the honest message is in, so that the forged cells before
+ * it found no receive: a rendezvous, and a FIRST under its number, which
+ * must be refused (had it started a message, the two would share one
+ * key, and each receive would take the other's message). */
+static struct recv late[] = {
+	{ .tag = TAG_SWAP_FIRST, .len = 0, .what = "a FIRST under a waiting rendezvous's number: nothing" },
+	{ .tag = TAG_SWAP_RNDV, .len = 300, .what = "a waiting rendezvous whose number a FIRST took again" },
+};
 /* Catch-alls: any tag, untagged. */
 static struct fi_context any_ctx[2];
 static unsigned char any_buf[2][BIG];
@@ -233,6 +244,9 @@ static struct recv *recv_of(void *ctx)
 	for (size_t i = 0; i < NRECV; i++)
 		if (ctx == &recvs[i].ctx)
 			return &recvs[i];
+	for (size_t i = 0; i < 2; i++)
+		if (ctx == &late[i].ctx)
+			return &late[i];
 	return NULL;
 }
 
@@ -273,7 +287,7 @@ int main(int argc, char **argv)
 		die("fi_av_insert", -FI_EINVAL);
 	for (size_t i = 0; i < NRECV; i++)
 		CHECK(fi_trecv(ep, recvs[i].buf, BIG, NULL, FI_ADDR_UNSPEC, recvs[i].tag, 0, &recvs[i].ctx));
-	CHECK(fi_trecv(ep, any_buf[0], BIG, NULL, FI_ADDR_UNSPEC, 0, ~0ULL, &any_ctx[0]));
+	CHECK(fi_trecv(ep, any_buf[0], BIG, NULL, FI_ADDR_UNSPEC, 0x100, 0xff, &any_ctx[0]));
 	CHECK(fi_recv(ep, any_buf[1], BIG, NULL, FI_ADDR_UNSPEC, &any_ctx[1]));
 	for (size_t i = 0; i < BIG; i++)
 		bigbuf[i] = victim_byte(i);
@@ -322,7 +336,11 @@ int main(int argc, char **argv)
 				r->done++;
 				r->failed = failed;
 				r->got = failed ? 0 : e.len;
+				r->got_tag = failed ? 0 : e.tag;
 				if (r->tag == TAG_HONEST && !failed && !acked) {
+					for (size_t i = 0; i < 2; i++)
+						CHECK(fi_trecv(ep, late[i].buf, BIG, NULL, FI_ADDR_UNSPEC, late[i].tag, 0,
+							       &late[i].ctx));
 					tell(to, TAG_ACK);
 					acked = 1;
 				}
@@ -350,6 +368,12 @@ int main(int argc, char **argv)
 		EXPECT(r->done == 1 && (want_err ? r->failed : intact), "%s (tag %#llx): %d completions, %s, %zu bytes",
 		       r->what, (unsigned long long) r->tag, r->done, r->failed ? "an error" : "success", r->got);
 	}
+	EXPECT(late[0].done == 0, "%s: %d completions (tag %#llx, %zu bytes)", late[0].what, late[0].done,
+	       (unsigned long long) late[0].got_tag, late[0].got);
+	EXPECT(late[1].done == 1 && !late[1].failed && late[1].got_tag == TAG_SWAP_RNDV && late[1].got == late[1].len &&
+		       forger_bytes(late[1].buf, late[1].len),
+	       "%s: %d completions (tag %#llx, %zu bytes)", late[1].what, late[1].done,
+	       (unsigned long long) late[1].got_tag, late[1].got);
 	{
 		int mr_ok = memcmp(mrbuf + 128, "FORGEDOK", 8) == 0;
 		for (size_t i = 0; i < MR_LEN; i++)

@@ -6,7 +6,8 @@
 # the cell protocol (providers/shm/src/proto.rs) through a transport of
 # its own and lies in every operation: an unknown one, cells of the wrong
 # kind, FIRST without its length or longer than it says, MORE past the
-# announced length and for no message, message numbers in use, CHUNKs
+# announced length and for no message, message numbers in use (one a
+# rendezvous waiting for a receive that the victim posts late), CHUNKs
 # past its bounce area, past a chunk and for no message, FREE of chunks
 # never lent, DONE and ANSWER for nothing sent, rendezvous that do not
 # add up or name memory it does not have (wrapping, unmapped, zero-length
@@ -56,7 +57,7 @@ common='3 a rendezvous that does not add up
 1 a first cell longer than its message
 2 a message longer than announced
 1 a cell of a message never started
-2 a message number in use
+3 a message number in use
 1 a chunk of a message never started
 5 a chunk beyond its bounce area
 1 a chunk given back that it was not lent

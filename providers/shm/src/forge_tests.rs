@@ -19,7 +19,9 @@
 //!    total, too many ranges, lengths that overflow). Each posted one is
 //!    answered `DONE`: an error, 0, or `FALLBACK` (no cross-memory
 //!    attach), after which the bytes follow in `CHUNK` and `MORE` cells.
-//! 3. Lies in every other operation (see [`Forger::lies`]), `PUSH`es at
+//! 3. Lies in every other operation (see [`Forger::lies`]; among them
+//!    a `FIRST` under the number of a rendezvous still waiting for its
+//!    receive, which the victim posts late), `PUSH`es at
 //!    the victim's real rendezvous (slot past the area, stale
 //!    generation, chunks past the message, ranges past it, chunk size 0
 //!    and huge, memory we do not have, and one honest one whose bytes
@@ -58,8 +60,13 @@ const TAG_RNDV_ZERO: u64 = 0x104;
 const TAG_RNDV_SPLIT: u64 = 0x105;
 const TAG_INUSE: u64 = 0x106;
 /// Cells that must never become a message (only the victim's catch-all
-/// receives would take them).
+/// receives, of tags 0x100 to 0x1ff and untagged, would take them).
 const TAG_PHANTOM: u64 = 0x1ff;
+/// A rendezvous nobody has asked for yet and a `FIRST` under its
+/// number: the victim posts their receives late.
+const TAG_SWAP_RNDV: u64 = 0x201;
+const TAG_SWAP_FIRST: u64 = 0x202;
+const SWAP: usize = 300;
 /// The victim's large message, and the honest one's length.
 const BIG: usize = 256 << 10;
 const HONEST: usize = 1000;
@@ -170,6 +177,8 @@ struct Forger {
     failed: u32,
     next_token: u64,
     parts: Vec<Part>,
+    /// The number of the rendezvous a `FIRST` reused.
+    swap: u64,
 }
 
 impl Forger {
@@ -427,6 +436,14 @@ impl Forger {
             self.send(Meta { tag: k, ..m }, &[]);
         }
         self.chunk(10, &ours[1000..1000 + 4096], t);
+        // A rendezvous waiting for its receive, then a FIRST under its
+        // number (their receives come later).
+        let t = self.token();
+        self.swap = t;
+        let m = cell(Op::Rndv, Kind::Rendezvous, Some(TAG_SWAP_RNDV), 0, t);
+        self.send(m, &[&rndv(&[(ours.as_ptr() as u64, SWAP as u64)])]);
+        let m = cell(Op::First, Kind::Inline, Some(TAG_SWAP_FIRST), 0, t);
+        self.send(m, &[&50u64.to_le_bytes(), &ours[..50]]);
         // Chunks given back that were never lent (one past any area);
         // answers to nothing of the victim's.
         let m = cell(Op::Free, Kind::Control, None, 1 << 15 | 1 << 63, 0);
@@ -632,9 +649,10 @@ impl Forger {
         self.check(back == Ok(Some(BIG_CHUNKS - 1)), what);
     }
 
-    /// Step 4: the answers to our one-sided parts, then the honest end
-    /// of the victim's send.
-    fn after(&mut self, big: &Big) {
+    /// Step 4: the answers to our one-sided parts, the waiting
+    /// rendezvous (its receive is posted by now), then the honest end of
+    /// the victim's send.
+    fn after(&mut self, big: &Big, ours: &[u8]) {
         for p in std::mem::take(&mut self.parts) {
             let Some(a) = self.take("answer to a one-sided part", |g| g.is(Op::Answer, p.token))
             else {
@@ -647,6 +665,17 @@ impl Forger {
             };
             let what = format!("{}: answered status {}, cause {}", p.what, got.0, got.1);
             self.check(ok, &what);
+        }
+        let t = self.swap;
+        if let Some(done) = self.take("answer to the waiting rendezvous", |g| g.is(Op::Done, t)) {
+            let status = done.meta.data;
+            self.check(
+                status == 0 || status == FALLBACK,
+                "the waiting rendezvous answered",
+            );
+            if status == FALLBACK {
+                self.send(cell(Op::More, Kind::Inline, None, 0, t), &[&ours[..SWAP]]);
+            }
         }
         match *big {
             Big::Rndv { token } => self.send(cell(Op::Done, Kind::Control, None, 0, token), &[]),
@@ -712,6 +741,7 @@ fn forge() -> i32 {
         failed: 0,
         next_token: 1000,
         parts: Vec::new(),
+        swap: 0,
     };
     let ours: Vec<u8> = (0..BIG).map(our_byte).collect();
     if let Some(big) = f.big() {
@@ -729,7 +759,7 @@ fn forge() -> i32 {
         if let Some(p) = &pushed {
             f.slots(p);
         }
-        f.after(&big);
+        f.after(&big, &ours);
         f.hear(TAG_BYE, "goodbye");
     }
     println!("forger: {} checks, {} failed", f.checks, f.failed);
