@@ -59,6 +59,7 @@
 #define TAG_RNDV_ZERO 0x104
 #define TAG_RNDV_SPLIT 0x105
 #define TAG_INUSE 0x106
+#define TAG_RACE 0x107
 #define TAG_SWAP_RNDV 0x201
 #define TAG_SWAP_FIRST 0x202
 #define BIG (256u << 10)
@@ -102,6 +103,17 @@ static struct recv recvs[] = {
 	{ .tag = TAG_INUSE, .len = 200, .err_with_cma = 0, .what = "a message whose number was reused meanwhile" },
 };
 #define NRECV (sizeof(recvs) / sizeof(recvs[0]))
+/* Two receives for two rendezvous under one number (with cross-memory
+ * attach): the first, held by a chunk the forger claimed in its split
+ * slot, must complete once (the forger reports its chunk failed; or
+ * intact, if it did not win the race for a chunk); the second must be
+ * refused while the first waits, so its receive takes nothing. */
+#define RACE (4u << 20)
+static unsigned char race_buf[2][RACE];
+static struct recv race[] = {
+	{ .tag = TAG_RACE, .len = RACE, .what = "a rendezvous (zeros) held by the forger's chunk of its split" },
+	{ .tag = TAG_RACE, .len = 0, .what = "a rendezvous under the number of one being split: nothing" },
+};
 /* Posted once the honest message is in, so that the forged cells before
  * it found no receive: a rendezvous, and a FIRST under its number, which
  * must be refused (had it started a message, the two would share one
@@ -244,9 +256,12 @@ static struct recv *recv_of(void *ctx)
 	for (size_t i = 0; i < NRECV; i++)
 		if (ctx == &recvs[i].ctx)
 			return &recvs[i];
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < 2; i++) {
 		if (ctx == &late[i].ctx)
 			return &late[i];
+		if (ctx == &race[i].ctx)
+			return &race[i];
+	}
 	return NULL;
 }
 
@@ -287,6 +302,8 @@ int main(int argc, char **argv)
 		die("fi_av_insert", -FI_EINVAL);
 	for (size_t i = 0; i < NRECV; i++)
 		CHECK(fi_trecv(ep, recvs[i].buf, BIG, NULL, FI_ADDR_UNSPEC, recvs[i].tag, 0, &recvs[i].ctx));
+	for (size_t i = 0; i < 2; i++)
+		CHECK(fi_trecv(ep, race_buf[i], RACE, NULL, FI_ADDR_UNSPEC, race[i].tag, 0, &race[i].ctx));
 	CHECK(fi_trecv(ep, any_buf[0], BIG, NULL, FI_ADDR_UNSPEC, 0x100, 0xff, &any_ctx[0]));
 	CHECK(fi_recv(ep, any_buf[1], BIG, NULL, FI_ADDR_UNSPEC, &any_ctx[1]));
 	for (size_t i = 0; i < BIG; i++)
@@ -368,6 +385,11 @@ int main(int argc, char **argv)
 		EXPECT(r->done == 1 && (want_err ? r->failed : intact), "%s (tag %#llx): %d completions, %s, %zu bytes",
 		       r->what, (unsigned long long) r->tag, r->done, r->failed ? "an error" : "success", r->got);
 	}
+	memset(race_buf[1], 0, RACE);
+	EXPECT(race[0].done == !cma_off() &&
+		       (race[0].failed || !race[0].done || memcmp(race_buf[0], race_buf[1], RACE) == 0),
+	       "%s: %d completions (%s)", race[0].what, race[0].done, race[0].failed ? "an error" : "success");
+	EXPECT(race[1].done == 0, "%s: %d completions", race[1].what, race[1].done);
 	EXPECT(late[0].done == 0, "%s: %d completions (tag %#llx, %zu bytes)", late[0].what, late[0].done,
 	       (unsigned long long) late[0].got_tag, late[0].got);
 	EXPECT(late[1].done == 1 && !late[1].failed && late[1].got_tag == TAG_SWAP_RNDV && late[1].got == late[1].len &&

@@ -21,7 +21,9 @@
 //!    attach), after which the bytes follow in `CHUNK` and `MORE` cells.
 //! 3. Lies in every other operation (see [`Forger::lies`]; among them
 //!    a `FIRST` under the number of a rendezvous still waiting for its
-//!    receive, which the victim posts late), `PUSH`es at
+//!    receive, which the victim posts late), with cross-memory attach
+//!    a rendezvous held by a chunk we claim in the victim's split slot
+//!    and another under its number ([`Forger::race`]), `PUSH`es at
 //!    the victim's real rendezvous (slot past the area, stale
 //!    generation, chunks past the message, ranges past it, chunk size 0
 //!    and huge, memory we do not have, and one honest one whose bytes
@@ -43,6 +45,7 @@ use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::rma::AtomicTag;
 use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::atomic::Ordering::Acquire;
 use std::time::{Duration, Instant};
 
 /// Tags shared with `tests/shm/forged.c`: the victim's large send, its
@@ -67,6 +70,15 @@ const TAG_PHANTOM: u64 = 0x1ff;
 const TAG_SWAP_RNDV: u64 = 0x201;
 const TAG_SWAP_FIRST: u64 = 0x202;
 const SWAP: usize = 300;
+/// Two rendezvous under one number, the first held by a chunk we
+/// claimed in its split slot (the victim posts two receives of this
+/// tag); and a message nothing takes, whose `ACK` tells that every
+/// cell before it was handled.
+const TAG_RACE: u64 = 0x107;
+/// Their length: 8 chunks of 512 KiB, a window wide enough for us to
+/// claim one while the victim (under memcheck) claims the others.
+const RACE: usize = 4 << 20;
+const TAG_SYNC: u64 = 0x300;
 /// The victim's large message, and the honest one's length.
 const BIG: usize = 256 << 10;
 const HONEST: usize = 1000;
@@ -604,6 +616,88 @@ impl Forger {
         p
     }
 
+    /// Step 3, with cross-memory attach: a rendezvous the victim shares
+    /// out with us, one chunk of whose split slot we claim (a race with
+    /// the victim's own claims) and hold; then another rendezvous under
+    /// its number, which must be refused while the first waits for our
+    /// chunk (accepted, its split replaced the first's, whose receive
+    /// never completed); then we report our chunk failed. Whether we won
+    /// the race is printed: the script counts the refusal only then.
+    fn race(&mut self) {
+        // Zeros, never touched: the victim's reads fault its pages in,
+        // which widens the window.
+        let zeros = vec![0u8; RACE];
+        let src = rndv(&[(zeros.as_ptr() as u64, RACE as u64)]);
+        let before = self.victim_slots();
+        let t = self.token();
+        let m = cell(Op::Rndv, Kind::Rendezvous, Some(TAG_RACE), 0, t);
+        let m = Meta {
+            flags: m.flags | PUSH_OK,
+            ..m
+        };
+        self.send(m, &[&src]);
+        let end = Instant::now() + Duration::from_secs(5);
+        let won = loop {
+            let claimed = self.claim_new(&before);
+            if claimed.is_some() || Instant::now() > end {
+                break claimed;
+            }
+            std::hint::spin_loop();
+        };
+        let Some((k, i)) = won else {
+            println!("forger: lost the race for a chunk of the victim's split slot");
+            return;
+        };
+        println!("forger: won the race for chunk {i} of the victim's split slot {k}");
+        // As large: shared out too, were it accepted.
+        self.send(m, &[&src]);
+        let s = self.token();
+        let sync = cell(Op::Eager, Kind::Inline, Some(TAG_SYNC), 0, s);
+        let sync = Meta {
+            flags: sync.flags | proto::ACK,
+            ..sync
+        };
+        self.send(sync, &[]);
+        self.take("the victim's ack", |g| g.is(Op::Done, s));
+        let areas = self.tp.areas();
+        let reported = (areas.slots(self.victim)).and_then(|(a, r)| a.add_done(r, k, true));
+        self.check(
+            reported.is_ok(),
+            "reporting our chunk of the victim's slot failed",
+        );
+    }
+
+    /// The claim words of the victim's split slots (empty before we are
+    /// connected).
+    fn victim_slots(&self) -> Vec<u64> {
+        let areas = self.tp.areas();
+        let Ok((area, region)) = areas.slots(self.victim) else {
+            return Vec::new();
+        };
+        let off = area.end() - area.count() * 64;
+        (0..area.count())
+            .map(|k| region.load_u64(off + k * 64, Acquire).unwrap_or(0))
+            .collect()
+    }
+
+    /// A chunk claimed from the back of the first of the victim's split
+    /// slots armed since `before` (its word changed, chunks are left):
+    /// (slot, chunk).
+    fn claim_new(&self, before: &[u64]) -> Option<(usize, u64)> {
+        let areas = self.tp.areas();
+        let (area, region) = areas.slots(self.victim).ok()?;
+        let now = self.victim_slots();
+        for (k, (&old, &w)) in before.iter().zip(&now).enumerate() {
+            let (gen, front, back) = (w >> 24, (w >> 12) & 0xfff, w & 0xfff);
+            if w != old && back > front {
+                if let Ok(Some(i)) = area.claim(region, k, gen, true) {
+                    return Some((k, i));
+                }
+            }
+        }
+        None
+    }
+
     /// What the victim did with our slots and buffers (once it has
     /// handled every `PUSH`).
     fn slots(&mut self, p: &Pushed) {
@@ -749,7 +843,10 @@ fn forge() -> i32 {
         f.lies(&ours);
         f.one_sided(key, base, mr_len);
         let pushed = match big {
-            Big::Rndv { token } => Some(f.pushes(token)),
+            Big::Rndv { token } => {
+                f.race();
+                Some(f.pushes(token))
+            }
             Big::Cells { .. } => None,
         };
         let m = cell(Op::Eager, Kind::Inline, Some(TAG_HONEST), 0, f.token());
