@@ -180,6 +180,8 @@ struct Part {
     back: Vec<u8>,
 }
 
+/// The forger's state: its transport (the victim reaches its bounce
+/// area and split slots through it), what the victim sent it, its checks.
 struct Forger {
     tp: Transport,
     victim: Addr,
@@ -194,6 +196,8 @@ struct Forger {
 }
 
 impl Forger {
+    /// Counts a check; a failure is printed and makes the exit code 1,
+    /// the rest goes on (the victim's own checks still run).
     fn check(&mut self, ok: bool, what: &str) {
         self.checks += 1;
         if ok {
@@ -204,6 +208,8 @@ impl Forger {
         }
     }
 
+    /// A fresh message number of ours, so that lies share a number only
+    /// where they mean to (the victim keys our messages by it).
     fn token(&mut self) -> u64 {
         self.next_token += 1;
         self.next_token
