@@ -45,6 +45,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include "../c/check.h"
 
@@ -125,7 +126,8 @@ static struct recv late[] = {
 /* Catch-alls: any tag, untagged. */
 static struct fi_context any_ctx[2];
 static unsigned char any_buf[2][BIG];
-static struct fi_context send_ctx;
+static struct fi_context send_ctx, read_ctx;
+static unsigned char read_buf[16];
 
 static double now(void)
 {
@@ -283,7 +285,7 @@ int main(int argc, char **argv)
 {
 	char name[256], faddr[256];
 	size_t len = sizeof(name);
-	int out, status = -1, sent = 0, send_failed = 0, phantoms = 0, acked = 0, byed = 0;
+	int out, status = -1, sent = 0, send_failed = 0, phantoms = 0, acked = 0, byed = 0, reads = 0, reads_failed = 0;
 	pid_t forger;
 	fi_addr_t to;
 	double end;
@@ -316,6 +318,15 @@ int main(int argc, char **argv)
 		if (rc != -FI_EAGAIN || now() > end)
 			die("fi_tsend", rc);
 	}
+	/* A read of the forger, which answers it with the wrong length: it
+	 * must fail. */
+	for (;;) {
+		ssize_t rc = fi_read(ep, read_buf, sizeof(read_buf), NULL, to, 0, 0x77, &read_ctx);
+		if (rc == 0)
+			break;
+		if (rc != -FI_EAGAIN || now() > end)
+			die("fi_read", rc);
+	}
 	while (now() < end) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry err;
@@ -335,7 +346,10 @@ int main(int argc, char **argv)
 		} else if (n != -FI_EAGAIN) {
 			die("fi_cq_read", n);
 		}
-		if (ctx == &send_ctx) {
+		if (ctx == &read_ctx) {
+			reads++;
+			reads_failed += failed;
+		} else if (ctx == &send_ctx) {
 			sent++;
 			send_failed += failed;
 			if (!byed) {
@@ -377,6 +391,8 @@ int main(int argc, char **argv)
 	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forger's checks (its exit status %d)", status);
 	EXPECT(sent == 1 && send_failed == 0, "our large send completed once, successfully (%d, %d failed)", sent,
 	       send_failed);
+	EXPECT(reads == 1 && reads_failed == 1, "our read, answered with the wrong length, failed once (%d, %d failed)",
+	       reads, reads_failed);
 	EXPECT(phantoms == 0, "%d catch-all receives completed", phantoms);
 	for (size_t i = 0; i < NRECV; i++) {
 		struct recv *r = &recvs[i];

@@ -12,7 +12,8 @@
 # of its split slot: the forger races the victim for that chunk and says
 # whether it won; the refusal is counted only then), CHUNKs
 # past its bounce area, past a chunk and for no message, FREE of chunks
-# never lent, DONE and ANSWER for nothing sent, rendezvous that do not
+# never lent, DONE and ANSWER for nothing sent, an ANSWER of the wrong
+# length to the victim's read (which must fail), then a second one, rendezvous that do not
 # add up or name memory it does not have (wrapping, unmapped, zero-length
 # ranges), PUSHes at the victim's real rendezvous (split slot past the
 # area, stale generation, chunks and ranges past the message, chunk size
@@ -66,7 +67,8 @@ common='3 a rendezvous that does not add up
 1 a chunk given back that it was not lent
 1 an answer to no rendezvous of ours
 1 a request for no rendezvous of ours
-1 an answer to no part sent to that peer
+2 an answer to no part sent to that peer
+1 an answer of the wrong length
 2 a malformed RMA header
 3 an inline part of the wrong length
 1 malformed ranges

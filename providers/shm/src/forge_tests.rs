@@ -12,7 +12,8 @@
 //! 1. Waits for the victim's large tagged send ([`TAG_BIG`]): a `RNDV`
 //!    when cross-memory attach works between us, else `FIRST` and
 //!    `CHUNK`s through its bounce area (their bytes are checked).
-//! 2. Rendezvous of its own: one whose ranges wrap and name memory it
+//! 2. Answers the victim's one-sided read of us with the wrong length,
+//!    then answers it again. Rendezvous of its own: one whose ranges wrap and name memory it
 //!    does not have, one with zero-length ranges, a large one with
 //!    `PUSH_OK` naming memory it does not have (the victim shares its
 //!    copy out, which fails), and three that do not add up (a wrong
@@ -79,6 +80,8 @@ const TAG_RACE: u64 = 0x107;
 /// claim one while the victim (under memcheck) claims the others.
 const RACE: usize = 4 << 20;
 const TAG_SYNC: u64 = 0x300;
+/// Bytes of the victim's one-sided read of us, which we answer wrongly.
+const READ: u64 = 16;
 /// The victim's large message, and the honest one's length.
 const BIG: usize = 256 << 10;
 const HONEST: usize = 1000;
@@ -321,6 +324,20 @@ impl Forger {
         );
         self.check(lent != 0, "the victim lent us chunks of its bounce area");
         Some(Big::Cells { lent })
+    }
+
+    /// The victim's one-sided read of us (16 bytes): answered with 5
+    /// bytes (the read must fail), then again (no part by then).
+    fn answers(&mut self) {
+        let Some(read) = self.take("one-sided read", |g| Op::of(g.meta.flags) == Some(Op::Read))
+        else {
+            return;
+        };
+        let hdr = RmaHeader::decode(&read.bytes).map(|(h, _)| h.word);
+        self.check(hdr == Some(READ), "the victim's read part");
+        let m = cell(Op::Answer, Kind::Inline, None, 0, read.meta.token);
+        self.send(m, &[&[7; 5]]);
+        self.send(m, &[&[7; READ as usize]]);
     }
 
     /// Step 2: rendezvous that lie about the sender's memory, and ones
@@ -845,6 +862,7 @@ fn forge() -> i32 {
     };
     let ours: Vec<u8> = (0..BIG).map(our_byte).collect();
     if let Some(big) = f.big() {
+        f.answers();
         f.rendezvous(&ours);
         f.lies(&ours);
         f.one_sided(key, base, mr_len);
