@@ -98,7 +98,7 @@ static struct recv recvs[] = {
 	{ .tag = TAG_HONEST, .len = 1000, .err_with_cma = 0, .what = "the honest message" },
 	{ .tag = TAG_CUT, .len = 100, .err_with_cma = 0, .what = "FIRST of 100 bytes then MORE past them: cut at 100" },
 	{ .tag = TAG_CHUNK_CUT, .len = 5000, .err_with_cma = 0, .what = "FIRST of 5000 bytes then a CHUNK past them: cut at 5000" },
-	{ .tag = TAG_RNDV_BAD, .len = 8192, .err_with_cma = 1, .what = "a rendezvous with wrapping ranges" },
+	{ .tag = TAG_RNDV_BAD, .len = 8192, .err_with_cma = 1, .what = "a rendezvous from memory the sender does not have" },
 	{ .tag = TAG_RNDV_ZERO, .len = 100, .err_with_cma = 0, .what = "a rendezvous with zero-length ranges" },
 	{ .tag = TAG_RNDV_SPLIT, .len = BIG, .err_with_cma = 1, .what = "a large rendezvous (shared copy) from memory the sender does not have" },
 	{ .tag = TAG_INUSE, .len = 200, .err_with_cma = 0, .what = "a message whose number was reused meanwhile" },
@@ -358,8 +358,9 @@ int main(int argc, char **argv)
 			}
 		} else if (ctx == &any_ctx[0] || ctx == &any_ctx[1]) {
 			phantoms++;
-			printf("victim: FAIL a catch-all receive completed (tag %#llx, %zu bytes)\n",
-			       (unsigned long long) e.tag, e.len);
+			printf("victim: FAIL a catch-all receive completed (%s, tag %#llx, %zu bytes)\n",
+			       failed ? "an error" : "success", (unsigned long long) (failed ? err.tag : e.tag),
+			       failed ? err.len : e.len);
 		} else if (ctx) {
 			struct recv *r = recv_of(ctx);
 			EXPECT(r, "a completion of no operation of ours");

@@ -14,7 +14,7 @@
 # past its bounce area, past a chunk and for no message, FREE of chunks
 # never lent, DONE and ANSWER for nothing sent, an ANSWER of the wrong
 # length to the victim's read (which must fail), then a second one, rendezvous that do not
-# add up or name memory it does not have (wrapping, unmapped, zero-length
+# add up or name memory it does not have (unmapped, zero-length
 # ranges), PUSHes at the victim's real rendezvous (split slot past the
 # area, stale generation, chunks and ranges past the message, chunk size
 # 0 and 1 GiB, memory it does not have), and one-sided parts with short

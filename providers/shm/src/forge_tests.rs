@@ -13,13 +13,13 @@
 //!    when cross-memory attach works between us, else `FIRST` and
 //!    `CHUNK`s through its bounce area (their bytes are checked).
 //! 2. Answers the victim's one-sided read of us with the wrong length,
-//!    then answers it again. Rendezvous of its own: one whose ranges wrap and name memory it
+//!    then answers it again. Rendezvous of its own: one naming memory it
 //!    does not have, one with zero-length ranges, a large one with
 //!    `PUSH_OK` naming memory it does not have (the victim shares its
 //!    copy out, which fails), and three that do not add up (a wrong
-//!    total, too many ranges, lengths that overflow). Each posted one is
-//!    answered `DONE`: an error, 0, or `FALLBACK` (no cross-memory
-//!    attach), after which the bytes follow in `CHUNK` and `MORE` cells.
+//!    total, too many ranges, lengths that overflow). Each posted one is answered
+//!    `DONE`: an error, 0, or `FALLBACK` (no cross-memory attach), after
+//!    which the bytes follow in `CHUNK` and `MORE` cells.
 //! 3. Lies in every other operation (see [`Forger::lies`]; among them
 //!    a `FIRST` under the number of a rendezvous still waiting for its
 //!    receive, which the victim posts late), with cross-memory attach
@@ -345,12 +345,12 @@ impl Forger {
     /// cells.
     fn rendezvous(&mut self, ours: &[u8]) {
         let at = ours.as_ptr() as u64;
-        let wrapping = [(UNMAPPED, 4096), (u64::MAX - 2047, 4096)];
+        let unmapped = [(UNMAPPED, 4096), (2 * UNMAPPED, 4096)];
         let zero = [(at, 0), (at, 100), (0, 0)];
         let split = [(UNMAPPED, BIG as u64)];
         let mut asked = Vec::new();
         for (tag, ranges, push) in [
-            (TAG_RNDV_BAD, &wrapping[..], 0),
+            (TAG_RNDV_BAD, &unmapped[..], 0),
             (TAG_RNDV_ZERO, &zero[..], 0),
             (TAG_RNDV_SPLIT, &split[..], PUSH_OK),
         ] {
