@@ -14,8 +14,8 @@
 # past its bounce area, past a chunk and for no message, FREE of chunks
 # never lent, DONE and ANSWER for nothing sent, an ANSWER of the wrong
 # length to the victim's read (which must fail), then a second one, rendezvous that do not
-# add up or name memory it does not have (unmapped, zero-length
-# ranges), PUSHes at the victim's real rendezvous (split slot past the
+# add up (a range that wraps among them) or name memory it does not have
+# (unmapped, zero-length ranges), PUSHes at the victim's real rendezvous (split slot past the
 # area, stale generation, chunks and ranges past the message, chunk size
 # 0 and 1 GiB, memory it does not have), and one-sided parts with short
 # or reserved headers, wrong keys, bounds past the registration, lengths
@@ -54,7 +54,7 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$OXI_ROOT/include" -o "$exe" "$OXI_
 # Refusals each lie must produce: "count reason" (both modes), then the
 # ones of the PUSHes at the victim's rendezvous (only with cross-memory
 # attach: without it there is no rendezvous to push at).
-common='3 a rendezvous that does not add up
+common='4 a rendezvous that does not add up
 1 an operation this endpoint does not know
 2 a cell whose kind does not fit its operation
 1 a first cell without its length

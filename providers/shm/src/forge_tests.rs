@@ -16,8 +16,9 @@
 //!    then answers it again. Rendezvous of its own: one naming memory it
 //!    does not have, one with zero-length ranges, a large one with
 //!    `PUSH_OK` naming memory it does not have (the victim shares its
-//!    copy out, which fails), and three that do not add up (a wrong
-//!    total, too many ranges, lengths that overflow). Each posted one is answered
+//!    copy out, which fails), and four that do not add up (a wrong
+//!    total, too many ranges, lengths that overflow, a range that wraps
+//!    past the end of the address space). Each posted one is answered
 //!    `DONE`: an error, 0, or `FALLBACK` (no cross-memory attach), after
 //!    which the bytes follow in `CHUNK` and `MORE` cells.
 //! 3. Lies in every other operation (see [`Forger::lies`]; among them
@@ -368,6 +369,7 @@ impl Forger {
             rndv_raw(101, 1, &[(at, 100)]),
             rndv_raw(9 * 8, 9, &[(at, 8); 9]),
             rndv_raw(1, 2, &[(at, u64::MAX), (at, 2)]),
+            rndv(&[(UNMAPPED, 4096), (u64::MAX - 2047, 4096)]),
         ] {
             let t = self.token();
             let m = cell(Op::Rndv, Kind::Rendezvous, Some(TAG_PHANTOM), 0, t);
@@ -893,4 +895,15 @@ pub(crate) fn child(role: &str) -> bool {
         return false;
     }
     std::process::exit(forge());
+}
+
+/// A range that wraps past the end of the address space names no
+/// memory of the sender's, and the receiver adds chunk offsets to its
+/// start (`path/split.rs`): such a rendezvous does not add up.
+#[test]
+fn a_rendezvous_whose_range_wraps_does_not_add_up() {
+    let wraps = rndv(&[(u64::MAX - 2047, 4096)]);
+    assert_eq!(proto::decode_rndv(&wraps), None);
+    let near_the_top = rndv(&[(u64::MAX - 8191, 4096)]);
+    assert!(proto::decode_rndv(&near_the_top).is_some());
 }

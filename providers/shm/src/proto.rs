@@ -183,7 +183,9 @@ pub fn encode_rndv(ranges: &[(usize, usize)], out: &mut [u8; RNDV_MAX]) -> Optio
 
 /// A `RNDV` payload read back: the total length and the ranges. `None`
 /// unless the count is at most [`MAX_RNDV_IOV`], the payload holds every
-/// range, and the ranges add up to the total without overflow.
+/// range, no range wraps past the end of the address space (its user
+/// adds offsets to a range's start), and the ranges add up to the total
+/// without overflow.
 pub fn decode_rndv(p: &[u8]) -> Option<(usize, Vec<crate::cma::RemoteIov>)> {
     let word = |at: usize| -> Option<u64> {
         Some(u64::from_le_bytes(p.get(at..at + 8)?.try_into().ok()?))
@@ -199,6 +201,7 @@ pub fn decode_rndv(p: &[u8]) -> Option<(usize, Vec<crate::cma::RemoteIov>)> {
         let at = RNDV_HEAD + 16 * i;
         let addr = usize::try_from(word(at)?).ok()?;
         let len = usize::try_from(word(at + 8)?).ok()?;
+        addr.checked_add(len)?;
         sum = sum.checked_add(len)?;
         ranges.push(crate::cma::RemoteIov { addr, len });
     }
