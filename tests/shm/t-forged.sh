@@ -10,27 +10,28 @@
 # rendezvous waiting for a receive that the victim posts late, one a
 # rendezvous the victim is copying with the forger, which holds a chunk
 # of its split slot: the forger races the victim for that chunk and says
-# whether it won; the refusal is counted only then), CHUNKs
-# past its bounce area, past a chunk and for no message, FREE of chunks
-# never lent, DONE and ANSWER for nothing sent, an ANSWER of the wrong
-# length to the victim's read (which must fail), then a second one, rendezvous that do not
-# add up (a range that wraps among them) or name memory it does not have
-# (unmapped, zero-length ranges), PUSHes at the victim's real rendezvous (split slot past the
-# area, stale generation, chunks and ranges past the message, chunk size
-# 0 and 1 GiB, memory it does not have), and one-sided parts with short
-# or reserved headers, wrong keys, bounds past the registration, lengths
-# past the payload, malformed ranges and atomics. The victim must refuse
-# each lie (the warn lines "cell from ... refused: WHY", counted here per
-# reason; no other refusal may appear), complete exactly the messages
-# the protocol lets start, with their announced bytes, and error
-# completions where the forger named memory it does not have, nothing
-# on its catch-all receives, the forger's honest message intact, its own
-# send once the forger ends it honestly, with memcheck clean; the forger
-# checks every answer and what the victim wrote into its split slots and
-# buffers (the honest PUSH's bytes intact, nothing under the lies).
-# Twice: with cross-memory attach, and with FI_SHM_DISABLE_CMA=1 (the
-# victim's large send then lends the forger chunks of its bounce area, and
-# the forger's rendezvous are answered FALLBACK).
+# whether it won; the refusal is counted only then), CHUNKs past its
+# bounce area, past a chunk and for no message, FREE of chunks never
+# lent, DONE and ANSWER for nothing sent, an ANSWER of the wrong length
+# to the victim's read (which must fail) and a second one, rendezvous
+# that do not add up (a range that wraps among them) or name memory it
+# does not have (unmapped, zero-length ranges), PUSHes at the victim's
+# real rendezvous (split slot past the area, stale generation, chunks
+# and ranges past the message, chunk size 0 and 1 GiB, memory it does
+# not have), and one-sided parts with short or reserved headers, wrong
+# keys, bounds past the registration, lengths past the payload,
+# malformed ranges and atomics. The victim must refuse each lie (the
+# warn lines "cell from ... refused: WHY", counted here per reason; no
+# other refusal may appear), complete exactly the messages the protocol
+# lets start, with their announced bytes, and error completions where
+# the forger named memory it does not have, nothing on its catch-all
+# receives, the forger's honest message intact, its own send once the
+# forger ends it honestly, with memcheck clean; the forger checks every
+# answer and what the victim wrote into its split slots and buffers (the
+# honest PUSH's bytes intact, nothing under the lies). Twice: with
+# cross-memory attach, and with FI_SHM_DISABLE_CMA=1 (the victim's large
+# send then lends the forger chunks of its bounce area, and the forger's
+# rendezvous are answered FALLBACK).
 #
 # Not applicable to Debian's libfabric 1.17 (OXI_SHM_LIB): the forger
 # speaks our cell protocol only.
