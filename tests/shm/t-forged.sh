@@ -64,16 +64,17 @@ common='4 a rendezvous that does not add up
 1 a cell of a message never started
 3 a message number in use
 1 a chunk of a message never started
-5 a chunk beyond its bounce area
+7 a chunk beyond its bounce area
 1 a chunk given back that it was not lent
 1 an answer to no rendezvous of ours
 1 a request for no rendezvous of ours
 2 an answer to no part sent to that peer
 1 an answer of the wrong length
 2 a malformed RMA header
-3 an inline part of the wrong length
+4 an inline part of the wrong length
 1 malformed ranges
 1 ranges that do not cover the part
+1 a chunk index of the wrong length
 1 an unknown atomic
 1 atomic operands of the wrong length'
 pushes='1 a request that does not add up

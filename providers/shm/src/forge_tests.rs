@@ -38,7 +38,7 @@
 //!
 //! It prints `forger: N checks, M failed` and exits 1 on a failure.
 
-use crate::proto::{self, Op, RmaHeader, FALLBACK, PUSH_OK, RMA_CMA, RMA_LAST};
+use crate::proto::{self, Op, RmaHeader, FALLBACK, PUSH_OK, RMA_BOUNCE, RMA_CMA, RMA_LAST};
 use crate::ring::{Kind, Meta, CELL_HEADER};
 use crate::transport::{Addr, Config, Event, Transport};
 use oxifabric::abi::{FI_EACCES, FI_EINVAL, FI_SUM, FI_UINT64};
@@ -566,6 +566,37 @@ impl Forger {
             key,
             &m,
             inval,
+        );
+        // Writes whose bytes are in a chunk of ours (`RMA_BOUNCE`): its
+        // index cut short, past our area, a length past a chunk; and one
+        // honest, from chunk 11.
+        let bounced =
+            |at: u64, len: u64, ix: &[u8]| [&rma_head(at, len, RMA_BOUNCE)[..], ix].concat();
+        let what = "a write from a chunk named in 5 bytes";
+        self.part(what, Op::Write, key, &bounced(base, 8, &[0; 5]), inval);
+        let what = "a write from a chunk past our area";
+        self.part(
+            what,
+            Op::Write,
+            key,
+            &bounced(base, 8, &63u64.to_le_bytes()),
+            inval,
+        );
+        let what = "a write from a chunk, longer than a chunk";
+        let m = bounced(base, CHUNK as u64 + 1, &0u64.to_le_bytes());
+        self.part(what, Op::Write, key, &m, inval);
+        let what = "a read through a chunk, longer than any chunk";
+        let m = rma_head(base, 2 << 20, RMA_BOUNCE);
+        self.part(what, Op::Read, key, &m, inval);
+        let wrote = self.tp.bounce_write(11, &[b"BOUNCEOK"]);
+        self.check(wrote == Ok(8), "writing our own chunk");
+        let m = bounced(base + 200, 8, &11u64.to_le_bytes());
+        self.part(
+            "an honest write from a chunk",
+            Op::Write,
+            key,
+            &m,
+            Some((0, 0)),
         );
         let m = w8(base + 128);
         self.part("an honest write", Op::Write, key, &m, Some((0, 0)));
