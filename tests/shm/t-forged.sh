@@ -20,7 +20,8 @@
 # and ranges past the message, chunk size 0 and 1 GiB, memory it does
 # not have), and one-sided parts with short or reserved headers, wrong
 # keys, bounds past the registration, lengths past the payload,
-# malformed ranges and atomics. The victim must refuse each lie (the
+# malformed ranges and atomics, bytes in chunks past the forger's area
+# or past a chunk. The victim must refuse each lie (the
 # warn lines "cell from ... refused: WHY", counted here per reason; no
 # other refusal may appear), complete exactly the messages the protocol
 # lets start, with their announced bytes, and error completions where

@@ -494,7 +494,7 @@ impl Forger {
     }
 
     /// Step 3, one-sided: parts that lie about their header, key,
-    /// bounds, lengths and ranges, and two honest ones.
+    /// bounds, lengths, ranges and chunks, and three honest ones.
     fn one_sided(&mut self, key: u64, base: u64, mr_len: u64) {
         let eight = *b"FORGEDOK";
         let mut reserved = rma_head(base, 8, 0);
