@@ -13,8 +13,7 @@
 # not required: a scribbled word stalls a ring as often as it makes a
 # cell refused. Twice: with cross-memory attach, and without
 # (FI_SHM_DISABLE_CMA=1, so large messages take the bounce area). The
-# protocol-level forgeries (cells that lie) are providers/shm's
-# `forged_cells` tests.
+# protocol-level forgeries (cells that lie) are t-forged's.
 #
 # On Debian's libfabric 1.17 (OXI_SHM_LIB) the victim does not survive
 # (see the info line the first time this was run, quoted in the README).

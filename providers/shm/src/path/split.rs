@@ -68,7 +68,10 @@ fn clip(ranges: &[RemoteIov], mut off: usize, mut len: usize) -> Vec<RemoteIov> 
         }
         let l = (r.len - off).min(len);
         out.push(RemoteIov {
-            addr: r.addr + off,
+            // No wrap (`decode_rndv` refuses ranges that wrap, and off <
+            // r.len); wrapping anyway, so a peer's address never panics
+            // a build with overflow checks: the kernel checks it.
+            addr: r.addr.wrapping_add(off),
             len: l,
         });
         len -= l;
