@@ -78,6 +78,16 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use wire::{Header, HDR};
 
+/// The provider name of upstream's rxm variables (`FI_OFI_RXM_*`).
+pub const RXM_PARAMS_PROV: &str = "ofi_rxm";
+/// Upstream's rxm variables the RDM endpoint reads (`fi_info -e` lists
+/// them under `verbs;ofi_rxm`).
+pub const RXM_PARAMS: &[(&str, fi_param_type, &str)] = &[(
+    "sar_limit",
+    FI_PARAM_SIZE_T,
+    "Messages longer than this many bytes go by rendezvous (RDMA READ by the receiver) on verbs RDM endpoints",
+)];
+
 /// Payload bytes of one piece.
 pub const PIECE: usize = 16 << 10;
 /// A buffer slot: header and payload.
