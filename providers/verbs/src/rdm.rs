@@ -14,11 +14,12 @@
 //!   events on the endpoint's CM channel in progress; sends wait in the
 //!   connection's queue until it is established. A request is accepted
 //!   when its private data names an address of the host it came from.
-//!   The sends to one peer all go on one connection, chosen at the first
-//!   send: the one we made, or one the peer made to us if there is one by
-//!   then (not with `FI_RMA`: see `rdm/rma.rs`). When both sides connect
-//!   at once there are two connections, each carrying one direction; both
-//!   are kept (documented, not merged).
+//!   The sends to one peer all go on one connection: the one we made, or
+//!   the peer's; when both sides connect at once, one request wins and
+//!   the other side's sends move onto its connection; a peer restarted at
+//!   the same address is told by its nonce and its former connections
+//!   fail (`rdm/conns.rs`). Endpoints with `FI_RMA` send only on
+//!   connections they made (one per direction; why: `rdm/conns.rs`).
 //! - **Data.** Every piece is one send from a slot of the endpoint's
 //!   registered transmit buffer into a slot of the connection's
 //!   registered receive buffer: a 32-byte header (`rdm/wire.rs`: tag, CQ
@@ -44,6 +45,7 @@
 //!   (`rdm/retry.rs`), its sends waiting meanwhile.
 
 mod atomic;
+mod conns;
 mod delivery;
 mod retry;
 mod rma;
@@ -146,6 +148,11 @@ struct Conn {
     /// The peer wants a notice after each RMA access into its memory
     /// (`wire::NOTICES`: it counts them, `FI_RMA_EVENT`).
     notices: bool,
+    /// We asked for it (rather than accepted the peer's request).
+    ours: bool,
+    /// The peer's nonce (`wire::Intro`), once it said it: in its request,
+    /// or in its acceptance of ours (0 until then).
+    peer_nonce: u64,
 }
 
 impl Conn {
@@ -161,6 +168,8 @@ impl Conn {
             inline,
             src: None,
             notices: false,
+            ours: !matches!(phase, Phase::Accepting),
+            peer_nonce: 0,
         }
     }
 }
@@ -304,6 +313,8 @@ pub struct RdmEp {
     cq: Arc<Cq>,
     /// The CM channel's and the completion channel's descriptors.
     waits: Watch,
+    /// This endpoint's incarnation (`wire::Intro::nonce`).
+    nonce: u64,
     st: Mutex<State>,
 }
 
@@ -357,6 +368,7 @@ impl RdmEp {
             chan,
             cq,
             waits,
+            nonce: conns::new_nonce(),
             st: Mutex::new(State {
                 core: EpCore::new(info, NAME),
                 rxq: RxQueues::default(),
@@ -390,13 +402,21 @@ impl RdmEp {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// What we ask of peers when connecting: notices of their RMA
-    /// accesses when our counters count them (`FI_RMA_EVENT`).
-    fn flags(&self) -> u8 {
+    /// What we say of ourselves when connecting: notices of peers' RMA
+    /// accesses wanted when our counters count them (`FI_RMA_EVENT`),
+    /// connections shared both ways when we issue no RMA
+    /// (`rdm/conns.rs`), and our nonce.
+    fn intro(&self) -> wire::Intro {
+        let mut flags = 0;
         if self.info.caps & FI_RMA_EVENT != 0 {
-            wire::NOTICES
-        } else {
-            0
+            flags |= wire::NOTICES;
+        }
+        if self.info.caps & FI_RMA == 0 {
+            flags |= wire::SHARED;
+        }
+        wire::Intro {
+            flags,
+            nonce: self.nonce,
         }
     }
 
@@ -449,11 +469,12 @@ impl RdmEp {
     }
 
     /// A peer's connection request: accepted when its private data names
-    /// a listening address on the host the request came from.
+    /// a listening address on the host the request came from, unless it
+    /// crosses one of ours that wins (`rdm/conns.rs`).
     fn on_request(&self, st: &mut State, mut id: Id, data: &[u8]) {
         let from = id.peer_addr();
         let peer = wire::parse_hello(data).filter(|(p, _)| from.is_some_and(|f| f.ip() == p.ip()));
-        let Some((peer, flags)) = peer else {
+        let Some((peer, intro)) = peer else {
             oxifabric::prov_log!(
                 NAME,
                 FI_LOG_WARN,
@@ -461,6 +482,10 @@ impl RdmEp {
                 "connection request from {from:?} refused: its data names no listening address of its host"
             );
             let _ = id.reject(&[]);
+            return;
+        };
+        self.forget_restarted(st, peer, intro.nonce);
+        let Some(replaced) = self.settle_crossing(st, &id, peer, intro) else {
             return;
         };
         if st.conns.len() >= MAX_CONNS {
@@ -482,23 +507,19 @@ impl RdmEp {
                 return;
             }
         };
-        if let Err(e) = id.accept(&wire::answer(self.flags())) {
+        if let Err(e) = id.accept(&wire::answer(self.intro())) {
             verbs_err("rdma_accept", e);
             return;
         }
         st.next_conn += 1;
         st.by_id.insert(id.addr(), cn);
         let mut conn = Conn::new(id, Some(rx), Phase::Accepting, peer, inline);
-        conn.notices = flags & wire::NOTICES != 0;
+        conn.notices = intro.flags & wire::NOTICES != 0;
+        conn.peer_nonce = intro.nonce;
         st.conns.insert(cn, conn);
         st.pending += 1;
-        // Our sends to that peer may use it (unless we connected first),
-        // except with RMA: a peer's refused access takes down the queue
-        // pair it used, and with it whatever we had in flight on it (sends
-        // the peer may have received whose acknowledgement is lost), so an
-        // endpoint with RMA sends only on connections it made.
-        if self.info.caps & FI_RMA == 0 {
-            st.tx_conn.entry(peer).or_insert(cn);
+        if self.shares(intro) {
+            self.take_over(st, peer, cn, replaced);
         }
     }
 
@@ -533,7 +554,7 @@ impl RdmEp {
             }
             RDMA_CM_EVENT_ROUTE_RESOLVED => {
                 let hello = Self::addr(st)
-                    .map(|a| wire::hello(&a, self.flags()))
+                    .map(|a| wire::hello(&a, self.intro()))
                     .unwrap_or_default();
                 let Some(c) = st.conns.get_mut(&cn) else {
                     return;
@@ -560,7 +581,9 @@ impl RdmEp {
                     return;
                 };
                 if c.phase == Phase::Connecting {
-                    c.notices = wire::parse_answer(&ev.data) & wire::NOTICES != 0;
+                    let intro = wire::parse_answer(&ev.data);
+                    c.notices = intro.flags & wire::NOTICES != 0;
+                    c.peer_nonce = intro.nonce;
                 }
                 if c.phase != Phase::Up {
                     c.phase = Phase::Up;
@@ -574,6 +597,9 @@ impl RdmEp {
             // Before it is established, ours is made again (`rdm/retry.rs`).
             RDMA_CM_EVENT_REJECTED => {
                 let f = refused(FI_ECONNREFUSED, "connection rejected");
+                if wire::parse_refusal(&ev.data) == Some(wire::CROSSED) {
+                    return self.crossed(st, cn, f);
+                }
                 self.dial_failed(st, cn, f, true)
             }
             RDMA_CM_EVENT_ADDR_ERROR
