@@ -83,6 +83,13 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         self.parts.get(key).is_none_or(|p| p.got >= p.len)
     }
 
+    /// Whether a message under a key `sel` selects has not wholly
+    /// arrived yet (a transport asks before it closes a connection whose
+    /// messages these are: an idle one has none).
+    pub fn arriving(&self, sel: impl Fn(&K) -> bool) -> bool {
+        self.parts.iter().any(|(k, p)| p.got < p.len && sel(k))
+    }
+
     /// Messages in flight.
     pub fn len(&self) -> usize {
         self.parts.len()

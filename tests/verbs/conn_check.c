@@ -6,6 +6,7 @@
  *
  *   conn_check [-b PORT] [-a ADDR] [-r ROUNDS] cross
  *   conn_check [-b PORT] [-a ADDR] restart
+ *   OXI_VERBS_MAX_CONNS=2 conn_check [-b PORT] [-a ADDR] lru
  *
  * cross: ROUNDS (20) rounds, each with fresh endpoints in two processes
  * that are told to send at the same instant (so both connect at once):
@@ -24,6 +25,12 @@
  *   fresh_conn     K is started again at the same port; S's next send to
  *                  the same AV entry is delivered (data-checked) and K's
  *                  answer reaches S
+ *
+ * lru: a hub talks to 4 leaves (processes) in turn, 3 rounds, each
+ * message and answer data-checked, with no error completion anywhere
+ * (lru_data); after each exchange (and 0.3 s of the hub's progress) the
+ * parent counts the hub's connected rdma-cm ids: at most the bound
+ * (OXI_VERBS_MAX_CONNS; 4 when unset) plus one being closed (lru_bound).
  *
  * Exit status 0 when every step passed.
  *
@@ -241,6 +248,27 @@ static void progress_until(int rfd)
 	CHECK("pipe", read(rfd, &c, 1) == 1, "pipe");
 }
 
+/* Progress for `secs` seconds in which nothing may complete. */
+static void quiet(const char *step, double secs, const char *why)
+{
+	double end = now() + secs;
+	while (now() < end) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		CHECK(step, poll_cq(&e, &err) == 0, "%s", why);
+	}
+}
+
+/* A child's end: says it is done ('f'), keeps progressing (its peers may
+ * still need it) until the parent says so, closes. */
+static void finish(const char *step, int rfd, int wfd)
+{
+	CHECK(step, write(wfd, "f", 1) == 1, "pipe");
+	progress_until(rfd);
+	close_ep();
+	exit(0);
+}
+
 /* One side of the cross test: `rounds` rounds with fresh endpoints. */
 static void cross_child(int side, int rounds, int rfd, int wfd)
 {
@@ -374,15 +402,10 @@ static void survivor(int side, int unused, int rfd, int wfd)
 		CHECK("killed_errors", r == 0, "fi_send: %zd", r);
 	}
 	/* Some progress, so the sends leave. */
-	double end = now() + 0.5;
-	while (now() < end) {
-		struct fi_cq_tagged_entry e;
-		struct fi_cq_err_entry err;
-		CHECK("killed_errors", poll_cq(&e, &err) == 0, "a send completed before the peer read it");
-	}
+	quiet("killed_errors", 0.5, "a send completed before the peer read it");
 	CHECK("killed_errors", write(wfd, "p", 1) == 1 && read(rfd, &c, 1) == 1, "pipe");
 	int errs = 0;
-	end = now() + WAIT_S;
+	double end = now() + WAIT_S;
 	while (errs < INFLIGHT) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry err;
@@ -403,10 +426,7 @@ static void survivor(int side, int unused, int rfd, int wfd)
 	exchange("fresh_conn", 0, rfd, wfd);
 	printf("ok fresh_conn\n");
 	fflush(stdout);
-	CHECK("fresh_conn", write(wfd, "f", 1) == 1, "pipe");
-	progress_until(rfd);
-	close_ep();
-	exit(0);
+	finish("fresh_conn", rfd, wfd);
 }
 
 /* The peer: exchange, then nothing until killed (first life), or an
@@ -423,10 +443,7 @@ static void victim(int side, int life, int rfd, int wfd)
 	}
 	CHECK("fresh_conn", write(wfd, "r", 1) == 1, "pipe");
 	exchange("fresh_conn", 0, rfd, wfd);
-	CHECK("fresh_conn", write(wfd, "f", 1) == 1, "pipe");
-	progress_until(rfd);
-	close_ep();
-	exit(0);
+	finish("fresh_conn", rfd, wfd);
 }
 
 static int restart(void)
@@ -451,6 +468,145 @@ static int restart(void)
 	if (!ok)
 		printf("FAIL restart: a process failed (see its FAIL line above)\n");
 	return !ok;
+}
+
+#define LEAVES 4
+#define LRU_ROUNDS 3
+
+/* Waits for `sends` send and `recvs` receive completions; any error
+ * completion fails `step`. Returns the last receive's length. */
+static size_t await(const char *step, int sends, int recvs)
+{
+	size_t len = 0;
+	double end = now() + WAIT_S;
+	while (sends > 0 || recvs > 0) {
+		struct fi_cq_tagged_entry e;
+		struct fi_cq_err_entry err;
+		int r = poll_cq(&e, &err);
+		CHECK(step, r >= 0, "error completion: %s (%s)", fi_strerror(err.err),
+		      fi_cq_strerror(cq, err.prov_errno, err.err_data, NULL, 0));
+		CHECK(step, now() < end, "timed out: %d sends, %d receives missing", sends, recvs);
+		if (r && (e.flags & FI_SEND))
+			sends--;
+		else if (r) {
+			recvs--;
+			len = e.len;
+		}
+	}
+	return len;
+}
+
+static void fill(char *b, int from, int msg)
+{
+	for (size_t i = 0; i < SMALL; i++)
+		b[i] = pattern(from, msg, i);
+}
+
+static void verify(const char *step, const char *b, size_t len, int from, int msg)
+{
+	CHECK(step, len == SMALL, "message %d from %d: %zu bytes", msg, from, len);
+	for (size_t i = 0; i < SMALL; i++)
+		CHECK(step, b[i] == pattern(from, msg, i), "message %d from %d: byte %zu wrong", msg, from, i);
+}
+
+/* The hub: talks to each leaf in turn, LRU_ROUNDS times; after each
+ * exchange the parent counts its connections. */
+static void hub(int side, int unused, int rfd, int wfd)
+{
+	fi_addr_t leaf[LEAVES];
+	char c;
+	(void) unused;
+	me = side;
+	setup("lru_setup");
+	open_ep("lru_setup", base, base + 1);
+	leaf[0] = peer;
+	for (int i = 1; i < LEAVES; i++) {
+		struct sockaddr_in p = { .sin_family = AF_INET, .sin_port = htons((uint16_t) (base + 1 + i)) };
+		inet_pton(AF_INET, addr, &p.sin_addr);
+		CHECK("lru_setup", fi_av_insert(av, &p, 1, &leaf[i], 0, NULL) == 1, "fi_av_insert");
+	}
+	for (int r = 0; r < LRU_ROUNDS; r++) {
+		for (int i = 0; i < LEAVES; i++) {
+			int m = r * LEAVES + i;
+			CHECK("lru_data", fi_recv(ep, rxb, LARGE, NULL, FI_ADDR_UNSPEC, &ctx[0]) == 0, "fi_recv");
+			fill(txb, 0, m);
+			CHECK("lru_data", fi_send(ep, txb, SMALL, NULL, leaf[i], &ctx[1]) == 0, "fi_send");
+			verify("lru_data", rxb, await("lru_data", 1, 1), 1 + i, r);
+			/* Some progress, for the closing of an idle connection. */
+			quiet("lru_data", 0.3, "a completion nothing was posted for");
+			CHECK("lru_data", write(wfd, "s", 1) == 1 && read(rfd, &c, 1) == 1, "pipe");
+		}
+	}
+	printf("ok lru_data\n");
+	finish("lru_data", rfd, wfd);
+}
+
+/* A leaf: answers each of the hub's messages; no error completion. */
+static void leaf(int side, int i, int rfd, int wfd)
+{
+	me = side;
+	setup("lru_setup");
+	open_ep("lru_setup", base + 1 + i, base);
+	for (int r = 0; r < LRU_ROUNDS; r++) {
+		CHECK("lru_data", fi_recv(ep, rxb, LARGE, NULL, FI_ADDR_UNSPEC, &ctx[0]) == 0, "fi_recv");
+		if (r == 0)
+			CHECK("lru_data", write(wfd, "r", 1) == 1, "pipe");
+		verify("lru_data", rxb, await("lru_data", 0, 1), 0, r * LEAVES + i);
+		fill(txb, side, r);
+		CHECK("lru_data", fi_send(ep, txb, SMALL, NULL, peer, &ctx[1]) == 0, "fi_send");
+		await("lru_data", 1, 0);
+	}
+	finish("lru_data", rfd, wfd);
+}
+
+/* The hub's rdma-cm ids in state CONNECT. */
+static int count_one(pid_t p)
+{
+	return count_ids(p, p, -1);
+}
+
+static int lru(int bound)
+{
+	int rh, wh, rl[LEAVES], wl[LEAVES], ok = 1, most = 0;
+	pid_t l[LEAVES];
+	for (int i = 0; i < LEAVES; i++) {
+		l[i] = spawn(&rl[i], &wl[i], leaf, 1 + i, i);
+		ok = ok && expect(rl[i], 'r');
+	}
+	pid_t h = spawn(&rh, &wh, hub, 0, 0);
+	for (int k = 0; ok && k < LRU_ROUNDS * LEAVES; k++) {
+		if (!expect(rh, 's')) {
+			ok = 0;
+			break;
+		}
+		int n = count_one(h);
+		printf("exchange %d: the hub has %d connected ids\n", k, n);
+		most = n > most ? n : most;
+		if (write(wh, "c", 1) != 1)
+			ok = 0;
+	}
+	ok = ok && expect(rh, 'f');
+	for (int i = 0; i < LEAVES; i++)
+		ok = ok && expect(rl[i], 'f');
+	if (write(wh, "x", 1) != 1)
+		ok = 0;
+	for (int i = 0; i < LEAVES; i++)
+		if (write(wl[i], "x", 1) != 1)
+			ok = 0;
+	ok = reap(h) && ok;
+	for (int i = 0; i < LEAVES; i++)
+		ok = reap(l[i]) && ok;
+	if (!ok) {
+		printf("FAIL lru_data: a process failed (see its FAIL line above)\n");
+		return 1;
+	}
+	/* One more than the bound while a close is being agreed. */
+	if (most > bound + 1) {
+		printf("FAIL lru_bound: the hub had %d connections, bound %d\n", most, bound);
+		return 1;
+	}
+	printf("ok lru_bound (at most %d connections, bound %d)\n", most, bound);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -479,5 +635,7 @@ int main(int argc, char **argv)
 		return cross(rounds);
 	if (!strcmp(argv[optind], "restart"))
 		return restart();
+	if (!strcmp(argv[optind], "lru"))
+		return lru(getenv("OXI_VERBS_MAX_CONNS") ? atoi(getenv("OXI_VERBS_MAX_CONNS")) : LEAVES);
 	return 2;
 }

@@ -648,8 +648,8 @@ failed=$before
 # lines must show requests that crossed (else the test proved nothing).
 # restart: a peer killed with 4 sends in flight to it (error completions
 # for each), started again at the same port and reached through the same
-# AV entry (data-checked both ways). Then both on Debian's libfabric
-# (upstream's verbs;ofi_rxm) as info lines.
+# AV entry (data-checked both ways). lru: below. Then all three on
+# Debian's libfabric (upstream's verbs;ofi_rxm) as info lines.
 conn_check() { # NAME LIBPATH BASEPORT MODE [ARGS...]
 	local name=$1 lib=$2 port=$3 mode=$4
 	shift 4
@@ -671,13 +671,27 @@ for s in killed_errors fresh_conn; do
 	grep -q "^ok $s" "$W/conn_restart.log" && ok "conn_$s" ||
 		fail "conn_$s" "$(grep -m1 '^FAIL' "$W/conn_restart.log")"
 done
+# lru: with the test knob OXI_VERBS_MAX_CONNS=2, a hub talking to 4 leaf
+# processes in turn (3 rounds, data-checked, no error completion on any
+# side) keeps at most 3 connections (the bound and one being closed), and
+# its info lines show idle connections closed by agreement.
+OXI_VERBS_MAX_CONNS=2 conn_check conn_lru "$OXILIB" 48500 lru
+for s in lru_data lru_bound; do
+	grep -q "^ok $s" "$W/conn_lru.log" && ok "conn_$s" ||
+		fail "conn_$s" "$(grep -m1 '^FAIL' "$W/conn_lru.log")"
+done
+grep -q "closing the least recently used idle one" "$W/conn_lru.log" &&
+	grep -q "idle connection to .* closed" "$W/conn_lru.log" && ok conn_lru_closed ||
+	fail conn_lru_closed "no idle connection was closed by agreement"
 conn_check upstream_conn_cross "" 48300 cross -r 5
 conn_check upstream_conn_restart "" 48400 restart
-for s in cross_data cross_one_conn killed_errors fresh_conn; do
-	if grep -q "^ok $s" "$W"/upstream_conn_*.log; then
+OXI_VERBS_MAX_CONNS=2 conn_check upstream_conn_lru "" 48550 lru
+for s in cross:cross_data cross:cross_one_conn restart:killed_errors restart:fresh_conn lru:lru_data lru:lru_bound; do
+	log=$W/upstream_conn_${s%%:*}.log s=${s#*:}
+	if grep -q "^ok $s" "$log"; then
 		echo "info upstream_conn_$s: passed" >>"$W/results.txt"
 	else
-		echo "info upstream_conn_$s: $(grep -h -m1 "^FAIL $s" "$W"/upstream_conn_*.log | head -1)" >>"$W/results.txt"
+		echo "info upstream_conn_$s: $(grep -m1 "^FAIL $s" "$log" || grep -m1 '^FAIL' "$log")" >>"$W/results.txt"
 	fi
 done
 

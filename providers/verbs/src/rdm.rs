@@ -47,6 +47,7 @@
 mod atomic;
 mod conns;
 mod delivery;
+mod lru;
 mod retry;
 mod rma;
 mod rndv;
@@ -153,6 +154,11 @@ struct Conn {
     /// The peer's nonce (`wire::Intro`), once it said it: in its request,
     /// or in its acceptance of ours (0 until then).
     peer_nonce: u64,
+    /// Being closed by agreement (`rdm/lru.rs`): nothing but `Bye` is
+    /// posted on it.
+    closing: Option<lru::Closing>,
+    /// When it was last used (`State::tick`), for `rdm/lru.rs`.
+    used: u64,
 }
 
 impl Conn {
@@ -170,6 +176,8 @@ impl Conn {
             notices: false,
             ours: !matches!(phase, Phase::Accepting),
             peer_nonce: 0,
+            closing: None,
+            used: 0,
         }
     }
 }
@@ -296,6 +304,11 @@ struct State {
     /// again with when (`rdm/retry.rs`).
     attempts: HashMap<SocketAddr, oxifabric::service::conn_retry::ConnRetry>,
     paused: Vec<(u32, std::time::Instant)>,
+    /// A clock of uses (sends queued, pieces received) for `rdm/lru.rs`.
+    tick: u64,
+    /// More connections are open than the bound and none was idle
+    /// (`rdm/lru.rs`): progress looks again.
+    over_bound: bool,
 }
 
 /// A verbs RDM endpoint.
@@ -394,6 +407,8 @@ impl RdmEp {
                 polls: 0,
                 attempts: HashMap::new(),
                 paused: Vec::new(),
+                tick: 0,
+                over_bound: false,
             }),
         }))
     }
@@ -465,6 +480,7 @@ impl RdmEp {
             .insert(cn, Conn::new(id, None, Phase::Resolving, peer, 0));
         st.pending += 1;
         st.tx_conn.insert(peer, cn);
+        self.bound_conns(st);
         Ok(cn)
     }
 
@@ -521,6 +537,7 @@ impl RdmEp {
         if self.shares(intro) {
             self.take_over(st, peer, cn, replaced);
         }
+        self.bound_conns(st);
     }
 
     /// One CM event on the endpoint's channel.
@@ -627,6 +644,10 @@ impl RdmEp {
     /// messages it was bringing in fail their receives, its next send to
     /// that peer connects anew.
     fn conn_failed(&self, st: &mut State, cn: u32, mut f: Failure) {
+        if st.conns.get(&cn).is_some_and(|c| c.closing.is_some()) {
+            // Idle and being closed: its end is no error (`rdm/lru.rs`).
+            return self.close_idle(st, cn);
+        }
         let Some(mut c) = st.conns.remove(&cn) else {
             return;
         };
@@ -646,21 +667,7 @@ impl RdmEp {
         }
         st.queued -= c.queue.len();
         let mut hit: Vec<u64> = c.queue.drain(..).map(|o| o.id).collect();
-        let dead: Vec<u64> = st
-            .wrs
-            .iter()
-            .filter(|(_, w)| w.conn == cn)
-            .map(|(k, _)| *k)
-            .collect();
-        for wr in dead {
-            if let Some(w) = st.wrs.remove(&wr) {
-                st.tx_free.push(w.slot);
-                if let Some(s) = st.sends.get_mut(&w.send) {
-                    s.pieces -= 1;
-                }
-                hit.push(w.send);
-            }
-        }
+        hit.extend(Self::release_wrs(st, cn));
         // Atomics waiting for that peer's answers fail too (the answer
         // comes on the peer's own connection).
         hit.extend(
@@ -681,6 +688,29 @@ impl RdmEp {
         partial.drop_where(rxq, |k| k.0 == cn, f, &core.sinks);
         drop(c);
         self.after_pump(st);
+    }
+
+    /// Forgets the work requests posted on connection `cn` (its queue
+    /// pair is going: they will not complete), giving their transmit slots
+    /// back; returns their sends.
+    fn release_wrs(st: &mut State, cn: u32) -> Vec<u64> {
+        let dead: Vec<u64> = st
+            .wrs
+            .iter()
+            .filter(|(_, w)| w.conn == cn)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut hit = Vec::new();
+        for wr in dead {
+            if let Some(w) = st.wrs.remove(&wr) {
+                st.tx_free.push(w.slot);
+                if let Some(s) = st.sends.get_mut(&w.send) {
+                    s.pieces -= 1;
+                }
+                hit.push(w.send);
+            }
+        }
+        hit
     }
 
     /// Reports send `id` once nothing of it is in flight any more.
@@ -734,6 +764,10 @@ impl RdmEp {
         }
         let notices = c.notices;
         while let Some(o) = c.queue.front_mut() {
+            if c.closing.is_some() && o.frame != Some(wire::Op::Bye) {
+                // Held for a new connection (`rdm/lru.rs`).
+                return;
+            }
             let Some(slot) = tx_free.pop() else { return };
             let wr = *next_wr;
             *next_wr += 1;
@@ -880,9 +914,11 @@ impl RdmEp {
     ) -> Result<u64> {
         let id = st.next_send;
         st.next_send += 1;
+        st.tick += 1;
         let Some(c) = st.conns.get_mut(&cn) else {
             return Err(Error::OpBadState);
         };
+        c.used = st.tick;
         out.id = id;
         if out.rma.is_none() && out.frame.is_none() {
             out.seq = c.next_seq;
@@ -1012,6 +1048,11 @@ impl RdmEp {
         }
         let whole = rx.buf(slot * SLOT, SLOT);
         let lkey = rx.lkey();
+        st.tick += 1;
+        let tick = st.tick;
+        if let Some(c) = st.conns.get_mut(&cn) {
+            c.used = tick;
+        }
         let piece = whole.slice(0, wc.byte_len as usize);
         let (h, body) = match Header::decode(piece.as_slice()) {
             Ok(x) => x,
@@ -1032,6 +1073,7 @@ impl RdmEp {
             wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
             wire::Op::Delivered => Self::delivered(st, cn, &h).err(),
             wire::Op::Rts => self.on_rts(st, cn, &h, body, msg),
+            wire::Op::Bye => self.on_bye(st, cn, h.seq).err(),
             _ => self.deliver(st, cn, &h, body, msg),
         };
         if let Some(why) = bad {
@@ -1098,7 +1140,11 @@ impl RdmEp {
                 }
                 None
             }
-            wire::Op::Atomic | wire::Op::AtomicDone | wire::Op::Delivered | wire::Op::Rts => None,
+            wire::Op::Atomic
+            | wire::Op::AtomicDone
+            | wire::Op::Delivered
+            | wire::Op::Rts
+            | wire::Op::Bye => None,
         }
     }
 
@@ -1166,6 +1212,9 @@ impl RdmEp {
             self.redial_due(st);
         }
         self.poll_cq(st);
+        if st.over_bound {
+            self.bound_conns(st);
+        }
     }
 }
 

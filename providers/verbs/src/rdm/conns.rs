@@ -185,7 +185,8 @@ impl RdmEp {
     /// queue, in order: messages take `to`'s next numbers (the
     /// acknowledgements they wait for are keyed by connection and number);
     /// acknowledgements of messages that came in on `from` are dropped
-    /// (they answer that connection's numbers).
+    /// (they answer that connection's numbers), as are `Bye` frames
+    /// (`rdm/lru.rs`: about closing `from`).
     pub(super) fn move_queue(st: &mut State, from: u32, to: u32) {
         let Some(mut moving) = st
             .conns
@@ -204,7 +205,8 @@ impl RdmEp {
             return;
         };
         for mut o in moving {
-            if o.frame == Some(wire::Op::Delivered) {
+            // Answers about `from`'s own traffic, or its closing.
+            if matches!(o.frame, Some(wire::Op::Delivered | wire::Op::Bye)) {
                 st.queued -= 1;
                 dropped.push(o.id);
                 continue;
@@ -228,12 +230,17 @@ impl RdmEp {
         Self::pump(st, to);
     }
 
-    /// Forgets connection `cn`, an attempt of ours that nothing was posted
-    /// on and whose queue was moved: it fails nothing.
+    /// Forgets connection `cn` without an error: an attempt of ours that
+    /// nothing was posted on, or an idle connection closed by agreement
+    /// (`rdm/lru.rs`), whose queue was moved; what is still queued or
+    /// posted on it (our own frames) is dropped.
     pub(super) fn drop_attempt(st: &mut State, cn: u32) {
         let Some(c) = st.conns.remove(&cn) else {
             return;
         };
+        for id in Self::release_wrs(st, cn) {
+            Self::fail_send(st, id, Failure::cause(FI_ECONNRESET, "connection closed"));
+        }
         st.by_id.remove(&c.id.addr());
         if c.phase != Phase::Up {
             st.pending -= 1;

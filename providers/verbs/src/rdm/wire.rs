@@ -74,7 +74,19 @@ pub enum Op {
     /// length; the body names the sender's buffers, [`REMOTE`] bytes each
     /// (address, length, remote key), their lengths adding up to `len`.
     Rts = 9,
+    /// Closing an idle connection by agreement (`rdm/lru.rs`): `seq` one
+    /// of [`BYE_ASK`], [`BYE_AGREE`], [`BYE_BUSY`]; no tag, data or body.
+    Bye = 10,
 }
+
+/// [`Op::Bye`]: the sender would close this connection (it is idle on its
+/// side, and it holds its new sends to us meanwhile).
+pub const BYE_ASK: u32 = 0;
+/// [`Op::Bye`]: agreed (idle here too; new sends held until it is gone).
+pub const BYE_AGREE: u32 = 1;
+/// [`Op::Bye`]: not now (something is under way here); the connection
+/// stays.
+pub const BYE_BUSY: u32 = 2;
 
 /// Bytes of one buffer an [`Op::Rts`] names: address (u64), length and
 /// remote key (u32 each), little-endian.
@@ -185,6 +197,7 @@ impl Header {
             7 => Op::AtomicDone,
             8 => Op::Delivered,
             9 => Op::Rts,
+            10 => Op::Bye,
             _ => return Err("an unknown operation"),
         };
         if h[2] & !(HAS_TAG | HAS_DATA | ACK) != 0 || h[3] != 0 {
@@ -214,6 +227,13 @@ impl Header {
             Op::Atomic => hdr.len == body_len && hdr.tag.is_some(),
             Op::AtomicDone => hdr.len == body_len && hdr.data.is_some() && hdr.tag.is_none(),
             Op::Delivered => hdr.len == 0 && body_len == 0 && hdr.tag.is_none(),
+            Op::Bye => {
+                hdr.len == 0
+                    && body_len == 0
+                    && hdr.tag.is_none()
+                    && hdr.data.is_none()
+                    && hdr.seq <= BYE_BUSY
+            }
             Op::Rts => {
                 hdr.len > 0
                     && body_len > 0
@@ -540,6 +560,33 @@ mod tests {
             "rdma-cm's padding alone"
         );
         assert_eq!(parse_answer(b"oA"), Intro::default());
+    }
+
+    #[test]
+    fn byes_are_header_only_and_known() {
+        let bye = |seq, data| Header {
+            op: Op::Bye,
+            seq,
+            tag: None,
+            data,
+            len: 0,
+            ack: false,
+        };
+        for kind in [BYE_ASK, BYE_AGREE, BYE_BUSY] {
+            let p = bye(kind, None).encode();
+            assert_eq!(Header::decode(&p).map(|(h, _)| h), Ok(bye(kind, None)));
+        }
+        assert!(
+            Header::decode(&bye(3, None).encode()).is_err(),
+            "an unknown kind"
+        );
+        assert!(
+            Header::decode(&bye(BYE_ASK, Some(1)).encode()).is_err(),
+            "data"
+        );
+        let mut p = bye(BYE_ASK, None).encode().to_vec();
+        p.push(0);
+        assert!(Header::decode(&p).is_err(), "a body");
     }
 
     #[test]
