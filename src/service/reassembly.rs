@@ -275,6 +275,15 @@ mod tests {
     use super::*;
     use crate::abi::FI_ADDR_NOTAVAIL;
 
+    #[test]
+    fn arriving_names_only_incomplete_messages() {
+        let (sinks, mut r) = started(10);
+        assert!(r.arriving(|k| *k == 1), "none of its bytes yet");
+        assert!(!r.arriving(|k| *k == 2), "another key");
+        r.append(1, &[0; 10], &sinks).unwrap();
+        assert!(!r.arriving(|k| *k == 1), "held whole: arrived");
+    }
+
     /// A message of `len` bytes started under key 1, no receive posted.
     fn started(len: usize) -> (Sinks, Reassembly<u32>) {
         let mut rxq = RxQueues::<u32>::default();
