@@ -168,11 +168,13 @@ static int poll_cq(struct fi_cq_tagged_entry *e, struct fi_cq_err_entry *err)
 	return 0;
 }
 
-static void post(const char *step, ssize_t (*call)(void), const char *what)
+/* Posts with `call(arg)`, retrying while the provider says -FI_EAGAIN
+ * (upstream's rxm does while it connects) and driving progress. */
+static void post(const char *step, ssize_t (*call)(void *), void *arg, const char *what)
 {
 	double end = now() + WAIT_S;
 	for (;;) {
-		ssize_t r = call();
+		ssize_t r = call(arg);
 		if (!r)
 			return;
 		CHECK(step, r == -FI_EAGAIN && now() < end, "%s: %s (%zd)", what, fi_strerror((int) -r), r);
@@ -185,13 +187,29 @@ static void post(const char *step, ssize_t (*call)(void), const char *what)
 
 static int cur;
 static int me;
-static ssize_t post_recv(void)
+static ssize_t post_recv(void *unused)
 {
+	(void) unused;
 	return fi_recv(ep, rxb + (size_t) cur * LARGE, LARGE, NULL, FI_ADDR_UNSPEC, &ctx[cur]);
 }
-static ssize_t post_send(void)
+static ssize_t post_send(void *unused)
 {
+	(void) unused;
 	return fi_send(ep, txb + (size_t) cur * LARGE, msg_len(cur), NULL, peer, &ctx[NMSG + cur]);
+}
+
+/* One send: its buffer, length, destination and context. */
+struct one_send {
+	void *buf;
+	size_t len;
+	fi_addr_t dest;
+	void *ctx;
+};
+
+static ssize_t send_one(void *arg)
+{
+	struct one_send *o = arg;
+	return fi_send(ep, o->buf, o->len, NULL, o->dest, o->ctx);
 }
 
 /* Sends NMSG messages (after posting NMSG receives) and checks what
@@ -200,7 +218,7 @@ static void exchange(const char *step, int wait_go, int rfd, int wfd)
 {
 	char c;
 	for (cur = 0; cur < NMSG; cur++)
-		post(step, post_recv, "fi_recv");
+		post(step, post_recv, NULL, "fi_recv");
 	for (int m = 0; m < NMSG; m++)
 		for (size_t i = 0; i < msg_len(m); i++)
 			txb[(size_t) m * LARGE + i] = pattern(me, m, i);
@@ -209,7 +227,7 @@ static void exchange(const char *step, int wait_go, int rfd, int wfd)
 		CHECK(step, read(rfd, &c, 1) == 1, "pipe");
 	}
 	for (cur = 0; cur < NMSG; cur++)
-		post(step, post_send, "fi_send");
+		post(step, post_send, NULL, "fi_send");
 	int sent = 0, got = 0;
 	double end = now() + WAIT_S;
 	while (sent < NMSG || got < NMSG) {
@@ -397,9 +415,8 @@ static void survivor(int side, int unused, int rfd, int wfd)
 	char c;
 	CHECK("killed_errors", write(wfd, "d", 1) == 1 && read(rfd, &c, 1) == 1, "pipe");
 	for (cur = 0; cur < INFLIGHT; cur++) {
-		ssize_t r = fi_send(ep, txb + (size_t) cur * INFLIGHT_LEN, INFLIGHT_LEN, NULL, peer,
-				    &ctx[2 * NMSG + cur]);
-		CHECK("killed_errors", r == 0, "fi_send: %zd", r);
+		struct one_send o = { txb + (size_t) cur * INFLIGHT_LEN, INFLIGHT_LEN, peer, &ctx[2 * NMSG + cur] };
+		post("killed_errors", send_one, &o, "fi_send");
 	}
 	/* Some progress, so the sends leave. */
 	quiet("killed_errors", 0.5, "a send completed before the peer read it");
@@ -530,7 +547,8 @@ static void hub(int side, int unused, int rfd, int wfd)
 			int m = r * LEAVES + i;
 			CHECK("lru_data", fi_recv(ep, rxb, LARGE, NULL, FI_ADDR_UNSPEC, &ctx[0]) == 0, "fi_recv");
 			fill(txb, 0, m);
-			CHECK("lru_data", fi_send(ep, txb, SMALL, NULL, leaf[i], &ctx[1]) == 0, "fi_send");
+			struct one_send o = { txb, SMALL, leaf[i], &ctx[1] };
+			post("lru_data", send_one, &o, "fi_send");
 			verify("lru_data", rxb, await("lru_data", 1, 1), 1 + i, r);
 			/* Some progress, for the closing of an idle connection. */
 			quiet("lru_data", 0.3, "a completion nothing was posted for");
@@ -553,7 +571,8 @@ static void leaf(int side, int i, int rfd, int wfd)
 			CHECK("lru_data", write(wfd, "r", 1) == 1, "pipe");
 		verify("lru_data", rxb, await("lru_data", 0, 1), 0, r * LEAVES + i);
 		fill(txb, side, r);
-		CHECK("lru_data", fi_send(ep, txb, SMALL, NULL, peer, &ctx[1]) == 0, "fi_send");
+		struct one_send o = { txb, SMALL, peer, &ctx[1] };
+		post("lru_data", send_one, &o, "fi_send");
 		await("lru_data", 1, 0);
 	}
 	finish("lru_data", rfd, wfd);
