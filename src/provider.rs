@@ -49,6 +49,13 @@ pub trait Provider: Sync {
     fn params(&self) -> &'static [(&'static str, crate::abi::fi_param_type, &'static str)] {
         &[]
     }
+    /// The provider name its parameters are defined under (the
+    /// `<PROV>` of `FI_<PROV>_<NAME>`): its own name, unless it stands for
+    /// an upstream utility layer whose variables users already set
+    /// (`ofi_rxm` for `verbs;ofi_rxm`).
+    fn params_prov(&self) -> &'static str {
+        self.name()
+    }
 }
 
 /// Finds a provider by name (case-insensitive).

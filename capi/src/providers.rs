@@ -58,7 +58,7 @@ pub fn define_params() {
     ONCE.call_once(|| {
         for p in PROVIDERS {
             for (name, ty, help) in p.params() {
-                let _ = oxifabric::param::define(p.name(), name, *ty, help);
+                let _ = oxifabric::param::define(p.params_prov(), name, *ty, help);
             }
         }
     });

@@ -83,6 +83,13 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         self.parts.get(key).is_none_or(|p| p.got >= p.len)
     }
 
+    /// Whether a message under a key `sel` selects has not wholly
+    /// arrived yet (a transport asks before it closes a connection whose
+    /// messages these are: an idle one has none).
+    pub fn arriving(&self, sel: impl Fn(&K) -> bool) -> bool {
+        self.parts.iter().any(|(k, p)| p.got < p.len && sel(k))
+    }
+
     /// Messages in flight.
     pub fn len(&self) -> usize {
         self.parts.len()
@@ -267,6 +274,15 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
 mod tests {
     use super::*;
     use crate::abi::FI_ADDR_NOTAVAIL;
+
+    #[test]
+    fn arriving_names_only_incomplete_messages() {
+        let (sinks, mut r) = started(10);
+        assert!(r.arriving(|k| *k == 1), "none of its bytes yet");
+        assert!(!r.arriving(|k| *k == 2), "another key");
+        r.append(1, &[0; 10], &sinks).unwrap();
+        assert!(!r.arriving(|k| *k == 1), "held whole: arrived");
+    }
 
     /// A message of `len` bytes started under key 1, no receive posted.
     fn started(len: usize) -> (Sinks, Reassembly<u32>) {

@@ -113,6 +113,10 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-co
 	-o "$work/ft-deb/rndv_check" "$here/rndv_check.c" -lfabric -lm || exit 1
 gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/fi_rdm_tagged_bw" \
 	"$root/fabtests-compat/benchmarks/fi_rdm_tagged_bw.c" -lfabric -lm || exit 1
+# Connections of RDM endpoints (issue 24): conn_check (crossing requests,
+# a restarted peer), linked against Debian's libfabric (run on both).
+gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/conn_check" \
+	"$here/conn_check.c" -lfabric || exit 1
 printf 'PROBE=%q\nPINGPONG=%q\nOXILIB=%q\nFT=%q\nFTDEB=%q\nUNITS=%q\n' "$work/verbs-probe" \
 	"$work/verbs-rc-pingpong" "$work/lib" "$work/ft" "$work/ft-deb" "$units" >"$work/guest.env"
 # The guest runs some seventy server/client pairs, three-rank multinode

@@ -112,6 +112,16 @@ impl Provider for VerbsRxm {
         info::getinfo(req, FI_EP_RDM)
     }
 
+    /// Upstream's rxm variables (`FI_OFI_RXM_*`) that the RDM endpoint
+    /// reads, so `fi_info -e` lists them as upstream's does.
+    fn params(&self) -> &'static [(&'static str, oxifabric::abi::fi_param_type, &'static str)] {
+        rdm::RXM_PARAMS
+    }
+
+    fn params_prov(&self) -> &'static str {
+        rdm::RXM_PARAMS_PROV
+    }
+
     fn fabric(&self, _attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
         Ok(Arc::new(domain::VerbsFabric))
     }

@@ -14,11 +14,12 @@
 //!   events on the endpoint's CM channel in progress; sends wait in the
 //!   connection's queue until it is established. A request is accepted
 //!   when its private data names an address of the host it came from.
-//!   The sends to one peer all go on one connection, chosen at the first
-//!   send: the one we made, or one the peer made to us if there is one by
-//!   then (not with `FI_RMA`: see `rdm/rma.rs`). When both sides connect
-//!   at once there are two connections, each carrying one direction; both
-//!   are kept (documented, not merged).
+//!   The sends to one peer all go on one connection: the one we made, or
+//!   the peer's; when both sides connect at once, one request wins and
+//!   the other side's sends move onto its connection; a peer restarted at
+//!   the same address is told by its nonce and its former connections
+//!   fail (`rdm/conns.rs`). Endpoints with `FI_RMA` send only on
+//!   connections they made (one per direction; why: `rdm/conns.rs`).
 //! - **Data.** Every piece is one send from a slot of the endpoint's
 //!   registered transmit buffer into a slot of the connection's
 //!   registered receive buffer: a 32-byte header (`rdm/wire.rs`: tag, CQ
@@ -44,7 +45,9 @@
 //!   (`rdm/retry.rs`), its sends waiting meanwhile.
 
 mod atomic;
+mod conns;
 mod delivery;
+mod lru;
 mod retry;
 mod rma;
 mod rndv;
@@ -77,6 +80,16 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use wire::{Header, HDR};
+
+/// The provider name of upstream's rxm variables (`FI_OFI_RXM_*`).
+pub const RXM_PARAMS_PROV: &str = "ofi_rxm";
+/// Upstream's rxm variables the RDM endpoint reads (`fi_info -e` lists
+/// them under `verbs;ofi_rxm`).
+pub const RXM_PARAMS: &[(&str, fi_param_type, &str)] = &[(
+    "sar_limit",
+    FI_PARAM_SIZE_T,
+    "Messages longer than this many bytes go by rendezvous (RDMA READ by the receiver) on verbs RDM endpoints",
+)];
 
 /// Payload bytes of one piece.
 pub const PIECE: usize = 16 << 10;
@@ -136,6 +149,16 @@ struct Conn {
     /// The peer wants a notice after each RMA access into its memory
     /// (`wire::NOTICES`: it counts them, `FI_RMA_EVENT`).
     notices: bool,
+    /// We asked for it (rather than accepted the peer's request).
+    ours: bool,
+    /// The peer's nonce (`wire::Intro`), once it said it: in its request,
+    /// or in its acceptance of ours (0 until then).
+    peer_nonce: u64,
+    /// Being closed by agreement (`rdm/lru.rs`): nothing but `Bye` is
+    /// posted on it.
+    closing: Option<lru::Closing>,
+    /// When it was last used (`State::tick`), for `rdm/lru.rs`.
+    used: u64,
 }
 
 impl Conn {
@@ -151,6 +174,10 @@ impl Conn {
             inline,
             src: None,
             notices: false,
+            ours: !matches!(phase, Phase::Accepting),
+            peer_nonce: 0,
+            closing: None,
+            used: 0,
         }
     }
 }
@@ -277,6 +304,11 @@ struct State {
     /// again with when (`rdm/retry.rs`).
     attempts: HashMap<SocketAddr, oxifabric::service::conn_retry::ConnRetry>,
     paused: Vec<(u32, std::time::Instant)>,
+    /// A clock of uses (sends queued, pieces received) for `rdm/lru.rs`.
+    tick: u64,
+    /// More connections are open than the bound and none was idle
+    /// (`rdm/lru.rs`): progress looks again.
+    over_bound: bool,
 }
 
 /// A verbs RDM endpoint.
@@ -294,6 +326,8 @@ pub struct RdmEp {
     cq: Arc<Cq>,
     /// The CM channel's and the completion channel's descriptors.
     waits: Watch,
+    /// This endpoint's incarnation (`wire::Intro::nonce`).
+    nonce: u64,
     st: Mutex<State>,
 }
 
@@ -347,6 +381,7 @@ impl RdmEp {
             chan,
             cq,
             waits,
+            nonce: conns::new_nonce(),
             st: Mutex::new(State {
                 core: EpCore::new(info, NAME),
                 rxq: RxQueues::default(),
@@ -372,6 +407,8 @@ impl RdmEp {
                 polls: 0,
                 attempts: HashMap::new(),
                 paused: Vec::new(),
+                tick: 0,
+                over_bound: false,
             }),
         }))
     }
@@ -380,13 +417,21 @@ impl RdmEp {
         self.st.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// What we ask of peers when connecting: notices of their RMA
-    /// accesses when our counters count them (`FI_RMA_EVENT`).
-    fn flags(&self) -> u8 {
+    /// What we say of ourselves when connecting: notices of peers' RMA
+    /// accesses wanted when our counters count them (`FI_RMA_EVENT`),
+    /// connections shared both ways when we issue no RMA
+    /// (`rdm/conns.rs`), and our nonce.
+    fn intro(&self) -> wire::Intro {
+        let mut flags = 0;
         if self.info.caps & FI_RMA_EVENT != 0 {
-            wire::NOTICES
-        } else {
-            0
+            flags |= wire::NOTICES;
+        }
+        if self.info.caps & FI_RMA == 0 {
+            flags |= wire::SHARED;
+        }
+        wire::Intro {
+            flags,
+            nonce: self.nonce,
         }
     }
 
@@ -435,15 +480,17 @@ impl RdmEp {
             .insert(cn, Conn::new(id, None, Phase::Resolving, peer, 0));
         st.pending += 1;
         st.tx_conn.insert(peer, cn);
+        self.bound_conns(st);
         Ok(cn)
     }
 
     /// A peer's connection request: accepted when its private data names
-    /// a listening address on the host the request came from.
+    /// a listening address on the host the request came from, unless it
+    /// crosses one of ours that wins (`rdm/conns.rs`).
     fn on_request(&self, st: &mut State, mut id: Id, data: &[u8]) {
         let from = id.peer_addr();
         let peer = wire::parse_hello(data).filter(|(p, _)| from.is_some_and(|f| f.ip() == p.ip()));
-        let Some((peer, flags)) = peer else {
+        let Some((peer, intro)) = peer else {
             oxifabric::prov_log!(
                 NAME,
                 FI_LOG_WARN,
@@ -451,6 +498,10 @@ impl RdmEp {
                 "connection request from {from:?} refused: its data names no listening address of its host"
             );
             let _ = id.reject(&[]);
+            return;
+        };
+        self.forget_restarted(st, peer, intro.nonce);
+        let Some(replaced) = self.settle_crossing(st, &id, peer, intro) else {
             return;
         };
         if st.conns.len() >= MAX_CONNS {
@@ -472,24 +523,21 @@ impl RdmEp {
                 return;
             }
         };
-        if let Err(e) = id.accept(&wire::answer(self.flags())) {
+        if let Err(e) = id.accept(&wire::answer(self.intro())) {
             verbs_err("rdma_accept", e);
             return;
         }
         st.next_conn += 1;
         st.by_id.insert(id.addr(), cn);
         let mut conn = Conn::new(id, Some(rx), Phase::Accepting, peer, inline);
-        conn.notices = flags & wire::NOTICES != 0;
+        conn.notices = intro.flags & wire::NOTICES != 0;
+        conn.peer_nonce = intro.nonce;
         st.conns.insert(cn, conn);
         st.pending += 1;
-        // Our sends to that peer may use it (unless we connected first),
-        // except with RMA: a peer's refused access takes down the queue
-        // pair it used, and with it whatever we had in flight on it (sends
-        // the peer may have received whose acknowledgement is lost), so an
-        // endpoint with RMA sends only on connections it made.
-        if self.info.caps & FI_RMA == 0 {
-            st.tx_conn.entry(peer).or_insert(cn);
+        if self.shares(intro) {
+            self.take_over(st, peer, cn, replaced);
         }
+        self.bound_conns(st);
     }
 
     /// One CM event on the endpoint's channel.
@@ -523,7 +571,7 @@ impl RdmEp {
             }
             RDMA_CM_EVENT_ROUTE_RESOLVED => {
                 let hello = Self::addr(st)
-                    .map(|a| wire::hello(&a, self.flags()))
+                    .map(|a| wire::hello(&a, self.intro()))
                     .unwrap_or_default();
                 let Some(c) = st.conns.get_mut(&cn) else {
                     return;
@@ -550,7 +598,9 @@ impl RdmEp {
                     return;
                 };
                 if c.phase == Phase::Connecting {
-                    c.notices = wire::parse_answer(&ev.data) & wire::NOTICES != 0;
+                    let intro = wire::parse_answer(&ev.data);
+                    c.notices = intro.flags & wire::NOTICES != 0;
+                    c.peer_nonce = intro.nonce;
                 }
                 if c.phase != Phase::Up {
                     c.phase = Phase::Up;
@@ -564,6 +614,9 @@ impl RdmEp {
             // Before it is established, ours is made again (`rdm/retry.rs`).
             RDMA_CM_EVENT_REJECTED => {
                 let f = refused(FI_ECONNREFUSED, "connection rejected");
+                if wire::parse_refusal(&ev.data) == Some(wire::CROSSED) {
+                    return self.crossed(st, cn, f);
+                }
                 self.dial_failed(st, cn, f, true)
             }
             RDMA_CM_EVENT_ADDR_ERROR
@@ -591,6 +644,10 @@ impl RdmEp {
     /// messages it was bringing in fail their receives, its next send to
     /// that peer connects anew.
     fn conn_failed(&self, st: &mut State, cn: u32, mut f: Failure) {
+        if st.conns.get(&cn).is_some_and(|c| c.closing.is_some()) {
+            // Idle and being closed: its end is no error (`rdm/lru.rs`).
+            return self.close_idle(st, cn);
+        }
         let Some(mut c) = st.conns.remove(&cn) else {
             return;
         };
@@ -610,21 +667,7 @@ impl RdmEp {
         }
         st.queued -= c.queue.len();
         let mut hit: Vec<u64> = c.queue.drain(..).map(|o| o.id).collect();
-        let dead: Vec<u64> = st
-            .wrs
-            .iter()
-            .filter(|(_, w)| w.conn == cn)
-            .map(|(k, _)| *k)
-            .collect();
-        for wr in dead {
-            if let Some(w) = st.wrs.remove(&wr) {
-                st.tx_free.push(w.slot);
-                if let Some(s) = st.sends.get_mut(&w.send) {
-                    s.pieces -= 1;
-                }
-                hit.push(w.send);
-            }
-        }
+        hit.extend(Self::release_wrs(st, cn));
         // Atomics waiting for that peer's answers fail too (the answer
         // comes on the peer's own connection).
         hit.extend(
@@ -645,6 +688,29 @@ impl RdmEp {
         partial.drop_where(rxq, |k| k.0 == cn, f, &core.sinks);
         drop(c);
         self.after_pump(st);
+    }
+
+    /// Forgets the work requests posted on connection `cn` (its queue
+    /// pair is going: they will not complete), giving their transmit slots
+    /// back; returns their sends.
+    fn release_wrs(st: &mut State, cn: u32) -> Vec<u64> {
+        let dead: Vec<u64> = st
+            .wrs
+            .iter()
+            .filter(|(_, w)| w.conn == cn)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut hit = Vec::new();
+        for wr in dead {
+            if let Some(w) = st.wrs.remove(&wr) {
+                st.tx_free.push(w.slot);
+                if let Some(s) = st.sends.get_mut(&w.send) {
+                    s.pieces -= 1;
+                }
+                hit.push(w.send);
+            }
+        }
+        hit
     }
 
     /// Reports send `id` once nothing of it is in flight any more.
@@ -698,6 +764,10 @@ impl RdmEp {
         }
         let notices = c.notices;
         while let Some(o) = c.queue.front_mut() {
+            if c.closing.is_some() && o.frame != Some(wire::Op::Bye) {
+                // Held for a new connection (`rdm/lru.rs`).
+                return;
+            }
             let Some(slot) = tx_free.pop() else { return };
             let wr = *next_wr;
             *next_wr += 1;
@@ -844,9 +914,11 @@ impl RdmEp {
     ) -> Result<u64> {
         let id = st.next_send;
         st.next_send += 1;
+        st.tick += 1;
         let Some(c) = st.conns.get_mut(&cn) else {
             return Err(Error::OpBadState);
         };
+        c.used = st.tick;
         out.id = id;
         if out.rma.is_none() && out.frame.is_none() {
             out.seq = c.next_seq;
@@ -976,6 +1048,11 @@ impl RdmEp {
         }
         let whole = rx.buf(slot * SLOT, SLOT);
         let lkey = rx.lkey();
+        st.tick += 1;
+        let tick = st.tick;
+        if let Some(c) = st.conns.get_mut(&cn) {
+            c.used = tick;
+        }
         let piece = whole.slice(0, wc.byte_len as usize);
         let (h, body) = match Header::decode(piece.as_slice()) {
             Ok(x) => x,
@@ -996,6 +1073,7 @@ impl RdmEp {
             wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
             wire::Op::Delivered => Self::delivered(st, cn, &h).err(),
             wire::Op::Rts => self.on_rts(st, cn, &h, body, msg),
+            wire::Op::Bye => self.on_bye(st, cn, h.seq).err(),
             _ => self.deliver(st, cn, &h, body, msg),
         };
         if let Some(why) = bad {
@@ -1062,7 +1140,11 @@ impl RdmEp {
                 }
                 None
             }
-            wire::Op::Atomic | wire::Op::AtomicDone | wire::Op::Delivered | wire::Op::Rts => None,
+            wire::Op::Atomic
+            | wire::Op::AtomicDone
+            | wire::Op::Delivered
+            | wire::Op::Rts
+            | wire::Op::Bye => None,
         }
     }
 
@@ -1130,6 +1212,9 @@ impl RdmEp {
             self.redial_due(st);
         }
         self.poll_cq(st);
+        if st.over_bound {
+            self.bound_conns(st);
+        }
     }
 }
 

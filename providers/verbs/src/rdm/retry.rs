@@ -14,7 +14,7 @@
 
 use super::*;
 use oxifabric::service::conn_retry::{ConnRetry, DEFAULT_CONN_TIMEOUT};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 impl RdmEp {
     /// Starts resolving `peer`'s address on `id`, from our listening
@@ -45,6 +45,18 @@ impl RdmEp {
     /// peer's series lasts; otherwise (or for one we accepted, or one that
     /// was established) it is gone ([`RdmEp::conn_failed`]).
     pub(super) fn dial_failed(&self, st: &mut State, cn: u32, f: Failure, refused: bool) {
+        self.dial_again(st, cn, f, refused, Duration::ZERO);
+    }
+
+    /// As [`RdmEp::dial_failed`], pausing at least `at_least`.
+    pub(super) fn dial_again(
+        &self,
+        st: &mut State,
+        cn: u32,
+        f: Failure,
+        refused: bool,
+        at_least: Duration,
+    ) {
         let peer = match st.conns.get(&cn) {
             Some(c)
                 if matches!(
@@ -64,18 +76,18 @@ impl RdmEp {
         let (Some(at), Ok(id)) = (at, Id::new(&self.chan)) else {
             return self.conn_failed(st, cn, f);
         };
-        let Some(mut old) = st.conns.remove(&cn) else {
-            return;
-        };
-        st.by_id.remove(&old.id.addr());
+        let at = at.max(Instant::now() + at_least);
         let n = st.next_conn;
         st.next_conn += 1;
-        let mut c = Conn::new(id, None, Phase::Paused, peer, 0);
-        c.queue = std::mem::take(&mut old.queue);
-        c.next_seq = old.next_seq;
-        st.by_id.insert(c.id.addr(), n);
-        st.conns.insert(n, c);
-        if st.tx_conn.get(&peer) == Some(&cn) {
+        st.by_id.insert(id.addr(), n);
+        st.conns
+            .insert(n, Conn::new(id, None, Phase::Paused, peer, 0));
+        st.pending += 1;
+        let was_tx = st.tx_conn.get(&peer) == Some(&cn);
+        // Nothing was posted on it: its sends move over as they are.
+        Self::move_queue(st, cn, n);
+        Self::drop_attempt(st, cn);
+        if was_tx {
             st.tx_conn.insert(peer, n);
         }
         st.paused.push((n, at));

@@ -90,13 +90,12 @@ pub(super) struct Pull {
 fn limit_param() -> usize {
     static LIMIT: OnceLock<usize> = OnceLock::new();
     *LIMIT.get_or_init(|| {
-        let _ = param::define(
-            "ofi_rxm",
-            "sar_limit",
-            FI_PARAM_SIZE_T,
-            "Messages longer than this many bytes go by rendezvous (RDMA READ by the receiver) on verbs RDM endpoints",
-        );
-        match param::get("ofi_rxm", "sar_limit") {
+        // Defined by the library with the providers' parameters; again
+        // here for the crate's own tests (a second definition is a no-op).
+        for (name, ty, help) in super::RXM_PARAMS {
+            let _ = param::define(super::RXM_PARAMS_PROV, name, *ty, help);
+        }
+        match param::get(super::RXM_PARAMS_PROV, "sar_limit") {
             Ok(Value::Size(v)) => v,
             _ => DEFAULT_LIMIT,
         }

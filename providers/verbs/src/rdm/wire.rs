@@ -1,7 +1,8 @@
 //! What an RDM endpoint's peers say to it: the private data of a
 //! connection request (the requester's listening address, so `FI_SOURCE`
-//! can name it) and of its acceptance (each side's [`NOTICES`] wish), and
-//! the header in front of every message piece and RMA notice.
+//! can name it), of its acceptance and of a rejection (each side's
+//! [`Intro`]: flags and nonce; why a request was refused), and the header
+//! in front of every message piece and RMA notice.
 //! Everything here comes from a peer: it is decoded into plain values and
 //! checked before anything else looks at it.
 
@@ -18,11 +19,23 @@ pub const HDR: usize = 32;
 const HELLO_MAGIC: [u8; 2] = *b"oR";
 /// The first bytes of an acceptance's private data.
 const ANSWER_MAGIC: [u8; 2] = *b"oA";
+/// The first bytes of a rejection's private data.
+const REFUSAL_MAGIC: [u8; 2] = *b"oJ";
 
 /// A flag of the request and the answer: the side sending it wants a
 /// notice after every RMA access into its memory (its endpoint has
 /// `FI_RMA_EVENT`: its counters count remote accesses).
 pub const NOTICES: u8 = 1;
+/// A flag of the request and the answer: the side sending it issues no
+/// RDMA access of its application (its endpoint has no `FI_RMA`), so a
+/// refused access can never take the connection down; a connection both
+/// sides say this of carries both directions (`rdm/conns.rs`).
+pub const SHARED: u8 = 2;
+
+/// Why a request was refused: both sides asked at once and the other
+/// side's request wins (`rdm/conns.rs`); the requester keeps its sends
+/// for the connection that request makes.
+pub const CROSSED: u8 = 1;
 
 /// What a piece is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +74,19 @@ pub enum Op {
     /// length; the body names the sender's buffers, [`REMOTE`] bytes each
     /// (address, length, remote key), their lengths adding up to `len`.
     Rts = 9,
+    /// Closing an idle connection by agreement (`rdm/lru.rs`): `seq` one
+    /// of [`BYE_ASK`], [`BYE_AGREE`], [`BYE_BUSY`]; no tag, data or body.
+    Bye = 10,
 }
+
+/// [`Op::Bye`]: the sender would close this connection (it is idle on its
+/// side, and it holds its new sends to us meanwhile).
+pub const BYE_ASK: u32 = 0;
+/// [`Op::Bye`]: agreed (idle here too; new sends held until it is gone).
+pub const BYE_AGREE: u32 = 1;
+/// [`Op::Bye`]: not now (something is under way here); the connection
+/// stays.
+pub const BYE_BUSY: u32 = 2;
 
 /// Bytes of one buffer an [`Op::Rts`] names: address (u64), length and
 /// remote key (u32 each), little-endian.
@@ -172,6 +197,7 @@ impl Header {
             7 => Op::AtomicDone,
             8 => Op::Delivered,
             9 => Op::Rts,
+            10 => Op::Bye,
             _ => return Err("an unknown operation"),
         };
         if h[2] & !(HAS_TAG | HAS_DATA | ACK) != 0 || h[3] != 0 {
@@ -201,6 +227,13 @@ impl Header {
             Op::Atomic => hdr.len == body_len && hdr.tag.is_some(),
             Op::AtomicDone => hdr.len == body_len && hdr.data.is_some() && hdr.tag.is_none(),
             Op::Delivered => hdr.len == 0 && body_len == 0 && hdr.tag.is_none(),
+            Op::Bye => {
+                hdr.len == 0
+                    && body_len == 0
+                    && hdr.tag.is_none()
+                    && hdr.data.is_none()
+                    && hdr.seq <= BYE_BUSY
+            }
             Op::Rts => {
                 hdr.len > 0
                     && body_len > 0
@@ -219,41 +252,92 @@ impl Header {
     }
 }
 
+/// What each side of a connection says about itself when it is made: in
+/// the request (with the requester's listening address) and in the
+/// acceptance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Intro {
+    /// [`NOTICES`], [`SHARED`].
+    pub flags: u8,
+    /// The endpoint's incarnation: a random number drawn when it was
+    /// opened, so that a peer restarted at the same address is told from
+    /// the one it replaces (0: not said).
+    pub nonce: u64,
+}
+
 /// A connection request's private data: who is asking, by the address
-/// it listens at (what its `fi_getname` gives), and its flags.
-pub fn hello(listen: &SocketAddr, flags: u8) -> Vec<u8> {
+/// it listens at (what its `fi_getname` gives), its flags and nonce.
+pub fn hello(listen: &SocketAddr, me: Intro) -> Vec<u8> {
     let a = addr::to_sockaddr(listen);
-    let mut v = Vec::with_capacity(5 + a.len());
+    let mut v = Vec::with_capacity(13 + a.len());
     v.extend_from_slice(&HELLO_MAGIC);
     v.push(VERSION);
     v.push(a.len() as u8);
     v.extend_from_slice(&a);
-    v.push(flags);
+    v.push(me.flags);
+    v.extend_from_slice(&me.nonce.to_le_bytes());
     v
 }
 
-/// The listening address and flags in a request's private data (rdma-cm
-/// pads it with zeros), or None when it is not ours or does not add up.
-pub fn parse_hello(data: &[u8]) -> Option<(SocketAddr, u8)> {
+/// The nonce at `at` of private data (rdma-cm pads it with zeros; a
+/// shorter one is 0, "not said").
+fn nonce_at(data: &[u8], at: usize) -> u64 {
+    data.get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// The listening address, flags and nonce in a request's private data,
+/// or None when it is not ours or does not add up.
+pub fn parse_hello(data: &[u8]) -> Option<(SocketAddr, Intro)> {
     let (head, rest) = data.split_first_chunk::<4>()?;
     if head[..2] != HELLO_MAGIC || head[2] != VERSION {
         return None;
     }
     let n = usize::from(head[3]);
     let a = addr::sockaddr_from_bytes(rest.get(..n)?)?;
-    Some((a, rest.get(n).copied().unwrap_or(0)))
+    let flags = rest.get(n).copied().unwrap_or(0);
+    Some((
+        a,
+        Intro {
+            flags,
+            nonce: nonce_at(rest, n + 1),
+        },
+    ))
 }
 
-/// An acceptance's private data: the accepting side's flags.
-pub fn answer(flags: u8) -> [u8; 4] {
-    [ANSWER_MAGIC[0], ANSWER_MAGIC[1], VERSION, flags]
+/// An acceptance's private data: the accepting side's flags and nonce.
+pub fn answer(me: Intro) -> [u8; 12] {
+    let mut v = [0; 12];
+    v[..4].copy_from_slice(&[ANSWER_MAGIC[0], ANSWER_MAGIC[1], VERSION, me.flags]);
+    v[4..].copy_from_slice(&me.nonce.to_le_bytes());
+    v
 }
 
-/// The flags of an acceptance's private data; 0 when it is not ours.
-pub fn parse_answer(data: &[u8]) -> u8 {
+/// The flags and nonce of an acceptance's private data; nothing said
+/// when it is not ours.
+pub fn parse_answer(data: &[u8]) -> Intro {
     match data.split_first_chunk::<4>() {
-        Some((h, _)) if h[..2] == ANSWER_MAGIC && h[2] == VERSION => h[3],
-        _ => 0,
+        Some((h, rest)) if h[..2] == ANSWER_MAGIC && h[2] == VERSION => Intro {
+            flags: h[3],
+            nonce: nonce_at(rest, 0),
+        },
+        _ => Intro::default(),
+    }
+}
+
+/// A rejection's private data: why (one of [`CROSSED`]).
+pub fn refusal(why: u8) -> [u8; 4] {
+    [REFUSAL_MAGIC[0], REFUSAL_MAGIC[1], VERSION, why]
+}
+
+/// Why a rejection's private data says the request was refused; None
+/// when it says nothing of ours (nobody listening, a full endpoint, a
+/// host that is not ours).
+pub fn parse_refusal(data: &[u8]) -> Option<u8> {
+    match data.split_first_chunk::<4>() {
+        Some((h, _)) if h[..2] == REFUSAL_MAGIC && h[2] == VERSION && h[3] != 0 => Some(h[3]),
+        _ => None,
     }
 }
 
@@ -461,30 +545,91 @@ mod tests {
     }
 
     #[test]
-    fn answers_carry_flags() {
-        let mut d = answer(NOTICES).to_vec();
+    fn answers_carry_flags_and_nonce() {
+        let me = Intro {
+            flags: NOTICES | SHARED,
+            nonce: 0x1122_3344_5566_7788,
+        };
+        let mut d = answer(me).to_vec();
         d.resize(56, 0);
-        assert_eq!(parse_answer(&d), NOTICES);
-        assert_eq!(parse_answer(&[0; 56]), 0, "rdma-cm's padding alone");
-        assert_eq!(parse_answer(b"oA"), 0);
+        assert_eq!(parse_answer(&d), me);
+        assert_eq!(parse_answer(&d[..4]).nonce, 0, "no nonce said");
+        assert_eq!(
+            parse_answer(&[0; 56]),
+            Intro::default(),
+            "rdma-cm's padding alone"
+        );
+        assert_eq!(parse_answer(b"oA"), Intro::default());
+    }
+
+    #[test]
+    fn byes_are_header_only_and_known() {
+        let bye = |seq, data| Header {
+            op: Op::Bye,
+            seq,
+            tag: None,
+            data,
+            len: 0,
+            ack: false,
+        };
+        for kind in [BYE_ASK, BYE_AGREE, BYE_BUSY] {
+            let p = bye(kind, None).encode();
+            assert_eq!(Header::decode(&p).map(|(h, _)| h), Ok(bye(kind, None)));
+        }
+        assert!(
+            Header::decode(&bye(3, None).encode()).is_err(),
+            "an unknown kind"
+        );
+        assert!(
+            Header::decode(&bye(BYE_ASK, Some(1)).encode()).is_err(),
+            "data"
+        );
+        let mut p = bye(BYE_ASK, None).encode().to_vec();
+        p.push(0);
+        assert!(Header::decode(&p).is_err(), "a body");
+    }
+
+    #[test]
+    fn refusals_say_why() {
+        let mut d = refusal(CROSSED).to_vec();
+        d.resize(148, 0);
+        assert_eq!(parse_refusal(&d), Some(CROSSED));
+        assert_eq!(parse_refusal(&[0; 148]), None, "rdma-cm's padding alone");
+        assert_eq!(parse_refusal(&refusal(0)), None, "no reason");
+        assert_eq!(
+            parse_refusal(b"oA\x01\x01"),
+            None,
+            "an answer, not a refusal"
+        );
+        assert_eq!(parse_refusal(&[]), None);
     }
 
     #[test]
     fn hello_carries_the_listening_address() {
+        let me = Intro {
+            flags: NOTICES,
+            nonce: 42,
+        };
         for a in ["10.77.0.1:4000", "[fd77::1]:5"] {
             let a: SocketAddr = a.parse().unwrap();
-            let mut d = hello(&a, NOTICES);
+            let mut d = hello(&a, me);
+            assert!(d.len() <= 56, "rdma-cm's request carries 56 bytes");
             d.resize(56, 0);
-            assert_eq!(parse_hello(&d), Some((a, NOTICES)));
-            let d = hello(&a, 0);
+            assert_eq!(parse_hello(&d), Some((a, me)));
+            let d = hello(&a, Intro { flags: 0, nonce: 7 });
+            assert_eq!(
+                parse_hello(&d[..d.len() - 9]),
+                Some((a, Intro::default())),
+                "no flags byte, no nonce"
+            );
             assert_eq!(
                 parse_hello(&d[..d.len() - 1]),
-                Some((a, 0)),
-                "no flags byte"
+                Some((a, Intro::default())),
+                "a nonce cut short"
             );
         }
         assert_eq!(parse_hello(b"xR\x01\x10"), None);
-        let mut d = hello(&"10.0.0.1:1".parse().unwrap(), 0);
+        let mut d = hello(&"10.0.0.1:1".parse().unwrap(), me);
         d[3] = 200;
         assert_eq!(parse_hello(&d), None, "a length past the data");
         assert_eq!(parse_hello(&[]), None);
