@@ -126,8 +126,11 @@ static struct recv late[] = {
 /* Catch-alls: any tag, untagged. */
 static struct fi_context any_ctx[2];
 static unsigned char any_buf[2][BIG];
-static struct fi_context send_ctx, read_ctx;
+static struct fi_context send_ctx, read_ctx, bigread_ctx;
 static unsigned char read_buf[16];
+/* More than a cell: asked to be answered through a chunk of the
+ * forger's bounce area, which the forger names wrongly. */
+static unsigned char bigread_buf[20000];
 
 static double now(void)
 {
@@ -285,7 +288,8 @@ int main(int argc, char **argv)
 {
 	char name[256], faddr[256];
 	size_t len = sizeof(name);
-	int out, status = -1, sent = 0, send_failed = 0, phantoms = 0, acked = 0, byed = 0, reads = 0, reads_failed = 0;
+	int out, status = -1, sent = 0, send_failed = 0, phantoms = 0, acked = 0, byed = 0, reads = 0, reads_failed = 0,
+	    bigreads = 0, bigreads_failed = 0;
 	pid_t forger;
 	fi_addr_t to;
 	double end;
@@ -327,6 +331,7 @@ int main(int argc, char **argv)
 		if (rc != -FI_EAGAIN || now() > end)
 			die("fi_read", rc);
 	}
+
 	while (now() < end) {
 		struct fi_cq_tagged_entry e;
 		struct fi_cq_err_entry err;
@@ -349,6 +354,20 @@ int main(int argc, char **argv)
 		if (ctx == &read_ctx) {
 			reads++;
 			reads_failed += failed;
+			/* Then a large read (connected by now, so it asks to be
+			 * answered through a chunk of the forger's area), which
+			 * the forger answers through a chunk its area does not
+			 * have: it must fail. */
+			ssize_t rc;
+			while ((rc = fi_read(ep, bigread_buf, sizeof(bigread_buf), NULL, to, 0, 0x77, &bigread_ctx)) ==
+				       -FI_EAGAIN &&
+			       now() < end)
+				;
+			if (rc)
+				die("fi_read", rc);
+		} else if (ctx == &bigread_ctx) {
+			bigreads++;
+			bigreads_failed += failed;
 		} else if (ctx == &send_ctx) {
 			sent++;
 			send_failed += failed;
@@ -394,6 +413,9 @@ int main(int argc, char **argv)
 	       send_failed);
 	EXPECT(reads == 1 && reads_failed == 1, "our read, answered with the wrong length, failed once (%d, %d failed)",
 	       reads, reads_failed);
+	EXPECT(bigreads == 1 && bigreads_failed == 1,
+	       "our large read, answered through a chunk the forger does not have, failed once (%d, %d failed)", bigreads,
+	       bigreads_failed);
 	EXPECT(phantoms == 0, "%d catch-all receives completed", phantoms);
 	for (size_t i = 0; i < NRECV; i++) {
 		struct recv *r = &recvs[i];

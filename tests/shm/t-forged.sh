@@ -13,7 +13,9 @@
 # whether it won; the refusal is counted only then), CHUNKs past its
 # bounce area, past a chunk and for no message, FREE of chunks never
 # lent, DONE and ANSWER for nothing sent, an ANSWER of the wrong length
-# to the victim's read (which must fail) and a second one, rendezvous
+# to the victim's read (which must fail) and a second one, answers to its
+# large read through a chunk past the forger's area (which must fail) and
+# through chunk 0 once that part is gone, rendezvous
 # that do not add up (a range that wraps among them) or name memory it
 # does not have (unmapped, zero-length ranges), PUSHes at the victim's
 # real rendezvous (split slot past the area, stale generation, chunks
@@ -69,8 +71,9 @@ common='4 a rendezvous that does not add up
 1 a chunk given back that it was not lent
 1 an answer to no rendezvous of ours
 1 a request for no rendezvous of ours
-2 an answer to no part sent to that peer
+3 an answer to no part sent to that peer
 1 an answer of the wrong length
+1 an answer through a chunk it does not have
 2 a malformed RMA header
 4 an inline part of the wrong length
 1 malformed ranges

@@ -13,7 +13,8 @@
 //!    when cross-memory attach works between us, else `FIRST` and
 //!    `CHUNK`s through its bounce area (their bytes are checked).
 //! 2. Answers the victim's one-sided read of us with the wrong length,
-//!    then answers it again. Rendezvous of its own: one naming memory it
+//!    then answers it again; answers its large read (which asks for a
+//!    chunk of our area) through chunk 99, then through chunk 0. Rendezvous of its own: one naming memory it
 //!    does not have, one with zero-length ranges, a large one with
 //!    `PUSH_OK` naming memory it does not have (the victim shares its
 //!    copy out, which fails), and four that do not add up (a wrong
@@ -83,6 +84,9 @@ const RACE: usize = 4 << 20;
 const TAG_SYNC: u64 = 0x300;
 /// Bytes of the victim's one-sided read of us, which we answer wrongly.
 const READ: u64 = 16;
+/// Bytes of the victim's large read of us (more than a cell: it asks to
+/// be answered through a chunk), which we answer through a bad chunk.
+const BIG_READ: u64 = 20000;
 /// The victim's large message, and the honest one's length.
 const BIG: usize = 256 << 10;
 const HONEST: usize = 1000;
@@ -339,6 +343,27 @@ impl Forger {
         let m = cell(Op::Answer, Kind::Inline, None, 0, read.meta.token);
         self.send(m, &[&[7; 5]]);
         self.send(m, &[&[7; READ as usize]]);
+        // Its large read, which asks to be answered through a chunk of
+        // our area: answered through chunk 99 (we have 16), then through
+        // chunk 0 (no part by then).
+        let big = |g: &Got| {
+            Op::of(g.meta.flags) == Some(Op::Read)
+                && RmaHeader::decode(&g.bytes).is_some_and(|(h, _)| h.word == BIG_READ)
+        };
+        let Some(read) = self.take("large one-sided read", big) else {
+            return;
+        };
+        let asked = RmaHeader::decode(&read.bytes).map(|(h, _)| h.flags & proto::RMA_BOUNCE);
+        self.check(
+            asked == Some(proto::RMA_BOUNCE),
+            "the victim's large read asks for a chunk",
+        );
+        let m = Meta {
+            flags: Op::Answer.bits() | proto::ANSWER_BOUNCE,
+            ..cell(Op::Answer, Kind::Inline, None, 0, read.meta.token)
+        };
+        self.send(m, &[&99u64.to_le_bytes()]);
+        self.send(m, &[&0u64.to_le_bytes()]);
     }
 
     /// Step 2: rendezvous that lie about the sender's memory, and ones
