@@ -1029,7 +1029,14 @@ fn push_cell(
 ) -> Result<(Sent, bool, bool)> {
     if let (true, false, true, Body::App(iov)) = (rndv, o.started, o.len > cap, &o.body) {
         // We may write into the receiver too: it may ask us to copy part.
-        let push = if tp.cma_ok(to) { proto::PUSH_OK } else { 0 };
+        // Offered too while the handshake that tells is under way (a
+        // first large send): should we not reach it after all, we claim
+        // none of its chunks and the receiver copies them all.
+        let push = if tp.cma_ok(to) || tp.reaching(to) != Some(true) {
+            proto::PUSH_OK
+        } else {
+            0
+        };
         let ranges: Vec<(usize, usize)> = iov.iter().map(|b| (b.addr(), b.len())).collect();
         let mut buf = [0u8; proto::RNDV_MAX];
         if let Some(n) = proto::encode_rndv(&ranges, &mut buf) {
