@@ -48,6 +48,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include "../c/check.h"
+#include "shm_ep.h"
 
 /* Shared with forge_tests.rs. */
 #define TAG_BIG 0xb16
@@ -69,12 +70,6 @@
 /* The whole exchange, under memcheck. */
 #define BOUND 100.0
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_cq *cq;
-static struct fid_av *av;
-static struct fid_ep *ep;
 static struct fid_mr *mr;
 static unsigned char mrbuf[MR_LEN];
 static unsigned char bigbuf[BIG];
@@ -132,13 +127,6 @@ static unsigned char read_buf[16];
  * forger's bounce area, which the forger names wrongly. */
 static unsigned char bigread_buf[20000];
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
-}
-
 static unsigned char victim_byte(size_t i)
 {
 	return (unsigned char) ((i * 131 + 7) % 251);
@@ -156,24 +144,9 @@ static unsigned char mr_byte(size_t i)
 
 static void open_ep(void)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = 256 };
-	struct fi_av_attr aa = { .type = FI_AV_UNSPEC };
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC;
-	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	struct fi_info *hints = shm_hints(FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC);
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
-	hints->fabric_attr->prov_name = strdup("shm");
-	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
-	CHECK(fi_domain(fabric, info, &domain, NULL));
-	CHECK(fi_cq_open(domain, &ca, &cq, NULL));
-	CHECK(fi_av_open(domain, &aa, &av, NULL));
-	CHECK(fi_endpoint(domain, info, &ep, NULL));
-	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(ep, &av->fid, 0));
-	CHECK(fi_enable(ep));
+	shm_open_ep(hints, FI_CQ_FORMAT_TAGGED, 256);
 	for (size_t i = 0; i < MR_LEN; i++)
 		mrbuf[i] = mr_byte(i);
 	CHECK(fi_mr_reg(domain, mrbuf, MR_LEN, FI_REMOTE_READ | FI_REMOTE_WRITE, 0, MR_KEY, 0, &mr, NULL));
@@ -442,13 +415,8 @@ int main(int argc, char **argv)
 				mr_ok = 0;
 		EXPECT(mr_ok, "the registered buffer holds the honest writes and nothing else changed");
 	}
-	fi_close(&ep->fid);
 	fi_close(&mr->fid);
-	fi_close(&av->fid);
-	fi_close(&cq->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
+	shm_close_ep();
 	close(out);
 	printf("victim: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;

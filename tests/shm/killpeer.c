@@ -46,6 +46,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 #include "../c/check.h"
+#include "shm_ep.h"
 
 #define LARGE (4u << 20)
 #define LARGE_N 2
@@ -55,20 +56,7 @@
 #define START_BOUND 2.0
 #define NAME_MAX_LEN 256
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_cq *cq;
-static struct fid_av *av;
-static struct fid_ep *ep;
 static const char *dir;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
-}
 
 static void nap_ms(long ms)
 {
@@ -79,33 +67,15 @@ static void nap_ms(long ms)
 /* Opens fabric, domain, tagged CQ, AV and an enabled RDM endpoint of shm. */
 static void open_ep(void)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_TAGGED, .size = 8192 };
-	struct fi_av_attr aa = { .type = FI_AV_UNSPEC };
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED;
+	struct fi_info *hints = shm_hints(FI_MSG | FI_TAGGED);
 	hints->mode = 0;
-	hints->fabric_attr->prov_name = strdup("shm");
-	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
-	CHECK(fi_domain(fabric, info, &domain, NULL));
-	CHECK(fi_cq_open(domain, &ca, &cq, NULL));
-	CHECK(fi_av_open(domain, &aa, &av, NULL));
-	CHECK(fi_endpoint(domain, info, &ep, NULL));
-	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(ep, &av->fid, 0));
-	CHECK(fi_enable(ep));
+	hints->domain_attr->data_progress = FI_PROGRESS_UNSPEC;
+	shm_open_ep(hints, FI_CQ_FORMAT_TAGGED, 8192);
 }
 
 static void close_all(void)
 {
-	fi_close(&ep->fid);
-	fi_close(&av->fid);
-	fi_close(&cq->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
+	shm_close_ep();
 }
 
 /* Writes this endpoint's name to DIR/WHO.name (whole, by a rename). */

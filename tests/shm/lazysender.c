@@ -31,45 +31,17 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include "../c/check.h"
+#include "shm_ep.h"
 
 #define SIZE (4u << 20)
 #define ROUNDS 3
 #define LAZY 2
 #define BOUND 1.0
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_cq *cq;
-static struct fid_av *av;
-static struct fid_ep *ep;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
-}
 
 static void open_ep(void)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG, .size = 64 };
-	struct fi_av_attr aa = { .type = FI_AV_UNSPEC };
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
-	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-	hints->fabric_attr->prov_name = strdup("shm");
-	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
-	CHECK(fi_domain(fabric, info, &domain, NULL));
-	CHECK(fi_cq_open(domain, &ca, &cq, NULL));
-	CHECK(fi_av_open(domain, &aa, &av, NULL));
-	CHECK(fi_endpoint(domain, info, &ep, NULL));
-	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(ep, &av->fid, 0));
-	CHECK(fi_enable(ep));
+	shm_open_ep(shm_hints(FI_MSG), FI_CQ_FORMAT_MSG, 64);
 }
 
 /* Completions read while a send was retried (-FI_EAGAIN: a provider may
@@ -121,8 +93,6 @@ static void fill(char *b, int round)
 int main(void)
 {
 	int down[2], up[2];
-	char name[256], peer[256];
-	size_t len = sizeof(name);
 	fi_addr_t to;
 	char *buf = malloc(SIZE), *want = malloc(SIZE);
 	if (!buf || !want || pipe(down) || pipe(up))
@@ -131,15 +101,7 @@ int main(void)
 	int child = kid == 0;
 	int rd = child ? down[0] : up[0], wr = child ? up[1] : down[1];
 	open_ep();
-	CHECK(fi_getname(&ep->fid, name, &len));
-	if (write(wr, &len, sizeof(len)) != sizeof(len) || write(wr, name, len) != (ssize_t) len)
-		die("writing the name", -FI_EIO);
-	size_t plen;
-	if (read(rd, &plen, sizeof(plen)) != sizeof(plen) || plen > sizeof(peer) ||
-	    read(rd, peer, plen) != (ssize_t) plen)
-		die("reading the peer's name", -FI_EIO);
-	if (fi_av_insert(av, peer, 1, &to, 0, NULL) != 1)
-		die("fi_av_insert", -FI_EINVAL);
+	to = shm_swap_names(rd, wr);
 	/* Hello each way. */
 	CHECK(fi_recv(ep, buf, 64, NULL, FI_ADDR_UNSPEC, NULL));
 	send_to("hello", 6, to);
@@ -180,12 +142,7 @@ int main(void)
 		waitpid(kid, &st, 0);
 		EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child failed (status %d)", st);
 	}
-	fi_close(&ep->fid);
-	fi_close(&av->fid);
-	fi_close(&cq->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
+	shm_close_ep();
 	printf("lazysender %s: %d checks, %d failed\n", child ? "child" : "parent", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -46,6 +46,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include "../c/check.h"
+#include "shm_ep.h"
 
 #define DURATION 4.0
 #define BUF (1u << 20)
@@ -56,66 +57,10 @@
 #define BURSTS 20
 #define QUIET_MS 100
 
-static struct fi_info *info;
-static struct fid_fabric *fabric;
-static struct fid_domain *domain;
-static struct fid_cq *cq;
-static struct fid_av *av;
-static struct fid_ep *ep;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec + (double) t.tv_nsec / 1e9;
-}
 
 static void open_ep(void)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr ca = { .format = FI_CQ_FORMAT_MSG, .size = 256 };
-	struct fi_av_attr aa = { .type = FI_AV_UNSPEC };
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG;
-	hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
-	hints->fabric_attr->prov_name = strdup("shm");
-	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
-	fi_freeinfo(hints);
-	CHECK(fi_fabric(info->fabric_attr, &fabric, NULL));
-	CHECK(fi_domain(fabric, info, &domain, NULL));
-	CHECK(fi_cq_open(domain, &ca, &cq, NULL));
-	CHECK(fi_av_open(domain, &aa, &av, NULL));
-	CHECK(fi_endpoint(domain, info, &ep, NULL));
-	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(ep, &av->fid, 0));
-	CHECK(fi_enable(ep));
-}
-
-static void close_ep(void)
-{
-	fi_close(&ep->fid);
-	fi_close(&av->fid);
-	fi_close(&cq->fid);
-	fi_close(&domain->fid);
-	fi_close(&fabric->fid);
-	fi_freeinfo(info);
-}
-
-/* Swaps endpoint names over the pipe pair; the peer's AV address. */
-static fi_addr_t swap_names(int rd, int wr)
-{
-	char name[256], peer[256];
-	size_t len = sizeof(name), plen;
-	fi_addr_t to;
-	CHECK(fi_getname(&ep->fid, name, &len));
-	if (write(wr, &len, sizeof(len)) != sizeof(len) || write(wr, name, len) != (ssize_t) len)
-		die("writing the name", -FI_EIO);
-	if (read(rd, &plen, sizeof(plen)) != sizeof(plen) || plen > sizeof(peer) ||
-	    read(rd, peer, plen) != (ssize_t) plen)
-		die("reading the peer's name", -FI_EIO);
-	if (fi_av_insert(av, peer, 1, &to, 0, NULL) != 1)
-		die("fi_av_insert", -FI_EINVAL);
-	return to;
+	shm_open_ep(shm_hints(FI_MSG), FI_CQ_FORMAT_MSG, 256);
 }
 
 struct counts {
@@ -247,7 +192,7 @@ static int scribbler(int rd, int wr)
 	struct counts c = { 0 };
 	pthread_t t;
 	open_ep();
-	fi_addr_t to = swap_names(rd, wr);
+	fi_addr_t to = shm_swap_names(rd, wr);
 	alarm((unsigned) DURATION + 2);
 	if (pthread_create(&t, NULL, scribble, NULL))
 		die("pthread_create", -FI_ENOMEM);
@@ -280,9 +225,9 @@ int main(int argc, char **argv)
 	}
 	struct counts c = { 0 };
 	open_ep();
-	fi_addr_t to = swap_names(up[0], down[1]);
+	fi_addr_t to = shm_swap_names(up[0], down[1]);
 	traffic(to, now() + DURATION, &c, 1);
-	close_ep();
+	shm_close_ep();
 	int st = 0;
 	waitpid(kid, &st, 0);
 	printf("victim: %ld sent, %ld send errors, %ld received, %ld receive errors, %ld EAGAIN; scribbler status %d\n",

@@ -297,6 +297,15 @@ fn peer_failure(name: PeerName, err: c_int, cause: &'static str) -> Failure {
 }
 
 /// The `(address, length)` ranges of `v`.
+/// The buffers of `v` as slices (no allocation), and how many.
+fn slices_of(v: &IoVec) -> ([&[u8]; IoVec::CAP], usize) {
+    let mut out: [&[u8]; IoVec::CAP] = [&[]; IoVec::CAP];
+    for (d, b) in out.iter_mut().zip(v.iter()) {
+        *d = b.as_slice();
+    }
+    (out, v.len())
+}
+
 fn ranges_of(v: &IoVec) -> ([(usize, usize); IoVec::CAP], usize) {
     let mut r = [(0usize, 0usize); IoVec::CAP];
     for (slot, b) in r.iter_mut().zip(v.iter()) {
@@ -637,20 +646,13 @@ impl<K: Token> Side<'_, K> {
         let mut k = 1;
         let index = bounce.map_or(0, |c| c as u64).to_le_bytes();
         if let Some(c) = bounce {
-            let mut bytes: [&[u8]; IoVec::CAP] = [&[]; IoVec::CAP];
-            let n = match &o.owned {
-                Some(v) => {
-                    bytes[0] = &v[span.local..span.local + chunk];
-                    1
-                }
+            match &o.owned {
+                Some(v) => tp.bounce_write(c, &[&v[span.local..span.local + chunk]])?,
                 None => {
-                    for (d, b) in bytes.iter_mut().zip(local.iter()) {
-                        *d = b.as_slice();
-                    }
-                    local.len()
+                    let (bytes, n) = slices_of(&local);
+                    tp.bounce_write(c, &bytes[..n])?
                 }
             };
-            tp.bounce_write(c, &bytes[..n])?;
         }
         match (o.what, cma) {
             _ if bounce.is_some() => {
@@ -1035,8 +1037,8 @@ impl<K: Token> Side<'_, K> {
                     Some(c) if len <= self.p.bounce.chunk_size() => c,
                     _ => return Err(Refusal::NoBounce),
                 };
-                let slices: Vec<&[u8]> = region.iter().map(|b| b.as_slice()).collect();
-                tp.bounce_write(c, &slices)
+                let (slices, n) = slices_of(&region);
+                tp.bounce_write(c, &slices[..n])
                     .map_err(|e| Refusal::Failed(e.errno()))?;
                 self.p
                     .bounce
