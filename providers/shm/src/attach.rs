@@ -45,10 +45,11 @@
 
 use crate::cma;
 use crate::doorbell::Doorbell;
-use crate::region::{last_os, LifePage, Region, MAX_LEN};
+use crate::region::{last_os, LifePage, Region, Shared, MAX_LEN};
 use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET, FI_EIO};
 use oxifabric::error::{Error, Result};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const PREFIX: &str = "oxifabric-shm:";
@@ -184,13 +185,18 @@ impl<'a> Offer<'a> {
 /// and doorbell, and our claimer id in that ring; together what
 /// `ring::Sender::attach` needs.
 pub struct Grant {
-    /// The peer's ring's region.
-    pub region: Region,
+    /// The peer's ring's region (one mapping per process, see
+    /// [`Shared`]).
+    pub region: Arc<Region>,
     /// The peer's doorbell.
     pub doorbell: Doorbell,
     /// Our claimer id in the peer's ring.
     pub claimer: u32,
 }
+
+/// The peers' rings and life pages this process maps, each once.
+static PEER_REGIONS: Shared<Region> = Shared::new();
+static PEER_LIVES: Shared<LifePage> = Shared::new();
 
 /// An endpoint's listener: peers connect to it by the endpoint's id.
 pub struct Listener {
@@ -302,8 +308,8 @@ pub struct Peer {
     probe: (usize, u64),
     /// The name its hello carried (a claim; may be empty).
     name: Vec<u8>,
-    /// Its process's life page, mapped read-only.
-    life: LifePage,
+    /// Its process's life page, mapped read-only (once per process).
+    life: Arc<LifePage>,
 }
 
 impl Peer {
@@ -326,11 +332,11 @@ impl Peer {
         }
         let name = hello[49..49 + name_len].to_vec();
         let grant = Grant {
-            region: Region::from_fd(region, MAX_LEN)?,
+            region: PEER_REGIONS.get_or_map(region, |_| true, |fd| Region::from_fd(fd, MAX_LEN))?,
             doorbell: Doorbell::from_fd(doorbell)?,
             claimer,
         };
-        let life = LifePage::from_fd(life)?;
+        let life = PEER_LIVES.get_or_map(life, |_| true, LifePage::from_fd)?;
         let pidfd = peer_pidfd(sock.as_fd(), cred.pid);
         let peer = Peer {
             id: EndpointId(id),

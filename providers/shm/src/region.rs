@@ -50,7 +50,9 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 mod life;
+mod shared;
 pub use life::{LifePage, LIFE_LEN};
+pub use shared::Shared;
 
 /// The largest region this crate creates or maps from a peer (bounds what
 /// a peer can make us map).
@@ -383,13 +385,23 @@ fn sealable_memfd(name: &core::ffi::CStr, len: usize) -> Result<OwnedFd> {
 
 /// The size of the file behind `fd`.
 pub(crate) fn file_size(fd: BorrowedFd<'_>) -> Result<usize> {
+    usize::try_from(fstat(fd)?.st_size).map_err(|_| Error::Inval)
+}
+
+/// The file `fd` opens, as `(device, inode)`.
+pub(crate) fn file_id(fd: BorrowedFd<'_>) -> Result<(u64, u64)> {
+    let st = fstat(fd)?;
+    Ok((st.st_dev, st.st_ino))
+}
+
+fn fstat(fd: BorrowedFd<'_>) -> Result<libc::stat> {
     // SAFETY: all-zero is a valid `stat`; fstat fills it.
     let mut st: libc::stat = unsafe { core::mem::zeroed() };
     // SAFETY: fd is open and st is writable.
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
         return Err(last_os(FI_EINVAL));
     }
-    usize::try_from(st.st_size).map_err(|_| Error::Inval)
+    Ok(st)
 }
 
 /// The last OS error as `code` with its errno kept.

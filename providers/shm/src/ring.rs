@@ -659,7 +659,7 @@ impl Receiver {
 /// The sending side: a peer's ring, mapped from its descriptor. Shared by
 /// the threads of a process (`&Sender` is enough to send).
 pub struct Sender {
-    region: Region,
+    region: Arc<Region>,
     geo: Geometry,
     /// The ring owner's bounce area, as checked at attach.
     bounce: BounceArea,
@@ -689,7 +689,12 @@ impl Sender {
     /// this layout that fits the region) and keeps the geometry.
     /// `claimer` is the id the ring's owner gave this sender
     /// ([`Receiver::new_claimer`]; not 0); `doorbell` is the receiver's.
-    pub fn attach(region: Region, claimer: u32, doorbell: Doorbell) -> Result<Sender> {
+    pub fn attach(
+        region: impl Into<Arc<Region>>,
+        claimer: u32,
+        doorbell: Doorbell,
+    ) -> Result<Sender> {
+        let region = region.into();
         if claimer == 0
             || region.load_u64(H_MAGIC, Acquire)? != MAGIC
             || region.load_u32(H_VERSION, Relaxed)? != VERSION
