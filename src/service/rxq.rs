@@ -18,9 +18,6 @@ use crate::service::cq::{Completion, CqError};
 use crate::service::ep_core::{Failure, Sinks};
 use std::collections::VecDeque;
 
-mod lanes;
-pub use lanes::TaggedLanes;
-
 /// Default bound on the memory an endpoint holds for unexpected messages
 /// (payload plus [`ENTRY_COST`] per message) before its transport stops
 /// reading from peers (they then wait in flow control).
@@ -221,7 +218,7 @@ pub enum Placement {
 /// transport's token for deferred messages.
 pub struct RxQueues<T> {
     pub posted: VecDeque<Posted>,
-    pub posted_tagged: TaggedLanes,
+    pub posted_tagged: VecDeque<Posted>,
     pub unexpected: VecDeque<Unexpected<T>>,
     pub unexpected_bytes: usize,
     /// Bound on `unexpected_bytes` ([`UNEXPECTED_LIMIT`] by default).
@@ -234,7 +231,7 @@ impl<T> Default for RxQueues<T> {
     fn default() -> RxQueues<T> {
         RxQueues {
             posted: VecDeque::new(),
-            posted_tagged: TaggedLanes::default(),
+            posted_tagged: VecDeque::new(),
             unexpected: VecDeque::new(),
             unexpected_bytes: 0,
             unexpected_limit: UNEXPECTED_LIMIT,
@@ -285,48 +282,31 @@ impl<T: Copy> RxQueues<T> {
         len: usize,
         last: bool,
     ) -> Placement {
-        let min_multi = self.min_multi_recv.max(1);
-        // The receive, and how much of a multi-receive buffer it takes
-        // (`Some`: it stays posted).
-        let take = |p: &mut Posted| {
-            if p.flags & FI_MULTI_RECV == 0 {
-                return false;
-            }
+        let q = if tag.is_some() {
+            &mut self.posted_tagged
+        } else {
+            &mut self.posted
+        };
+        let Some(i) = q.iter().position(|p| p.matches(src, tag)) else {
+            return Placement::Unexpected;
+        };
+        let p = q[i];
+        let region = p.region();
+        let mut keep = false;
+        if p.flags & FI_MULTI_RECV != 0 {
             let left = p.capacity() - p.used;
-            let keep = !last && left.saturating_sub(len) >= min_multi;
+            let after = left.saturating_sub(len);
+            keep = !last && after >= self.min_multi_recv.max(1);
             if keep {
-                p.used += len.min(left);
+                q[i].used += len.min(left);
             }
-            keep
-        };
-        let (p, keep) = match tag {
-            Some(t) => {
-                let Some(pos) = self.posted_tagged.find(src, t) else {
-                    return Placement::Unexpected;
-                };
-                let before = *self.posted_tagged.get(pos);
-                let keep = take(self.posted_tagged.get_mut(pos));
-                if !keep {
-                    self.posted_tagged.remove(pos);
-                }
-                (before, keep)
-            }
-            None => {
-                let q = &mut self.posted;
-                let Some(i) = q.iter().position(|p| p.matches(src, None)) else {
-                    return Placement::Unexpected;
-                };
-                let before = q[i];
-                let keep = take(&mut q[i]);
-                if !keep {
-                    q.remove(i);
-                }
-                (before, keep)
-            }
-        };
+        }
+        if !keep {
+            q.remove(i);
+        }
         Placement::Posted {
             recv: p,
-            region: p.region(),
+            region,
             keep,
         }
     }
@@ -392,35 +372,21 @@ impl<T: Copy> RxQueues<T> {
     /// and its region, some 350 bytes, three times per message). False,
     /// with nothing changed, when no such receive is posted.
     pub fn deliver_posted(&mut self, msg: MsgInfo, bytes: &[u8], sinks: &Sinks) -> bool {
-        let fill = |p: &Posted| {
-            if p.flags & FI_MULTI_RECV != 0 {
-                return false;
-            }
-            let n = p.iov.scatter(0, bytes);
-            complete_into(p, &p.iov, n, bytes.len() - n, msg, sinks, true);
-            true
+        let q = if msg.tag.is_some() {
+            &mut self.posted_tagged
+        } else {
+            &mut self.posted
         };
-        match msg.tag {
-            Some(t) => {
-                let Some(pos) = self.posted_tagged.find(msg.src, t) else {
-                    return false;
-                };
-                if !fill(self.posted_tagged.get(pos)) {
-                    return false;
-                }
-                self.posted_tagged.remove(pos);
-            }
-            None => {
-                let q = &mut self.posted;
-                let Some(i) = q.iter().position(|p| p.matches(msg.src, None)) else {
-                    return false;
-                };
-                if !fill(&q[i]) {
-                    return false;
-                }
-                q.remove(i);
-            }
+        let Some(i) = q.iter().position(|p| p.matches(msg.src, msg.tag)) else {
+            return false;
+        };
+        let p = &q[i];
+        if p.flags & FI_MULTI_RECV != 0 {
+            return false;
         }
+        let n = p.iov.scatter(0, bytes);
+        complete_into(p, &p.iov, n, bytes.len() - n, msg, sinks, true);
+        q.remove(i);
         true
     }
 
@@ -558,13 +524,14 @@ impl<T: Copy> RxQueues<T> {
     /// `fi_cancel`: removes the receive posted with `ctx` and reports it
     /// `FI_ECANCELED`; `NoEnt` when there is none.
     pub fn cancel(&mut self, ctx: usize, sinks: &Sinks) -> Result<()> {
-        let p = match self.posted.iter().position(|p| p.ctx == ctx) {
-            Some(i) => self.posted.remove(i),
-            None => self.posted_tagged.remove_where(|p| p.ctx == ctx),
-        };
-        let p = p.ok_or(Error::NoEnt)?;
-        sinks.rx_err(&p, Failure::code(FI_ECANCELED), 0, 0);
-        Ok(())
+        for q in [&mut self.posted, &mut self.posted_tagged] {
+            if let Some(i) = q.iter().position(|p| p.ctx == ctx) {
+                let p = q.remove(i).expect("index checked");
+                sinks.rx_err(&p, Failure::code(FI_ECANCELED), 0, 0);
+                return Ok(());
+            }
+        }
+        Err(Error::NoEnt)
     }
 
     /// `fi_getopt` for the options the receive queue owns
@@ -589,8 +556,10 @@ impl<T: Copy> RxQueues<T> {
 
     /// Fails every posted receive (endpoint shut down or closed).
     pub fn fail_all(&mut self, f: Failure, sinks: &Sinks) {
-        for p in self.posted.drain(..).chain(self.posted_tagged.drain()) {
-            sinks.rx_err(&p, f, 0, 0);
+        for q in [&mut self.posted, &mut self.posted_tagged] {
+            for p in q.drain(..) {
+                sinks.rx_err(&p, f, 0, 0);
+            }
         }
     }
 }
