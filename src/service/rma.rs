@@ -365,6 +365,15 @@ mod tests {
         assert_eq!(read.split(&[]), Some((&[][..], &[][..])));
         assert_eq!(read.access(), FI_REMOTE_READ);
         assert!(!read.writes());
+        // The largest count a peer can name: its sizes do not overflow,
+        // and no payload a cell or a frame carries matches them.
+        let huge = AtomicTag {
+            count: u64::from(u32::MAX),
+            ..t
+        };
+        assert_eq!(AtomicTag::decode(huge.encode()), Some(huge));
+        assert_eq!(huge.len(), Some(8 * (u32::MAX as usize)));
+        assert_eq!(huge.split(&[0u8; 4096]), None);
     }
 
     #[test]

@@ -18,6 +18,9 @@ use crate::service::cq::{Completion, CqError};
 use crate::service::ep_core::{Failure, Sinks};
 use std::collections::VecDeque;
 
+mod tagged;
+pub use tagged::TaggedList;
+
 /// Default bound on the memory an endpoint holds for unexpected messages
 /// (payload plus [`ENTRY_COST`] per message) before its transport stops
 /// reading from peers (they then wait in flow control).
@@ -218,7 +221,7 @@ pub enum Placement {
 /// transport's token for deferred messages.
 pub struct RxQueues<T> {
     pub posted: VecDeque<Posted>,
-    pub posted_tagged: VecDeque<Posted>,
+    pub posted_tagged: TaggedList,
     pub unexpected: VecDeque<Unexpected<T>>,
     pub unexpected_bytes: usize,
     /// Bound on `unexpected_bytes` ([`UNEXPECTED_LIMIT`] by default).
@@ -231,7 +234,7 @@ impl<T> Default for RxQueues<T> {
     fn default() -> RxQueues<T> {
         RxQueues {
             posted: VecDeque::new(),
-            posted_tagged: VecDeque::new(),
+            posted_tagged: TaggedList::default(),
             unexpected: VecDeque::new(),
             unexpected_bytes: 0,
             unexpected_limit: UNEXPECTED_LIMIT,
@@ -282,31 +285,44 @@ impl<T: Copy> RxQueues<T> {
         len: usize,
         last: bool,
     ) -> Placement {
-        let q = if tag.is_some() {
-            &mut self.posted_tagged
-        } else {
-            &mut self.posted
+        let min_multi = self.min_multi_recv.max(1);
+        // Takes `len` bytes of a multi-receive buffer; true when it stays
+        // posted.
+        let keep = |p: &mut Posted| {
+            if p.flags & FI_MULTI_RECV == 0 {
+                return false;
+            }
+            let left = p.capacity() - p.used;
+            let keep = !last && left.saturating_sub(len) >= min_multi;
+            if keep {
+                p.used += len.min(left);
+            }
+            keep
         };
-        let Some(i) = q.iter().position(|p| p.matches(src, tag)) else {
+        let found = match tag {
+            Some(t) => self.posted_tagged.with_match(src, t, |p| {
+                let before = *p;
+                let kept = keep(p);
+                (!kept, (before, kept))
+            }),
+            None => {
+                let q = &mut self.posted;
+                q.iter().position(|p| p.matches(src, None)).map(|i| {
+                    let before = q[i];
+                    let kept = keep(&mut q[i]);
+                    if !kept {
+                        q.remove(i);
+                    }
+                    (before, kept)
+                })
+            }
+        };
+        let Some((p, keep)) = found else {
             return Placement::Unexpected;
         };
-        let p = q[i];
-        let region = p.region();
-        let mut keep = false;
-        if p.flags & FI_MULTI_RECV != 0 {
-            let left = p.capacity() - p.used;
-            let after = left.saturating_sub(len);
-            keep = !last && after >= self.min_multi_recv.max(1);
-            if keep {
-                q[i].used += len.min(left);
-            }
-        }
-        if !keep {
-            q.remove(i);
-        }
         Placement::Posted {
             recv: p,
-            region,
+            region: p.region(),
             keep,
         }
     }
@@ -372,22 +388,34 @@ impl<T: Copy> RxQueues<T> {
     /// and its region, some 350 bytes, three times per message). False,
     /// with nothing changed, when no such receive is posted.
     pub fn deliver_posted(&mut self, msg: MsgInfo, bytes: &[u8], sinks: &Sinks) -> bool {
-        let q = if msg.tag.is_some() {
-            &mut self.posted_tagged
-        } else {
-            &mut self.posted
+        let fill = |p: &Posted| {
+            if p.flags & FI_MULTI_RECV != 0 {
+                return false;
+            }
+            let n = p.iov.scatter(0, bytes);
+            complete_into(p, &p.iov, n, bytes.len() - n, msg, sinks, true);
+            true
         };
-        let Some(i) = q.iter().position(|p| p.matches(msg.src, msg.tag)) else {
-            return false;
-        };
-        let p = &q[i];
-        if p.flags & FI_MULTI_RECV != 0 {
-            return false;
+        match msg.tag {
+            Some(t) => self
+                .posted_tagged
+                .with_match(msg.src, t, |p| {
+                    let done = fill(p);
+                    (done, done)
+                })
+                .unwrap_or(false),
+            None => {
+                let q = &mut self.posted;
+                let Some(i) = q.iter().position(|p| p.matches(msg.src, None)) else {
+                    return false;
+                };
+                if !fill(&q[i]) {
+                    return false;
+                }
+                q.remove(i);
+                true
+            }
         }
-        let n = p.iov.scatter(0, bytes);
-        complete_into(p, &p.iov, n, bytes.len() - n, msg, sinks, true);
-        q.remove(i);
-        true
     }
 
     fn take_unexpected(&mut self, i: usize) -> Unexpected<T> {
@@ -524,14 +552,13 @@ impl<T: Copy> RxQueues<T> {
     /// `fi_cancel`: removes the receive posted with `ctx` and reports it
     /// `FI_ECANCELED`; `NoEnt` when there is none.
     pub fn cancel(&mut self, ctx: usize, sinks: &Sinks) -> Result<()> {
-        for q in [&mut self.posted, &mut self.posted_tagged] {
-            if let Some(i) = q.iter().position(|p| p.ctx == ctx) {
-                let p = q.remove(i).expect("index checked");
-                sinks.rx_err(&p, Failure::code(FI_ECANCELED), 0, 0);
-                return Ok(());
-            }
-        }
-        Err(Error::NoEnt)
+        let p = match self.posted.iter().position(|p| p.ctx == ctx) {
+            Some(i) => self.posted.remove(i),
+            None => self.posted_tagged.remove_where(|p| p.ctx == ctx),
+        };
+        let p = p.ok_or(Error::NoEnt)?;
+        sinks.rx_err(&p, Failure::code(FI_ECANCELED), 0, 0);
+        Ok(())
     }
 
     /// `fi_getopt` for the options the receive queue owns
@@ -556,10 +583,8 @@ impl<T: Copy> RxQueues<T> {
 
     /// Fails every posted receive (endpoint shut down or closed).
     pub fn fail_all(&mut self, f: Failure, sinks: &Sinks) {
-        for q in [&mut self.posted, &mut self.posted_tagged] {
-            for p in q.drain(..) {
-                sinks.rx_err(&p, f, 0, 0);
-            }
+        for p in self.posted.drain(..).chain(self.posted_tagged.drain()) {
+            sinks.rx_err(&p, f, 0, 0);
         }
     }
 }

@@ -382,6 +382,11 @@ impl Peer {
         crate::alive::surely_alive(self.life.owner_word())
     }
 
+    /// Its process's life page.
+    pub fn life(&self) -> Arc<LifePage> {
+        self.life.clone()
+    }
+
     /// Whether a pidfd watches the process (else only the connection's
     /// hang-up does).
     pub fn has_pidfd(&self) -> bool {

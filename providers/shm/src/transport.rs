@@ -29,6 +29,7 @@
 
 use crate::attach::{self, EndpointId, Grant, Handshake, Listener, Peer};
 use crate::cma::{self, RemoteIov};
+use crate::region::LifePage;
 use crate::ring::{Meta, Payload, Polled, Receiver, Sender, CELL_HEADER, MAX_CELL};
 use oxifabric::abi::{FI_EACCES, FI_ECONNREFUSED, FI_ECONNRESET, FI_ENOMEM};
 use oxifabric::error::{Error, Result};
@@ -38,6 +39,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a failed handshake waits for its peer's process to be seen
@@ -313,6 +315,10 @@ enum State {
     Up {
         tx: Sender,
         links: Vec<Peer>,
+        /// The first link's life page, here so that a send's look at it
+        /// touches no link (a cold line per peer when one process talks
+        /// through hundreds of endpoints).
+        life: Arc<LifePage>,
         cma_ok: bool,
     },
     /// Dead or closed; kept so later sends fail at once.
@@ -730,8 +736,8 @@ impl Transport {
         // clock tick per peer at most (the page's holder may be a thread
         // that ended in a live process); a peer found gone fails every
         // later send at once, until progress reports it (PeerGone).
-        if let State::Up { links, .. } = &entry.state {
-            if !links.first().is_some_and(Peer::surely_alive) {
+        if let State::Up { links, life, .. } = &entry.state {
+            if !crate::alive::surely_alive(life.owner_word()) {
                 let now = coarse_ms();
                 if !entry.dying && entry.asked != now {
                     entry.asked = now;
@@ -962,6 +968,7 @@ impl Transport {
                 let cma_ok = peer.probe_cma();
                 *state = State::Up {
                     tx,
+                    life: peer.life(),
                     links: vec![peer],
                     cma_ok,
                 };
