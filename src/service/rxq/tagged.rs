@@ -92,11 +92,19 @@ impl TaggedList {
         tag: u64,
         f: impl FnOnce(&mut Posted) -> (bool, R),
     ) -> Option<R> {
-        let at = self.keys.iter().position(|k| k.fits(src, tag))?;
+        // The head first: streams in order match there.
+        let at = match self.keys.front() {
+            Some(k) if k.fits(src, tag) => 0,
+            _ => self.keys.iter().position(|k| k.fits(src, tag))?,
+        };
         let slot = self.keys[at].slot;
         let (take, r) = f(&mut self.slab[slot]);
         if take {
-            self.keys.remove(at);
+            if at == 0 {
+                self.keys.pop_front();
+            } else {
+                self.keys.remove(at);
+            }
             self.free.push(slot);
         }
         Some(r)
