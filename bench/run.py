@@ -757,10 +757,9 @@ def targets(med, tcp_lat, tcp_bw):
     out.append('- resident memory per idle peer (%d peers): %s (target <= 4096 bytes) %s'
                % (most, '%.0f bytes' % m[0] if m else 'not measured',
                   ('MET' if m[0] <= 4096 else 'MISSED') if m else ''))
-    a = med.get(('many peers', 'oxifabric sockets', most))
-    b = med.get(('many peers', 'oxifabric sockets', min(PEER_COUNTS)))
     line('aggregate message rate with %d peers / with %d' % (most, min(PEER_COUNTS)),
-         a[1] / b[1] if a and b and b[1] > 0 else None, 0.8, False)
+         ratio_of(med, ('many peers', 'oxifabric sockets', most),
+                  ('many peers', 'oxifabric sockets', min(PEER_COUNTS))), 0.8, False)
     for name in ('fi_rdm_tagged_pingpong', 'fi_msg_pingpong'):
         o = ours(name, ls, 0)
         t = tcp_lat.get(ls)
@@ -852,9 +851,8 @@ def shm_targets(med, ls):
     echo = ratio_of(med, ('many peers', ours, most), ('many peers', ours, one))
     out.append('- shm: aggregate message rate with %d peers / with %d (echo: one process drives %d endpoints; '
                'reported, not the target): %s' % (most, one, most, fmt_ratio(echo)))
-    a, b = med.get(('many peers incast', ours, most)), med.get(('many peers incast', ours, one))
     line('aggregate message rate with %d peers sending to one endpoint / with %d (incast)' % (most, one),
-         a[1] / b[1] if a and b and b[1] > 0 else None, 0.8, False)
+         ratio_of(med, ('many peers incast', ours, most), ('many peers incast', ours, one)), 0.8, False)
     return out
 
 

@@ -23,6 +23,7 @@ pub mod keyhash;
 pub mod mr;
 pub mod op_copy;
 pub mod progress;
+pub mod random;
 pub mod reassembly;
 pub mod rma;
 pub mod rxq;

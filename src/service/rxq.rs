@@ -49,6 +49,12 @@ pub struct Posted {
     pub used: usize,
 }
 
+/// Whether a receive posted for source `wanted` takes a message from
+/// `src` (`FI_ADDR_UNSPEC` and `FI_ADDR_NOTAVAIL` take any).
+pub fn source_fits(wanted: fi_addr_t, src: fi_addr_t) -> bool {
+    wanted == src || wanted == FI_ADDR_UNSPEC || wanted == FI_ADDR_NOTAVAIL
+}
+
 impl Posted {
     /// Captures the application's receive (the C boundary has already
     /// checked its iov count against the endpoint's limit). Inlined, so a
@@ -74,7 +80,7 @@ impl Posted {
 
     /// Whether a message from `src` with `tag` goes here.
     pub fn matches(&self, src: fi_addr_t, tag: Option<u64>) -> bool {
-        let src_ok = self.src == FI_ADDR_UNSPEC || self.src == FI_ADDR_NOTAVAIL || self.src == src;
+        let src_ok = source_fits(self.src, src);
         let tag_ok = match (self.tag, tag) {
             (None, None) => true,
             (Some((want, ignore)), Some(t)) => (want | ignore) == (t | ignore),

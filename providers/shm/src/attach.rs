@@ -332,11 +332,11 @@ impl Peer {
         }
         let name = hello[49..49 + name_len].to_vec();
         let grant = Grant {
-            region: PEER_REGIONS.get_or_map(region, |_| true, |fd| Region::from_fd(fd, MAX_LEN))?,
+            region: PEER_REGIONS.get_or_map(region, |fd| Region::from_fd(fd, MAX_LEN))?,
             doorbell: Doorbell::from_fd(doorbell)?,
             claimer,
         };
-        let life = PEER_LIVES.get_or_map(life, |_| true, LifePage::from_fd)?;
+        let life = PEER_LIVES.get_or_map(life, LifePage::from_fd)?;
         let pidfd = peer_pidfd(sock.as_fd(), cred.pid);
         let peer = Peer {
             id: EndpointId(id),

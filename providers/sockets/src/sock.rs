@@ -7,25 +7,6 @@ use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 
-/// 64 random bits from the kernel (`getrandom`), never 0: message ids
-/// start there and handshake nonces are drawn from it, so a process that
-/// does not see the traffic cannot guess either.
-pub fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    // SAFETY: b is a live writable buffer of b.len() bytes.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr() as *mut libc::c_void, b.len(), 0) };
-    let v = u64::from_ne_bytes(b);
-    if n == b.len() as isize && v != 0 {
-        return v;
-    }
-    // getrandom cannot fail for 8 bytes once the pool is initialised; a
-    // fallback that still differs per process and per call.
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(v);
-    h.finish() | 1
-}
-
 /// Starts a non-blocking TCP connect; completion is signalled by
 /// writability, then checked with [`take_error`].
 pub fn connect_nonblocking(to: &SocketAddr) -> io::Result<TcpStream> {

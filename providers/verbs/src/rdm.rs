@@ -381,7 +381,8 @@ impl RdmEp {
             chan,
             cq,
             waits,
-            nonce: conns::new_nonce(),
+            // Never 0 ("not said"); a restarted process draws another.
+            nonce: oxifabric::service::random::random_u64(),
             st: Mutex::new(State {
                 core: EpCore::new(info, NAME),
                 rxq: RxQueues::default(),

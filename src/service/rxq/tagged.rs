@@ -16,8 +16,8 @@
 //! its receive at the head in one comparison; hashing tags into lanes
 //! was tried and cost that stream a third of its message rate.
 
-use super::Posted;
-use crate::abi::{fi_addr_t, FI_ADDR_NOTAVAIL, FI_ADDR_UNSPEC};
+use super::{source_fits, Posted};
+use crate::abi::fi_addr_t;
 use std::collections::VecDeque;
 
 /// What matching needs of a receive, and where the receive is.
@@ -26,7 +26,7 @@ struct Key {
     /// `tag | ignore`: a message's `tag | ignore` must equal it.
     want: u64,
     ignore: u64,
-    /// The source it is for (`FI_ADDR_UNSPEC` or `FI_ADDR_NOTAVAIL`: any).
+    /// The source it is for ([`source_fits`]).
     src: fi_addr_t,
     /// Its place in the slab.
     slot: usize,
@@ -35,8 +35,7 @@ struct Key {
 impl Key {
     /// [`Posted::matches`] for a tagged message, on the key.
     fn fits(&self, src: fi_addr_t, tag: u64) -> bool {
-        tag | self.ignore == self.want
-            && (self.src == src || self.src == FI_ADDR_UNSPEC || self.src == FI_ADDR_NOTAVAIL)
+        tag | self.ignore == self.want && source_fits(self.src, src)
     }
 }
 
@@ -138,6 +137,7 @@ impl TaggedList {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::abi::{FI_ADDR_NOTAVAIL, FI_ADDR_UNSPEC};
     use crate::ops::IoVec;
 
     fn recv(ctx: usize, src: fi_addr_t, want: u64, ignore: u64) -> Posted {

@@ -48,12 +48,12 @@ impl<T> Shared<T> {
     }
 
     /// The mapping of `fd`'s file: this process's existing one (`fd` is
-    /// then closed), else `map(fd)`'s, remembered for the next caller. A
-    /// mapping the caller would refuse (`fits`) is not shared.
+    /// then closed), else `map(fd)`'s, remembered for the next caller.
+    /// One table serves one kind of file mapped one way (its callers all
+    /// pass the same `map`).
     pub fn get_or_map(
         &self,
         fd: OwnedFd,
-        fits: impl Fn(&T) -> bool,
         map: impl FnOnce(OwnedFd) -> Result<T>,
     ) -> Result<Arc<T>> {
         let id = file_id(fd.as_fd())?;
@@ -63,9 +63,7 @@ impl<T> Shared<T> {
             prune_at: 64,
         });
         if let Some(m) = e.live.get(&id).and_then(Weak::upgrade) {
-            if fits(&m) {
-                return Ok(m);
-            }
+            return Ok(m);
         }
         let m = Arc::new(map(fd)?);
         if e.live.len() >= e.prune_at {
@@ -91,19 +89,14 @@ mod tests {
         static MAPS: Shared<Region> = Shared::new();
         let own = Region::create(8192).unwrap();
         let map = |fd| Region::from_fd(fd, 1 << 20);
-        let a = MAPS.get_or_map(dup(own.fd()), |_| true, map).unwrap();
-        let b = MAPS.get_or_map(dup(own.fd()), |_| true, map).unwrap();
+        let a = MAPS.get_or_map(dup(own.fd()), map).unwrap();
+        let b = MAPS.get_or_map(dup(own.fd()), map).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         let other = Region::create(8192).unwrap();
-        let c = MAPS.get_or_map(dup(other.fd()), |_| true, map).unwrap();
+        let c = MAPS.get_or_map(dup(other.fd()), map).unwrap();
         assert!(!Arc::ptr_eq(&a, &c), "another file, another mapping");
-        let refused = MAPS.get_or_map(dup(own.fd()), |_| false, map).unwrap();
-        assert!(
-            !Arc::ptr_eq(&a, &refused),
-            "a mapping the caller refuses is not reused"
-        );
-        drop((a, b, refused));
-        let d = MAPS.get_or_map(dup(own.fd()), |_| true, map).unwrap();
+        drop((a, b));
+        let d = MAPS.get_or_map(dup(own.fd()), map).unwrap();
         d.store_u64(0, 7, std::sync::atomic::Ordering::Relaxed)
             .unwrap();
         assert_eq!(

@@ -33,7 +33,7 @@ const NO_PROOF: &str = "peer did not prove the authorization key";
 pub(crate) fn challenge() -> [u8; AUTH_LEN] {
     let mut c = [0u8; AUTH_LEN];
     for w in c.chunks_exact_mut(8) {
-        w.copy_from_slice(&sock::random_u64().to_ne_bytes());
+        w.copy_from_slice(&oxifabric::service::random::random_u64().to_ne_bytes());
     }
     c
 }

@@ -300,7 +300,7 @@ impl SockEp {
                 msg: MsgState::Idle,
                 // Not guessable: frames that refer to a message by id are
                 // also checked against the connection it went out on.
-                next_msg_id: sock::random_u64(),
+                next_msg_id: oxifabric::service::random::random_u64(),
                 acks: IdMap::default(),
                 tx_queued: 0,
                 next_retry: None,

@@ -100,7 +100,7 @@ impl SockEp {
         let mut conn = Conn::new(stream, ConnState::Connecting, Some(sa));
         conn.fi_addr = dest;
         conn.fi_addr_gen = st.core.av.as_ref().map_or(0, |a| a.generation());
-        let nonce = sock::random_u64();
+        let nonce = oxifabric::service::random::random_u64();
         let me = st.local.map(|l| addr::to_sockaddr(&l)).unwrap_or_default();
         conn.txq
             .push_back(Self::control_item(Op::Hello, me, nonce), &st.copies);

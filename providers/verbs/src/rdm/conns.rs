@@ -40,25 +40,11 @@
 //!   the request is served like a first one.
 
 use super::*;
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 /// How long a side whose request lost a crossing waits for the winning
 /// request before asking again.
 pub(super) const CROSSED_PAUSE: Duration = Duration::from_millis(200);
-
-/// A random nonce for a new endpoint (never 0, which means "not said"):
-/// the standard library's per-process random hash keys, mixed with the
-/// time and the process id so that a restarted process draws another.
-pub(super) fn new_nonce() -> u64 {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    h.write_u128(now.as_nanos());
-    h.finish().max(1)
-}
 
 impl RdmEp {
     /// A connection with a peer that introduced itself with `intro` may
