@@ -63,7 +63,7 @@ use crate::proto::{
     decode_rndv, encode_rndv, RmaHeader, ANSWER_BOUNCE, ANSWER_CMA, NO_BOUNCE, NO_CMA, RMA_BOUNCE,
     RMA_CMA, RMA_HEADER, RMA_LAST, RNDV_MAX,
 };
-use oxifabric::ops::{AtomicReq, RmaIov, RmaOp};
+use oxifabric::ops::{AtomicReq, IoBuf, RmaIov, RmaOp};
 use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::mr::{Denied, MrTable};
 use oxifabric::service::rma::{self as one_sided, apply_atomic, remote_complete, AtomicTag};
@@ -296,22 +296,27 @@ fn peer_failure(name: PeerName, err: c_int, cause: &'static str) -> Failure {
     }
 }
 
-/// The `(address, length)` ranges of `v`.
-/// The buffers of `v` as slices (no allocation), and how many.
-fn slices_of(v: &IoVec) -> ([&[u8]; IoVec::CAP], usize) {
-    let mut out: [&[u8]; IoVec::CAP] = [&[]; IoVec::CAP];
+/// `f` of each buffer of `v`, in an array (no allocation), and how many.
+fn per_buf<'a, T: Copy>(
+    v: &'a IoVec,
+    empty: T,
+    f: impl Fn(&'a IoBuf) -> T,
+) -> ([T; IoVec::CAP], usize) {
+    let mut out = [empty; IoVec::CAP];
     for (d, b) in out.iter_mut().zip(v.iter()) {
-        *d = b.as_slice();
+        *d = f(b);
     }
     (out, v.len())
 }
 
+/// The buffers of `v` as slices, and how many.
+fn slices_of(v: &IoVec) -> ([&[u8]; IoVec::CAP], usize) {
+    per_buf(v, &[], IoBuf::as_slice)
+}
+
+/// The `(address, length)` ranges of `v`, and how many.
 fn ranges_of(v: &IoVec) -> ([(usize, usize); IoVec::CAP], usize) {
-    let mut r = [(0usize, 0usize); IoVec::CAP];
-    for (slot, b) in r.iter_mut().zip(v.iter()) {
-        *slot = (b.addr(), b.len());
-    }
-    (r, v.len())
+    per_buf(v, (0, 0), |b| (b.addr(), b.len()))
 }
 
 impl<K: Token> Path<K> {
