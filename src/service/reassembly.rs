@@ -90,6 +90,14 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         self.parts.iter().any(|(k, p)| p.got < p.len && sel(k))
     }
 
+    /// Whether message `key` is being held for a receive not posted yet
+    /// (its next pieces add to [`Reassembly::held`]).
+    pub fn holds(&self, key: &K) -> bool {
+        self.parts
+            .get(key)
+            .is_some_and(|p| matches!(p.dest, Dest::Held(_)))
+    }
+
     /// Messages in flight.
     pub fn len(&self) -> usize {
         self.parts.len()
@@ -295,6 +303,16 @@ mod tests {
         };
         r.start(&mut rxq, 1, msg, len);
         (Sinks::default(), r)
+    }
+
+    #[test]
+    fn holds_names_messages_waiting_for_a_receive() {
+        let (sinks, mut r) = started(10);
+        assert!(r.holds(&1), "no receive posted: held");
+        assert!(!r.holds(&2), "a key never started");
+        r.append(1, &[0; 4], &sinks).unwrap();
+        assert_eq!(r.held(), 4);
+        assert!(r.holds(&1));
     }
 
     #[test]

@@ -333,6 +333,16 @@ impl<T: Copy> RxQueues<T> {
         }
     }
 
+    /// Whether a message from `src` with `tag` would go to a posted
+    /// receive (nothing changes): a transport whose unexpected messages
+    /// fill their bound still takes the messages receives wait for.
+    pub fn posted_fits(&self, src: fi_addr_t, tag: Option<u64>) -> bool {
+        match tag {
+            Some(t) => self.posted_tagged.fits_any(src, t),
+            None => self.posted.iter().any(|p| p.matches(src, None)),
+        }
+    }
+
     /// Whether one more unexpected message with `len` bytes of payload
     /// here (0 for a deferred one) fits.
     pub fn unexpected_room(&self, len: usize) -> bool {
@@ -676,19 +686,24 @@ mod tests {
         unsafe { IoBuf::new(b.as_mut_ptr(), b.len()) }
     }
 
-    #[test]
-    fn tag_matching_with_ignore_and_source() {
-        let mut b = [0u8; 4];
-        let iov = [buf(&mut b)];
-        let op = RecvOp {
-            iov: &iov,
+    /// A receive from source 3 of tags 0x10-0x1f into `iov`.
+    fn tagged_from_3(iov: &[IoBuf]) -> RecvOp<'_> {
+        RecvOp {
+            iov,
             desc: &[],
             src: 3,
             context: 1,
             flags: 0,
             internal: 0,
             tag: Some((0x10, 0x0f)),
-        };
+        }
+    }
+
+    #[test]
+    fn tag_matching_with_ignore_and_source() {
+        let mut b = [0u8; 4];
+        let iov = [buf(&mut b)];
+        let op = tagged_from_3(&iov);
         let p = Posted::new(&op);
         assert!(p.matches(3, Some(0x1f)));
         assert!(!p.matches(3, Some(0x20)));
@@ -752,5 +767,19 @@ mod tests {
         assert_eq!(m.len(), 1);
         assert_eq!((m[0].from.token, m[0].from.len, m[0].recv.ctx), (42, 9, 5));
         assert_eq!(q.unexpected_bytes, 0);
+    }
+
+    #[test]
+    fn posted_fits_looks_without_taking() {
+        let mut q: RxQueues<u32> = RxQueues::default();
+        let mut b = [0u8; 4];
+        let iov = [buf(&mut b)];
+        let op = tagged_from_3(&iov);
+        assert!(q.post(&op, &Sinks::default()).is_empty());
+        assert!(q.posted_fits(3, Some(0x1f)));
+        assert!(q.posted_fits(3, Some(0x10)), "asked twice: still there");
+        assert!(!q.posted_fits(4, Some(0x10)), "another source");
+        assert!(!q.posted_fits(3, None), "untagged: none posted");
+        assert_eq!(q.posted_count(), 1);
     }
 }

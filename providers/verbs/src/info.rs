@@ -71,6 +71,11 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
         "Receive queue size when the application asks for none; default 384",
     ),
     (
+        "max_unexp_sz",
+        FI_PARAM_SIZE_T,
+        "RDM endpoints: bytes held for messages that arrived before their receive, each message counting 256 bytes on top of its payload; beyond it pieces wait in their receive slots and senders in RNR retries (default 268435456)",
+    ),
+    (
         "gid_idx",
         FI_PARAM_INT,
         "Index of the GID whose subnet prefix names the fabric (0 - 255); default: the GID of each listed address (IPv4-mapped or IPv6, RoCE v2 first), else 0",
@@ -107,6 +112,16 @@ pub fn param_int(name: &str, def: usize, max: usize) -> usize {
 /// The inline (inject) size endpoints ask their queue pairs for.
 pub fn inline_size() -> usize {
     param_int("inline_size", DEF_INLINE, 1 << 16)
+}
+
+/// `FI_VERBS_MAX_UNEXP_SZ`: the bound on an RDM endpoint's unexpected
+/// messages (`rdm/flow.rs`), read once.
+pub fn max_unexp() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *V.get_or_init(|| match param::get(NAME, "max_unexp_sz") {
+        Ok(Value::Size(v)) => v,
+        _ => oxifabric::service::rxq::UNEXPECTED_LIMIT,
+    })
 }
 
 /// Where entries can be made: a device and one of its interface's IP

@@ -29,9 +29,10 @@
 //!   (segmented eager: two copies, no registration of the application's
 //!   buffers, hence no `FI_MR_LOCAL`). A receive slot is reposted as soon
 //!   as its piece is copied out (into the matched receive, or held as
-//!   unexpected). Receivers never run out of posted slots for long: RC's
-//!   RNR retry (set to "forever" by rdma-cm's parameters) holds a sender
-//!   while they are all in use.
+//!   unexpected), unless unexpected messages are at their bound: then it
+//!   waits with its piece (`rdm/flow.rs`). While a connection's slots are
+//!   all in use, RC's RNR retry (set to "forever" by rdma-cm's
+//!   parameters) holds its sender.
 //! - **Triggered operations and deferred work** (`FI_TRIGGER`) are the
 //!   engine's (`service::trigger`): it holds them on their counter and
 //!   posts them through this endpoint's ordinary calls when due, and the
@@ -47,6 +48,7 @@
 mod atomic;
 mod conns;
 mod delivery;
+mod flow;
 mod lru;
 mod retry;
 mod rma;
@@ -159,6 +161,9 @@ struct Conn {
     closing: Option<lru::Closing>,
     /// When it was last used (`State::tick`), for `rdm/lru.rs`.
     used: u64,
+    /// Receive slots (and their pieces' lengths) left unposted until
+    /// unexpected messages have room (`rdm/flow.rs`), oldest first.
+    parked: VecDeque<(usize, usize)>,
 }
 
 impl Conn {
@@ -178,6 +183,7 @@ impl Conn {
             peer_nonce: 0,
             closing: None,
             used: 0,
+            parked: VecDeque::new(),
         }
     }
 }
@@ -309,6 +315,8 @@ struct State {
     /// More connections are open than the bound and none was idle
     /// (`rdm/lru.rs`): progress looks again.
     over_bound: bool,
+    /// Some connection has parked pieces (`rdm/flow.rs`).
+    parked_any: bool,
 }
 
 /// A verbs RDM endpoint.
@@ -385,7 +393,10 @@ impl RdmEp {
             nonce: oxifabric::service::random::random_u64(),
             st: Mutex::new(State {
                 core: EpCore::new(info, NAME),
-                rxq: RxQueues::default(),
+                rxq: RxQueues {
+                    unexpected_limit: crate::info::max_unexp(),
+                    ..RxQueues::default()
+                },
                 partial: Reassembly::default(),
                 listen: Some(listen),
                 conns: HashMap::default(),
@@ -410,6 +421,7 @@ impl RdmEp {
                 paused: Vec::new(),
                 tick: 0,
                 over_bound: false,
+                parked_any: false,
             }),
         }))
     }
@@ -649,6 +661,8 @@ impl RdmEp {
             // Idle and being closed: its end is no error (`rdm/lru.rs`).
             return self.close_idle(st, cn);
         }
+        // What arrived before the failure is handed on first.
+        self.flush_parked(st, cn);
         let Some(mut c) = st.conns.remove(&cn) else {
             return;
         };
@@ -1030,7 +1044,6 @@ impl RdmEp {
         let cn = ((wc.wr_id & !RX_BIT) >> 16) as u32;
         let slot = (wc.wr_id & 0xffff) as usize;
         let Some(c) = st.conns.get(&cn) else { return };
-        let Some(rx) = c.rx.as_ref() else { return };
         if wc.status != IBV_WC_SUCCESS {
             // A flushed receive slot is the first sign that the queue pair
             // is in error state (a peer's refused RMA access on it, or the
@@ -1047,28 +1060,64 @@ impl RdmEp {
             self.conn_failed(st, cn, f);
             return;
         }
-        let whole = rx.buf(slot * SLOT, SLOT);
-        let lkey = rx.lkey();
         st.tick += 1;
         let tick = st.tick;
-        if let Some(c) = st.conns.get_mut(&cn) {
-            c.used = tick;
+        let Some(c) = st.conns.get_mut(&cn) else {
+            return;
+        };
+        c.used = tick;
+        // The device wrote at most the slot.
+        let len = (wc.byte_len as usize).min(SLOT);
+        if !c.parked.is_empty()
+            || self.take_piece(st, cn, slot, len, false, true) == flow::Taken::Parked
+        {
+            Self::park(st, cn, slot, len);
         }
-        let piece = whole.slice(0, wc.byte_len as usize);
+    }
+
+    /// Handles the piece of `len` bytes in receive slot `slot` of
+    /// connection `cn` and posts the slot again (`repost`), unless it is
+    /// a message piece that must wait for room (`rdm/flow.rs`; `force`
+    /// takes it all the same): then nothing is done.
+    fn take_piece(
+        &self,
+        st: &mut State,
+        cn: u32,
+        slot: usize,
+        len: usize,
+        force: bool,
+        repost: bool,
+    ) -> flow::Taken {
+        let Some(c) = st.conns.get(&cn) else {
+            return flow::Taken::Done;
+        };
+        let Some(rx) = c.rx.as_ref() else {
+            return flow::Taken::Done;
+        };
+        let whole = rx.buf(slot * SLOT, SLOT);
+        let lkey = rx.lkey();
+        let piece = whole.slice(0, len);
         let (h, body) = match Header::decode(piece.as_slice()) {
             Ok(x) => x,
-            Err(why) => return self.refuse(st, cn, why),
+            Err(why) => {
+                self.refuse(st, cn, why);
+                return flow::Taken::Done;
+            }
         };
         if matches!(h.op, wire::Op::First | wire::Op::Rts)
             && h.len > self.info.ep.max_msg_size as u64
         {
-            return self.refuse(st, cn, "a message longer than max_msg_size");
+            self.refuse(st, cn, "a message longer than max_msg_size");
+            return flow::Taken::Done;
         }
         let msg = MsgInfo {
             src: Self::source_of(st, cn),
             tag: h.tag,
             data: h.data,
         };
+        if !force && !Self::has_room(st, cn, &h, body.len(), &msg) {
+            return flow::Taken::Parked;
+        }
         let bad = match h.op {
             wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
             wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
@@ -1078,11 +1127,17 @@ impl RdmEp {
             _ => self.deliver(st, cn, &h, body, msg),
         };
         if let Some(why) = bad {
-            return self.refuse(st, cn, why);
+            self.refuse(st, cn, why);
+            return flow::Taken::Done;
         }
         self.acknowledge(st, cn, &h);
-        let Some(c) = st.conns.get(&cn) else { return };
-        if let Err(e) = c.id.post_recv(wc.wr_id, &[whole], &[lkey]) {
+        let Some(c) = st.conns.get(&cn) else {
+            return flow::Taken::Done;
+        };
+        if !repost {
+            return flow::Taken::Done;
+        }
+        if let Err(e) = c.id.post_recv(rx_wr(cn, slot), &[whole], &[lkey]) {
             verbs_err("ibv_post_recv", e);
             self.conn_failed(
                 st,
@@ -1090,6 +1145,7 @@ impl RdmEp {
                 Failure::cause(FI_EIO, "could not repost a receive buffer"),
             );
         }
+        flow::Taken::Done
     }
 
     /// A message piece or an RMA notice (on connection `cn`): into the
@@ -1213,6 +1269,7 @@ impl RdmEp {
             self.redial_due(st);
         }
         self.poll_cq(st);
+        self.resume_parked(st);
         if st.over_bound {
             self.bound_conns(st);
         }
@@ -1337,6 +1394,9 @@ impl EndpointOps for RdmEp {
         for m in st.rxq.post(op, &st.core.sinks) {
             self.matched(st, m);
         }
+        // The receive may be what a parked piece waits for, or have
+        // taken an unexpected message.
+        self.resume_parked(st);
         Ok(())
     }
 

@@ -81,6 +81,12 @@ impl TaggedList {
         });
     }
 
+    /// Whether a receive is posted that a message from `src` with `tag`
+    /// would go to (nothing changes).
+    pub fn fits_any(&self, src: fi_addr_t, tag: u64) -> bool {
+        self.keys.iter().any(|k| k.fits(src, tag))
+    }
+
     /// The first receive (in posting order) a message from `src` with
     /// `tag` goes to, given to `f` where it sits; taken out when `f` says
     /// so (its first result). `None`, with nothing done, when none

@@ -99,6 +99,7 @@ impl RdmEp {
         c.phase == Phase::Up
             && c.closing.is_none()
             && c.queue.is_empty()
+            && c.parked.is_empty()
             && !st.wrs.values().any(|w| w.conn == cn)
             && !st.acks.keys().any(|k| k.0 == cn)
             && !st.pulls.keys().any(|k| k.0 == cn)
