@@ -113,10 +113,13 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-co
 	-o "$work/ft-deb/rndv_check" "$here/rndv_check.c" -lfabric -lm || exit 1
 gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/fi_rdm_tagged_bw" \
 	"$root/fabtests-compat/benchmarks/fi_rdm_tagged_bw.c" -lfabric -lm || exit 1
-# Flow control on RDM (issue 24): flow_check (on fabtests-compat's
-# shared.h), linked against Debian's libfabric (run on both libraries).
-gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-compat/functional" \
-	-o "$work/ft-deb/flow_check" "$here/flow_check.c" -lfabric -lm || exit 1
+# Flow control and FI_FENCE on RDM (issue 24): flow_check and
+# fence_check (on fabtests-compat's shared.h), linked against Debian's
+# libfabric (run on both libraries).
+for t in flow_check fence_check; do
+	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -I"$root/fabtests-compat/functional" \
+		-o "$work/ft-deb/$t" "$here/$t.c" -lfabric -lm || exit 1
+done
 # Connections of RDM endpoints (issue 24): conn_check (crossing requests,
 # a restarted peer), linked against Debian's libfabric (run on both).
 gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/conn_check" \

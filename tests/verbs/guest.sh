@@ -349,6 +349,8 @@ pair ft_rdm_tagged_pingpong "$OXILIB" 47646 "$FT/fi_rdm_tagged_pingpong" -e rdm 
 # key, range, wrap, read-only, write-only, closed region) as error
 # completions with the connection usable afterwards; many regions.
 pair ft_rdm_rma "$OXILIB" 47700 "$FT/fi_rma" -e rdm -S 0,1,4095,4096,65537,1m,9m "${S[@]}"
+# The same program on MSG endpoints (its fence phase: IBV_SEND_FENCE).
+pair ft_msg_rma "$OXILIB" 47709 "$FT/fi_rma" -e msg -S 0,1,4095,65537,1m "${S[@]}"
 port=47701
 for o in write read writedata; do
 	pair "ft_rdm_rma_bw_$o" "$OXILIB" $((port++)) "$FT/fi_rma_bw" -e rdm -o "$o" -S 1,64,1k,64k,1m -I 20 -v "${S[@]}"
@@ -677,6 +679,23 @@ for check in bounded:server received:server sent:client; do
 	fi
 done
 sed -i 's/^\(ok\|FAIL\) upstream_flow_check/info upstream_flow_check/' "$W/results.txt"
+failed=$before
+
+# FI_FENCE on RDM endpoints (issue 24; tests/verbs/fence_check.c): a
+# fetching atomic the sleeping server answers only when it makes progress,
+# then an RMA write into its memory. Unfenced, the write lands while the
+# server sleeps (the control: the check sees it); fenced, it has not
+# landed when the server wakes and completes after the atomic. Then on
+# Debian's libfabric (upstream's verbs;ofi_rxm, which does not offer
+# FI_FENCE) as an info line.
+pair fence_check "$OXILIB" 47975 "$FTDEB/fence_check" "${S[@]}"
+for check in advertised:client control:server held:server landed:server ordered:client; do
+	grep -q "^ok ${check%%:*}" "$W/fence_check-${check#*:}.log" && ok "fence_${check%%:*}" ||
+		fail "fence_${check%%:*}" "$(grep -h "^FAIL" "$W"/fence_check-*.log | head -1)"
+done
+before=$failed
+FI_UNIVERSE_SIZE=16 pair upstream_fence_check "" 47976 "$FTDEB/fence_check" "${S[@]}"
+sed -i 's/^\(ok\|FAIL\) upstream_fence_check\(.*\)/info upstream_fence_check\2/' "$W/results.txt"
 failed=$before
 
 # Connections of RDM endpoints (issue 24; tests/verbs/conn_check.c, its

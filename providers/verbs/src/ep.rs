@@ -36,7 +36,7 @@ pub mod atomic;
 
 use crate::domain::{LkeySet, VerbsDomain};
 use crate::ibv::owned::{
-    wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, WcBuf, MAX_SGE,
+    wc_status_text, Channel, Cq, DevCtx, Id, Op, Pd, QpCap, RegBuf, SendFlags, WcBuf, MAX_SGE,
 };
 use crate::ibv::*;
 use crate::info::{CM_DATA_SIZE, NAME};
@@ -668,8 +668,12 @@ impl VerbsEp {
             return Err(Error::Again);
         }
         let id = st.id.as_ref().ok_or(Error::OpBadState)?;
+        let fence = tx.flags & FI_FENCE != 0;
         let wr = st.tx.insert(Tx { ctx: tx, _mrs: mrs });
-        let r = post_result(id.post_send(wr, op, iov, lkeys, inline), "ibv_post_send");
+        let r = post_result(
+            id.post_send(wr, op, iov, lkeys, SendFlags { inline, fence }),
+            "ibv_post_send",
+        );
         if r.is_err() {
             st.tx.free(wr);
         }

@@ -639,6 +639,9 @@ pub const IBV_WR_ATOMIC_CMP_AND_SWP: u32 = 5;
 pub const IBV_WR_ATOMIC_FETCH_AND_ADD: u32 = 6;
 /// `IBV_SEND_INLINE`: the data is copied into the work request at post.
 pub const IBV_SEND_INLINE: u32 = 8;
+/// `IBV_SEND_FENCE`: the work request waits for the queue pair's earlier
+/// RDMA READs and atomics to complete.
+pub const IBV_SEND_FENCE: u32 = 1;
 /// `IBV_WC_WITH_IMM` (in `ibv_wc.wc_flags`).
 pub const IBV_WC_WITH_IMM: u32 = 2;
 /// `IBV_WC_RECV_RDMA_WITH_IMM`.
@@ -1061,6 +1064,7 @@ pub fn constants() -> Vec<(&'static str, i64)> {
         IBV_WR_ATOMIC_FETCH_AND_ADD,
         IBV_ACCESS_REMOTE_ATOMIC,
         IBV_SEND_INLINE,
+        IBV_SEND_FENCE,
         IBV_WC_WITH_IMM,
         IBV_WC_RECV_RDMA_WITH_IMM,
         IBV_WC_RDMA_READ,

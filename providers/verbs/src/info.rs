@@ -236,6 +236,7 @@ pub const CAPS: u64 = FI_MSG
     | FI_WRITE
     | FI_REMOTE_READ
     | FI_REMOTE_WRITE
+    | FI_FENCE
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM;
 
@@ -282,7 +283,8 @@ fn entry(
         src_addr: src.map(|a| addr::to_sockaddr(&a)),
         dest_addr: dest.map(|a| addr::to_sockaddr(&a)),
         tx: TxAttr {
-            caps: FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE,
+            // FI_FENCE: IBV_SEND_FENCE on the work request (`ep.rs`).
+            caps: FI_MSG | FI_RMA | FI_SEND | FI_READ | FI_WRITE | FI_FENCE,
             rma_iov_limit: 1,
             op_flags: FI_INJECT | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_COMPLETION,
             msg_order: ORDER,
@@ -393,6 +395,7 @@ pub const RDM_CAPS: u64 = FI_MSG
     | FI_SOURCE
     | FI_DIRECTED_RECV
     | FI_TRIGGER
+    | FI_FENCE
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM;
 
@@ -505,7 +508,9 @@ fn rdm_rma(e: &mut Info, mr_mode: i32) {
 fn rdm_entry(e: &mut Info) {
     e.caps = RDM_CAPS;
     e.mode = 0;
-    e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND);
+    // FI_FENCE: held in the connection's queue until what was handed
+    // to it before has completed (`rdm.rs`'s pump).
+    e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND | FI_FENCE);
     e.tx.caps |= FI_TRIGGER;
     e.tx.rma_iov_limit = 0;
     // What a hint may ask for as the default (upstream's fi_msg_inject

@@ -161,6 +161,9 @@ struct Conn {
     closing: Option<lru::Closing>,
     /// When it was last used (`State::tick`), for `rdm/lru.rs`.
     used: u64,
+    /// Operations wholly handed to it and not reported yet: what an
+    /// `FI_FENCE` waits for.
+    unsettled: usize,
     /// Receive slots (and their pieces' lengths) left unposted until
     /// unexpected messages have room (`rdm/flow.rs`), oldest first.
     parked: VecDeque<(usize, usize)>,
@@ -183,6 +186,7 @@ impl Conn {
             peer_nonce: 0,
             closing: None,
             used: 0,
+            unsettled: 0,
             parked: VecDeque::new(),
         }
     }
@@ -217,6 +221,9 @@ struct Outgoing {
     /// A message whose sender waits for the receiver's
     /// `wire::Op::Delivered` (`FI_DELIVERY_COMPLETE`, `rdm/delivery.rs`).
     ack: bool,
+    /// `FI_FENCE`: not posted before every operation handed to the
+    /// connection before it has completed (cleared once it passed).
+    fence: bool,
 }
 
 /// An application send under way.
@@ -237,6 +244,9 @@ struct Sending {
     /// The connection and message number whose `wire::Op::Delivered`
     /// completes it (`rdm/delivery.rs`).
     ack: Option<(u32, u32)>,
+    /// The connection it was wholly handed to (counted in its
+    /// `unsettled` until reported).
+    conn: Option<u32>,
 }
 
 /// Where the next work request of a connection goes: its queue pair and
@@ -735,6 +745,9 @@ impl RdmEp {
             return;
         }
         if let Some(s) = st.sends.remove(&id) {
+            if let Some(c) = s.conn.and_then(|cn| st.conns.get_mut(&cn)) {
+                c.unsettled = c.unsettled.saturating_sub(1);
+            }
             if let Some(a) = s.waiting {
                 st.atomics.remove(&a);
             }
@@ -783,6 +796,13 @@ impl RdmEp {
                 // Held for a new connection (`rdm/lru.rs`).
                 return;
             }
+            if o.fence {
+                if c.unsettled > 0 {
+                    // Progress pumps again once they are reported.
+                    return;
+                }
+                o.fence = false;
+            }
             let Some(slot) = tx_free.pop() else { return };
             let wr = *next_wr;
             *next_wr += 1;
@@ -816,6 +836,10 @@ impl RdmEp {
                     if let Some(s) = sends.get_mut(&id) {
                         s.pieces += 1;
                         s.handed = done;
+                        if done {
+                            s.conn = Some(cn);
+                            c.unsettled += 1;
+                        }
                     }
                     if done {
                         c.queue.pop_front();
@@ -952,6 +976,7 @@ impl RdmEp {
                 failed: false,
                 _mrs: mrs,
                 ack,
+                conn: None,
             },
         );
         if let Some(k) = ack {
@@ -1447,6 +1472,7 @@ impl EndpointOps for RdmEp {
             rma: None,
             frame: None,
             ack: rts || op.flags & FI_DELIVERY_COMPLETE != 0,
+            fence: op.flags & FI_FENCE != 0,
         };
         let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), mrs)?;
         if inject {
@@ -1509,6 +1535,7 @@ impl EndpointOps for RdmEp {
             }),
             frame: None,
             ack: false,
+            fence: op.flags & FI_FENCE != 0,
         };
         let mut g = self.lock();
         self.enqueue(&mut g, op.dest, out, TxCtx::of_rma(op), mrs)

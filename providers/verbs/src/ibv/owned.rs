@@ -980,7 +980,8 @@ impl Id {
     }
 
     /// Posts one signaled send-queue work request over `iov` (`lkeys`, one
-    /// per buffer, ignored for an inline send), completing with `wr_id`.
+    /// per buffer, ignored for an inline send), completing with `wr_id`;
+    /// `how` is inline or not (a `bool`), or a [`SendFlags`] (fenced).
     /// Immediate data goes on the wire in network order, as verbs wants.
     pub fn post_send(
         &self,
@@ -988,8 +989,9 @@ impl Id {
         op: Op,
         iov: &[IoBuf],
         lkeys: &[u32],
-        inline: bool,
+        how: impl Into<SendFlags>,
     ) -> Result<(), VerbsError> {
+        let how = how.into();
         let qp = self.qp()?;
         let mut sg = [ibv_sge::default(); MAX_SGE];
         let n = Self::sges(&mut sg, iov, lkeys)?;
@@ -1016,7 +1018,9 @@ impl Id {
             sg_list: sg.as_mut_ptr(),
             num_sge: n as c_int,
             opcode,
-            send_flags: IBV_SEND_SIGNALED | if inline { IBV_SEND_INLINE } else { 0 },
+            send_flags: IBV_SEND_SIGNALED
+                | if how.inline { IBV_SEND_INLINE } else { 0 }
+                | if how.fence { IBV_SEND_FENCE } else { 0 },
             imm_data: imm.to_be(),
             wr: ibv_send_wr_wr {
                 atomic: ibv_send_wr_atomic::default(),
@@ -1110,6 +1114,25 @@ pub fn wc_status_text(status: u32) -> &'static str {
         19 => "fatal error",
         20 => "response timeout",
         _ => "general error",
+    }
+}
+
+/// How a send-queue work request goes: its data copied into the request
+/// (`IBV_SEND_INLINE`), and after the queue pair's earlier RDMA READs and
+/// atomics only (`IBV_SEND_FENCE`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendFlags {
+    pub inline: bool,
+    pub fence: bool,
+}
+
+impl From<bool> for SendFlags {
+    /// Inline or not, unfenced.
+    fn from(inline: bool) -> SendFlags {
+        SendFlags {
+            inline,
+            fence: false,
+        }
     }
 }
 

@@ -111,6 +111,7 @@ fn frame(
         rma: None,
         frame: Some(frame),
         ack: false,
+        fence: false,
     }
 }
 
@@ -162,7 +163,8 @@ impl RdmEp {
         let mut g = self.lock();
         let st = &mut *g;
         let n = st.next_atomic;
-        let out = frame(wire::Op::Atomic, n, Some(tag.encode()), None, body);
+        let mut out = frame(wire::Op::Atomic, n, Some(tag.encode()), None, body);
+        out.fence = op.flags & FI_FENCE != 0;
         let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of_atomic(op), Vec::new())?;
         st.next_atomic = n.wrapping_add(1);
         let peer = st.conns.get(&cn).map(|c| c.peer).ok_or(Error::OpBadState)?;

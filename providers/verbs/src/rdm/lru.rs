@@ -122,6 +122,7 @@ impl RdmEp {
             rma: None,
             frame: Some(wire::Op::Bye),
             ack: false,
+            fence: false,
         };
         if let Err(e) = Self::queue_on(st, cn, out, None, Vec::new()) {
             oxifabric::prov_log!(
