@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # multinode.sh PROVIDER NPROCS [EXTRA ARGS...]: starts NPROCS ranks of
-# fi_multinode at once on 127.0.0.1 (rank r on BASE + r, BASE a run of
-# free ports found here), waits for all (each bounded by `timeout`), and
+# fi_multinode (or of $FT_MULTINODE_BIN) at once on 127.0.0.1 (rank r on
+# BASE + r, BASE a run of free ports found here), waits for all (each
+# bounded by `timeout`, $FT_MULTINODE_TIMEOUT seconds, default 60), and
 # prints each rank's exit code and the last line of its output, then
-# "fi_multinode NPROCS: N passed, N failed". Exits 0 only if every rank
+# "PROGRAM NPROCS: N passed, N failed". Exits 0 only if every rank
 # exited 0; 77 if every rank printed SKIP.
 #
 # With "-m RANK" among the extra arguments, that rank is not started (the
 # others check that sends to it fail in bounded time) and counts as passed.
 #
 # The program is $FT_MULTINODE_BIN, else build/fabtests-compat/fi_multinode
-# (built by fabtests-compat/run). The library is whatever LD_LIBRARY_PATH
-# names (unset: the system's).
+# (built by fabtests-compat/run); any program taking -p PROV -n NPROCS
+# -r RANK -B BASEPORT will do (fi_multinode_coll: the collectives). The
+# library is whatever LD_LIBRARY_PATH names (unset: the system's). A rank
+# that fails shows its last $FT_MULTINODE_TAIL lines (default 15).
 set -u
 prov=${1:?usage: multinode.sh PROVIDER NPROCS [ARGS...]}
 n=${2:?usage: multinode.sh PROVIDER NPROCS [ARGS...]}
@@ -61,7 +64,7 @@ for r in $(seq 0 $((n - 1))); do
 		pids+=(0)
 		continue
 	fi
-	timeout 60 "$bin" -p "$prov" -n "$n" -r "$r" -B "$base" "$@" >"$logs/$r.log" 2>&1 &
+	timeout "${FT_MULTINODE_TIMEOUT:-60}" "$bin" -p "$prov" -n "$n" -r "$r" -B "$base" "$@" >"$logs/$r.log" 2>&1 &
 	pids+=($!)
 done
 passed=0 failed=0 skipped=0
@@ -81,9 +84,9 @@ for r in $(seq 0 $((n - 1))); do
 		failed=$((failed + 1))
 	fi
 	echo "rank $r: exit $rc: $(tail -1 "$logs/$r.log")"
-	[ $rc -eq 0 ] || [ $rc -eq 77 ] || sed 's/^/    /' "$logs/$r.log" | tail -15
+	[ $rc -eq 0 ] || [ $rc -eq 77 ] || sed 's/^/    /' "$logs/$r.log" | tail -"${FT_MULTINODE_TAIL:-15}"
 done
-echo "fi_multinode $n: $passed passed, $failed failed"
+echo "$(basename "$bin") $n: $passed passed, $failed failed"
 [ $failed -eq 0 ] || exit 1
 [ $skipped -eq "$n" ] && exit 77
 [ $passed -eq "$n" ]

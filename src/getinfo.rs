@@ -356,13 +356,20 @@ pub fn check(prov: &Info, hints: &Info, version: u32) -> core::result::Result<()
 /// The caps an entry reports: what was asked for among the primary caps
 /// (everything the provider has when nothing was asked), plus the secondary
 /// caps the provider has.
+///
+/// `FI_COLLECTIVE` is reported only when asked for (upstream lists it in
+/// separate entries), and brings `FI_TAGGED` with it: collectives travel
+/// as tagged messages (`service::coll`).
 fn response_caps(prov: u64, hint: u64) -> u64 {
     let primary = if hint & PRIMARY_CAPS != 0 {
         hint & PRIMARY_CAPS
     } else {
-        prov & PRIMARY_CAPS
+        prov & PRIMARY_CAPS & !FI_COLLECTIVE
     };
     let mut caps = primary | (prov & SECONDARY_CAPS) | (hint & prov & !PRIMARY_CAPS);
+    if caps & FI_COLLECTIVE != 0 {
+        caps |= prov & FI_TAGGED;
+    }
     // Asking for a message class without a direction means both.
     if caps & (FI_MSG | FI_TAGGED) != 0 && caps & (FI_SEND | FI_RECV) == 0 {
         caps |= prov & (FI_SEND | FI_RECV);

@@ -301,6 +301,11 @@ pub mod internal {
     /// `FI_COMPLETION` (fi_trigger(3)); [`crate::service::ep_core::Sinks`]
     /// routes it.
     pub const DEFERRED_WORK: u64 = 2;
+    /// The operation is a message of a collective
+    /// ([`crate::service::coll`]): its `context` is the collective's key,
+    /// and [`crate::service::ep_core::Sinks`] hands its completion to the
+    /// collective instead of the application's CQ and counters.
+    pub const COLLECTIVE: u64 = 4;
 }
 
 /// A send as posted by the application.

@@ -52,7 +52,7 @@ static AV_OPS: fi_ops_av = fi_ops_av {
     remove: Some(av_remove),
     lookup: Some(av_lookup),
     straddr: Some(av_straddr),
-    av_set: Some(crate::nosys::av_set),
+    av_set: Some(crate::coll::av_set_open),
     // Authorization keys and user ids (1.20) are not offered; the inline
     // wrappers answer -FI_ENOSYS for an empty slot.
     insert_auth_key: None,

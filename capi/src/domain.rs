@@ -50,7 +50,7 @@ static DOMAIN_OPS: fi_ops_domain = fi_ops_domain {
     stx_ctx: Some(crate::ep::stx::domain_stx_ctx),
     srx_ctx: Some(crate::ep::stx::domain_srx_ctx),
     query_atomic: Some(crate::ep::query_atomic),
-    query_collective: Some(crate::nosys::query_collective),
+    query_collective: Some(crate::coll::query_collective),
     endpoint2: Some(crate::ep::domain_endpoint2),
 };
 

@@ -66,6 +66,7 @@
 pub mod av;
 pub mod boundary;
 pub mod cntr;
+pub mod coll;
 pub mod cq;
 pub mod domain;
 pub mod entry;

@@ -303,6 +303,30 @@ impl AddressVector {
         usize::try_from(a).ok()
     }
 
+    /// The addresses of the live entries, in table order (an AV set of
+    /// `FI_UNIVERSE`).
+    pub fn addrs(&self) -> Vec<fi_addr_t> {
+        if let Some(t) = &self.shared {
+            let (want, mut v) = (t.count(), Vec::new());
+            let mut idx = 0usize;
+            // Entries are numbered from 0; a removed one leaves a hole.
+            while v.len() < want && idx < want.saturating_mul(2).saturating_add(1024) {
+                if t.get(idx).is_some() {
+                    v.push(idx as fi_addr_t);
+                }
+                idx += 1;
+            }
+            return v;
+        }
+        let t = self.table.read().unwrap_or_else(|p| p.into_inner());
+        t.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.is_some())
+            .map(|(i, _)| i as fi_addr_t)
+            .collect()
+    }
+
     /// Number of live entries.
     pub fn count(&self) -> usize {
         if let Some(t) = &self.shared {

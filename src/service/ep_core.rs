@@ -154,7 +154,7 @@ impl Failure {
 
     /// `describe` as the NUL-terminated `err_data` of an error entry,
     /// empty when there is nothing beyond the code.
-    fn err_data(&self) -> Vec<u8> {
+    pub fn err_data(&self) -> Vec<u8> {
         if !self.has_detail() {
             return Vec::new();
         }
@@ -291,6 +291,9 @@ impl Sinks {
 
     /// A send (or RMA operation) finished.
     pub fn tx_done(&self, t: &TxCtx) {
+        if t.internal & internal::COLLECTIVE != 0 {
+            return crate::service::coll::sub_done(t.ctx, None);
+        }
         if t.internal & internal::DEFERRED_WORK != 0 {
             return self.deferred_tx(t, None);
         }
@@ -338,25 +341,38 @@ impl Sinks {
     /// A send failed. Errors are always reported, even for operations
     /// that asked for no completion.
     pub fn tx_err(&self, t: &TxCtx, f: Failure) {
+        if t.internal & internal::COLLECTIVE != 0 {
+            return crate::service::coll::sub_done(t.ctx, Some(f));
+        }
         if t.internal & internal::DEFERRED_WORK != 0 {
             return self.deferred_tx(t, Some(f));
         }
-        if let Some(cq) = &self.tx_cq {
-            cq.push_err(CqError {
-                comp: Completion {
-                    op_context: t.ctx,
-                    flags: t.comp,
-                    src: FI_ADDR_NOTAVAIL,
-                    ..Default::default()
-                },
+        self.tx_cq_report(t.ctx, t.comp, Some(f));
+        if let Some(c) = self.tx_cntr(t) {
+            c.inc_err();
+        }
+    }
+
+    /// Writes the transmit CQ's entry for operation `ctx` with completion
+    /// flags `comp`: an error entry for `Some(f)`. No counter counts it
+    /// (the caller's business).
+    pub fn tx_cq_report(&self, ctx: usize, comp: u64, f: Option<Failure>) {
+        let Some(cq) = &self.tx_cq else { return };
+        let c = Completion {
+            op_context: ctx,
+            flags: comp,
+            src: FI_ADDR_NOTAVAIL,
+            ..Default::default()
+        };
+        match f {
+            None => cq.push(c),
+            Some(f) => cq.push_err(CqError {
+                comp: c,
                 err: f.err,
                 prov_errno: f.prov_errno,
                 err_data: f.err_data(),
                 ..Default::default()
-            });
-        }
-        if let Some(c) = self.tx_cntr(t) {
-            c.inc_err();
+            }),
         }
     }
 
@@ -402,6 +418,9 @@ impl Sinks {
 
     /// A receive finished; `extra_flags` adds e.g. `FI_MULTI_RECV`.
     pub fn rx_done(&self, p: &Posted, comp: Completion, extra_flags: u64) {
+        if p.internal & internal::COLLECTIVE != 0 {
+            return crate::service::coll::sub_done(p.ctx, None);
+        }
         if p.internal & internal::DEFERRED_WORK != 0 {
             let Some((h, own)) = self.deferred_rx(p) else {
                 return;
@@ -451,6 +470,14 @@ impl Sinks {
 
     /// A receive `p` failed; the caller built the whole error entry.
     pub fn rx_err_full(&self, p: &Posted, e: CqError) {
+        if p.internal & internal::COLLECTIVE != 0 {
+            let f = Failure {
+                err: e.err,
+                prov_errno: e.prov_errno,
+                ..Default::default()
+            };
+            return crate::service::coll::sub_done(p.ctx, Some(f));
+        }
         if p.internal & internal::DEFERRED_WORK != 0 {
             let Some((h, own)) = self.deferred_rx(p) else {
                 return;

@@ -3,7 +3,8 @@
 //! signals, the progress hook, address formats, the memory-registration
 //! table (`mr`), one-sided operations (`rma`: checks at the initiator,
 //! atomics and remote completions at the target), triggered operations
-//! and deferred work (`trigger`), and the endpoint core (`ep_core`:
+//! and deferred work (`trigger`), collectives over tagged messages
+//! (`coll`), and the endpoint core (`ep_core`:
 //! bindings and completion routing; `rxq`: receive matching;
 //! `reassembly`: messages that arrive in pieces).
 
@@ -11,6 +12,7 @@ pub mod addr_format;
 pub mod atomic;
 pub mod av;
 pub mod cntr;
+pub mod coll;
 pub mod conn_retry;
 pub mod connreq;
 pub mod cq;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
+static double __attribute__((unused)) now(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);

@@ -33,6 +33,6 @@ grep -Eq '^libfabric:[0-9]+:[0-9]+::core:core:getinfo\(\):[0-9]+<warn> fi_getinf
 	{ echo "no warn line naming the reason: $err"; exit 1; }
 
 # A hint that rules the provider out is named in the log.
-err=$(FI_LOG_LEVEL=warn fi_info -p sockets -c FI_COLLECTIVE 2>&1 || true)
+err=$(FI_LOG_LEVEL=warn fi_info -p sockets -c FI_HMEM 2>&1 || true)
 grep -q 'caps: hints ask for' <<<"$err" || { echo "no log line naming caps: $err"; exit 1; }
 echo ok

@@ -1,7 +1,8 @@
 //! `fi_ops_cm` of active endpoints: names, `fi_connect`, `fi_accept`,
-//! `fi_shutdown`. Listening, rejecting and joining are not active-endpoint
-//! operations (passive endpoints have their own table, `pep.rs`); their
-//! slots here are the shared `-FI_ENOSYS` stubs.
+//! `fi_shutdown`, and joining a collective group (`coll.rs`). Listening
+//! and rejecting are not active-endpoint operations (passive endpoints
+//! have their own table, `pep.rs`); their slots here are the shared
+//! `-FI_ENOSYS` stubs.
 
 use super::{bytes, ep_handle, give_addr};
 use crate::boundary::with_handle;
@@ -21,7 +22,7 @@ pub(super) static EP_CM_OPS: fi_ops_cm = fi_ops_cm {
     accept: Some(ep_accept),
     reject: Some(crate::nosys::reject),
     shutdown: Some(ep_shutdown),
-    join: Some(crate::nosys::join),
+    join: Some(crate::coll::ep_join),
 };
 
 unsafe extern "C" fn ep_setname(f: fid_t, addr: *mut c_void, addrlen: usize) -> c_int {

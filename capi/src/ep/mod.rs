@@ -59,11 +59,22 @@ pub struct EpObj {
     stx_bound: std::sync::atomic::AtomicBool,
     /// Opened with `FI_TRIGGER`: operations may be posted with that flag.
     trigger_cap: bool,
+    /// Opened with `FI_COLLECTIVE`: collectives are offered (`coll.rs`).
+    pub(crate) coll_cap: bool,
+    /// The EQ bound to it (what a collective join reports on).
+    eq: Mutex<Option<Arc<oxifabric::service::eq::EventQueue>>>,
     /// Counters holding triggered operations or deferred work of this
     /// endpoint (shared with its aliases): `fi_cancel` and `fi_close` look
     /// there (`trigger.rs`).
     triggered: Arc<Mutex<Vec<std::sync::Weak<oxifabric::service::cntr::Counter>>>>,
     _domain: BindRef,
+}
+
+impl EpObj {
+    /// The EQ bound to the endpoint, if any.
+    pub(crate) fn eq(&self) -> Option<Arc<oxifabric::service::eq::EventQueue>> {
+        self.eq.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 pub type EpHandle = Handle<fid_ep, EpObj>;
@@ -209,7 +220,7 @@ fn new_handle(
         rma: &rma::EP_RMA_OPS as *const _ as *mut _,
         tagged: &tagged::EP_TAGGED_OPS as *const _ as *mut _,
         atomic: &atomic::EP_ATOMIC_OPS as *const _ as *mut _,
-        collective: &crate::nosys_ep::COLLECTIVE_OPS as *const _ as *mut _,
+        collective: &crate::coll::COLLECTIVE_OPS as *const _ as *mut _,
     };
     let obj = EpObj {
         ops,
@@ -228,6 +239,8 @@ fn new_handle(
         alias_of,
         stx_bound: Default::default(),
         trigger_cap: info.caps & FI_TRIGGER != 0,
+        coll_cap: info.caps & FI_COLLECTIVE != 0,
+        eq: Mutex::new(None),
         triggered: Default::default(),
         _domain: domain,
     };
@@ -265,6 +278,7 @@ unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
         }
         if h.inner.alias_of.is_none() {
             trigger::close(h);
+            oxifabric::service::coll::drop_ep(oxifabric::service::coll::ep_key(&h.inner.ops));
             h.inner.ops.close();
         }
         // SAFETY: `h` came from EpHandle::boxed and, not busy, is no longer
@@ -357,8 +371,15 @@ unsafe extern "C" fn ep_bind(f: *mut fid, bfid: *mut fid, flags: u64) -> c_int {
             );
             return 0;
         };
+        let eq = match &binding {
+            Binding::Eq(q) => Some(q.clone()),
+            _ => None,
+        };
         match h.inner.ops.bind(binding) {
             Ok(()) => {
+                if eq.is_some() {
+                    *h.inner.eq.lock().unwrap_or_else(|p| p.into_inner()) = eq;
+                }
                 h.inner
                     .binds
                     .lock()
@@ -426,6 +447,8 @@ unsafe extern "C" fn ep_control(f: *mut fid, command: c_int, arg: *mut c_void) -
                     alias_of: Some(BindRef::new(&h.binds)),
                     stx_bound: Default::default(),
                     trigger_cap: h.inner.trigger_cap,
+                    coll_cap: h.inner.coll_cap,
+                    eq: Mutex::new(h.inner.eq()),
                     triggered: h.inner.triggered.clone(),
                     _domain: h.inner._domain.again(),
                 };

@@ -34,7 +34,8 @@ const CAPS: u64 = FI_MSG
     | FI_DIRECTED_RECV
     | FI_TRIGGER
     | FI_FENCE
-    | FI_LOCAL_COMM;
+    | FI_LOCAL_COMM
+    | FI_COLLECTIVE;
 /// Capabilities only the initiating side has (left out of `rx_attr`).
 const TX_ONLY: u64 = FI_SEND | FI_READ | FI_WRITE | FI_FENCE;
 /// Capabilities only the receiving (target) side has (left out of

@@ -29,7 +29,8 @@ pub const RELIABLE_CAPS: u64 = FI_MSG
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM
     | FI_SHARED_AV
-    | FI_NAMED_RX_CTX;
+    | FI_NAMED_RX_CTX
+    | FI_COLLECTIVE;
 /// Capabilities of datagram endpoints. Tagged messages travel in the same
 /// datagram header as on reliable endpoints (`wire.rs`), so `FI_TAGGED`
 /// costs nothing here (upstream's sockets DGRAM entry offers it too).
@@ -59,7 +60,8 @@ const TX_CAPS: u64 = FI_MSG
     | FI_WRITE
     | FI_FENCE
     | FI_TRIGGER
-    | FI_NAMED_RX_CTX;
+    | FI_NAMED_RX_CTX
+    | FI_COLLECTIVE;
 const RX_CAPS: u64 = FI_MSG
     | FI_TAGGED
     | FI_RECV
@@ -71,7 +73,8 @@ const RX_CAPS: u64 = FI_MSG
     | FI_REMOTE_READ
     | FI_REMOTE_WRITE
     | FI_RMA_EVENT
-    | FI_TRIGGER;
+    | FI_TRIGGER
+    | FI_COLLECTIVE;
 /// The message orders kept on reliable endpoints: every frame of a
 /// connection is handled in order at the target, except that a read's
 /// answer leaves from registered memory after the request was handled, so
@@ -213,7 +216,12 @@ pub fn entry(
     let (caps, max_msg, order) = match ep_type {
         FI_EP_DGRAM => (DGRAM_CAPS, DGRAM_MAX_MSG, FI_ORDER_SAS),
         // Scalable endpoints are connectionless only.
-        FI_EP_MSG => (RELIABLE_CAPS & !FI_NAMED_RX_CTX, MAX_MSG, RELIABLE_ORDER),
+        // Collectives (the engine's `service::coll`) need an AV.
+        FI_EP_MSG => (
+            RELIABLE_CAPS & !(FI_NAMED_RX_CTX | FI_COLLECTIVE),
+            MAX_MSG,
+            RELIABLE_ORDER,
+        ),
         _ => (RELIABLE_CAPS, MAX_MSG, RELIABLE_ORDER),
     };
     let rma = ep_type != FI_EP_DGRAM;
