@@ -29,7 +29,7 @@
  * the names are gathered out of band instead. Rank 0 listens on TCP
  * BASEPORT of 127.0.0.1; every other rank, once its endpoint is open,
  * sends its rank and name there and gets back the table of all names
- * (see gather_names). Every rank then waits for the slowest one's
+ * (multinode_oob.h). Every rank then waits for the slowest one's
  * endpoint; sends to endpoints not yet open are not exercised. With -m,
  * rank 0 (which must not be the missing one) puts a stale name at the
  * missing rank's place: that of a second endpoint it opened and closed,
@@ -44,6 +44,7 @@
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #include "shared.h"
+#include "multinode_oob.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -74,82 +75,19 @@ static void extra_opt(int opt, const char *arg)
 		stagger_ms = atoi(arg);
 }
 
-static int oob; /* -E */
-static int live(int k);
-
-/* Exact-length socket I/O for gather_names; dies on a short transfer. */
-static void oob_io(int s, void *p, size_t n, int out, const char *what)
+/* -E, rank 0: a stale name at the missing rank's place, that of an
+ * endpoint of ours opened and closed (see the top). */
+static void stale_name(struct oob_names *t)
 {
-	ssize_t r = out ? send(s, p, n, MSG_NOSIGNAL) : recv(s, p, n, MSG_WAITALL);
-	if (r != (ssize_t) n)
-		ft_die("-E: %s: %s", what, r < 0 ? strerror(errno) : "short transfer (peer gone or timeout)");
-}
-
-/* -E: every rank's name in names[k] (lens[k] bytes), gathered by rank 0
- * over TCP on the base port (see the top). */
-static void gather_names(char names[][256], uint32_t *lens)
-{
-	struct sockaddr_in a = ft_oob_sockaddr(ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1", ft_opts.src_port);
-	struct timeval tv = { .tv_sec = (time_t) FT_TIMEOUT };
-	size_t len = 256;
-	int rc, s, one = 1;
-	a.sin_port = htons((uint16_t) (ntohs(a.sin_port) - rank)); /* rank 0's: the base port */
-	if ((rc = fi_getname(&ft_ep->fid, names[rank], &len)))
-		ft_die("fi_getname: %s", fi_strerror(-rc));
-	lens[rank] = (uint32_t) len;
-	if (rank != 0) {
-		uint32_t me[2] = { (uint32_t) rank, lens[rank] };
-		s = ft_oob_connect(a);
-		oob_io(s, me, sizeof(me), 1, "sending this rank's name");
-		oob_io(s, names[rank], lens[rank], 1, "sending this rank's name");
-		for (int k = 0; k < nprocs; k++) {
-			oob_io(s, &lens[k], 4, 0, "receiving the names");
-			if (lens[k] > 256)
-				ft_die("-E: name of rank %d is %u bytes", k, lens[k]);
-			oob_io(s, names[k], lens[k], 0, "receiving the names");
-		}
-		close(s);
-		return;
-	}
-	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), conns[MAXN], nconn = 0;
-	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(l, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (l < 0 || bind(l, (struct sockaddr *) &a, sizeof(a)) || listen(l, MAXN))
-		ft_die("-E: listen on port %u: %s", ntohs(a.sin_port), strerror(errno));
-	if (missing >= 0) {
-		/* A stale name: an endpoint of ours, opened and closed. */
-		struct fid_ep *gone;
-		len = 256;
-		if ((rc = fi_endpoint(ft_domain, ft_info, &gone, NULL)) || (rc = fi_ep_bind(gone, &ft_txcq->fid, FI_TRANSMIT)) ||
-		    (rc = fi_ep_bind(gone, &ft_rxcq->fid, FI_RECV)) || (rc = fi_ep_bind(gone, &ft_av->fid, 0)) ||
-		    (rc = fi_enable(gone)) || (rc = fi_getname(&gone->fid, names[missing], &len)))
-			ft_die("-E: the stale endpoint for missing rank %d: %s", missing, fi_strerror(-rc));
-		lens[missing] = (uint32_t) len;
-		fi_close(&gone->fid);
-	}
-	for (int k = 1; k < nprocs; k++) {
-		uint32_t hdr[2];
-		int c;
-		if (!live(k))
-			continue;
-		if ((c = accept(l, NULL, NULL)) < 0)
-			ft_die("-E: only %d of the other ranks reported within %.0f s", nconn, FT_TIMEOUT);
-		setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-		oob_io(c, hdr, sizeof(hdr), 0, "receiving a rank's name");
-		if (hdr[0] == 0 || hdr[0] >= (uint32_t) nprocs || !live((int) hdr[0]) || hdr[1] > 256)
-			ft_die("-E: bad report (rank %u, %u bytes)", hdr[0], hdr[1]);
-		oob_io(c, names[hdr[0]], hdr[1], 0, "receiving a rank's name");
-		lens[hdr[0]] = hdr[1];
-		conns[nconn++] = c;
-	}
-	close(l);
-	for (int i = 0; i < nconn; i++) {
-		for (int k = 0; k < nprocs; k++) {
-			oob_io(conns[i], &lens[k], 4, 1, "sending the names");
-			oob_io(conns[i], names[k], lens[k], 1, "sending the names");
-		}
-		close(conns[i]);
-	}
+	struct fid_ep *gone;
+	size_t len = OOB_NAMELEN;
+	int rc;
+	if ((rc = fi_endpoint(ft_domain, ft_info, &gone, NULL)) || (rc = fi_ep_bind(gone, &ft_txcq->fid, FI_TRANSMIT)) ||
+	    (rc = fi_ep_bind(gone, &ft_rxcq->fid, FI_RECV)) || (rc = fi_ep_bind(gone, &ft_av->fid, 0)) ||
+	    (rc = fi_enable(gone)) || (rc = fi_getname(&gone->fid, t->name[missing], &len)))
+		ft_die("-E: the stale endpoint for missing rank %d: %s", missing, fi_strerror(-rc));
+	t->len[missing] = (uint32_t) len;
+	fi_close(&gone->fid);
 }
 
 static int live(int k)
@@ -295,7 +233,7 @@ int main(int argc, char **argv)
 {
 	struct fi_info *hints;
 	char port[16];
-	int rc;
+	int rc, oob;
 
 	ft_args(argc, argv, "n:r:m:D:", extra_opt);
 	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs || rank == missing || missing >= nprocs ||
@@ -315,17 +253,14 @@ int main(int argc, char **argv)
 	ft_require(hints, "tagged rdm endpoints");
 	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
-	/* -E: names gathered here, not by shared.h's server/client exchange. */
-	oob = ft_opts.oob;
-	ft_opts.oob = 0;
+	oob = oob_claim();
 	ft_open_ep(ft_info);
 	if (oob) {
-		static char names[MAXN][256];
-		uint32_t lens[MAXN] = { 0 };
-		gather_names(names, lens);
-		for (int k = 0; k < nprocs; k++)
-			if ((rc = fi_av_insert(ft_av, names[k], 1, &addrs[k], 0, NULL)) != 1)
-				ft_die("fi_av_insert(rank %d, %.*s) = %d", k, (int) lens[k], names[k], rc);
+		static struct oob_names names;
+		if (rank == 0 && missing >= 0)
+			stale_name(&names);
+		oob_gather_names(ft_ep, nprocs, rank, atoi(port) - rank, missing, &names);
+		oob_insert_names(&names, nprocs, addrs);
 	}
 	/* Every rank's address from the base port, no exchange (IPv4). */
 	for (int k = 0; k < nprocs && !oob; k++) {

@@ -3,13 +3,18 @@
  * each (caps FI_MSG | FI_TAGGED | FI_COLLECTIVE, the EQ bound to it),
  * checking AV sets and collectives.
  *
- *   fi_multinode_coll -p PROV -n NPROCS -r RANK -B BASEPORT [-s ADDR] [-v]
+ *   fi_multinode_coll -p PROV -n NPROCS -r RANK -B BASEPORT [-s ADDR] [-v] [-E]
  *
  * multinode.sh starts the ranks (FT_MULTINODE_BIN names this program).
  * Rank r binds to BASEPORT + r on 127.0.0.1 (or -s, IPv4); all ranks'
  * addresses go into an FI_AV_TABLE AV in one call, in rank order, so
  * fi_addr r is rank r, and also position r in the whole group: whether
  * root_addr is read as an address or a position makes no difference.
+ * With -E (providers whose addresses no port predicts, FI_ADDR_STR: shm)
+ * the endpoints bind nowhere in particular and every rank's name comes
+ * out of band instead, gathered by rank 0 over TCP on BASEPORT
+ * (multinode_oob.h, as fi_multinode -E); the names go into the AV one
+ * fi_av_insert each, in rank order, and fi_addr r must still be rank r.
  *
  * One line per check, "ok NAME", "FAIL NAME: why" or "SKIP NAME: why",
  * then "fi_multinode_coll rank R/N: N ok, N failed, N skipped". Exit 0 if
@@ -71,6 +76,7 @@
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #include "shared.h"
+#include "multinode_oob.h"
 #include <rdma/fi_collective.h>
 
 #define MAXN 16
@@ -211,20 +217,27 @@ static void bind_eq(struct fid_ep *ep)
 		ft_die("fi_ep_bind(eq): %s", fi_strerror(-rc));
 }
 
-/* Every rank's address from the base port, inserted in one call. */
-static void insert_all(const char *port)
+/* Every rank's address from the base port, inserted in one call (with
+ * -E, `oob`: every rank's name from the exchange, one call each). */
+static void insert_all(const char *port, int oob)
 {
 	struct sockaddr_in sin[MAXN];
 	fi_addr_t fa[MAXN];
 	int rc;
-	for (int k = 0; k < nprocs; k++) {
-		sin[k] = (struct sockaddr_in){ .sin_family = AF_INET };
-		sin[k].sin_port = htons((uint16_t) (atoi(port) - rank + k));
-		if (inet_pton(AF_INET, ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1", &sin[k].sin_addr) != 1)
-			ft_die("-s %s is not an IPv4 address", ft_opts.src_addr);
+	if (oob) {
+		static struct oob_names names;
+		oob_gather_names(ft_ep, nprocs, rank, atoi(port) - rank, -1, &names);
+		oob_insert_names(&names, nprocs, fa);
+	} else {
+		for (int k = 0; k < nprocs; k++) {
+			sin[k] = (struct sockaddr_in){ .sin_family = AF_INET };
+			sin[k].sin_port = htons((uint16_t) (atoi(port) - rank + k));
+			if (inet_pton(AF_INET, ft_opts.src_addr ? ft_opts.src_addr : "127.0.0.1", &sin[k].sin_addr) != 1)
+				ft_die("-s %s is not an IPv4 address", ft_opts.src_addr);
+		}
+		if ((rc = fi_av_insert(ft_av, sin, (size_t) nprocs, fa, 0, NULL)) != nprocs)
+			ft_die("fi_av_insert of %d addresses = %d", nprocs, rc);
 	}
-	if ((rc = fi_av_insert(ft_av, sin, (size_t) nprocs, fa, 0, NULL)) != nprocs)
-		ft_die("fi_av_insert of %d addresses = %d", nprocs, rc);
 	for (int k = 0; k < nprocs; k++)
 		if (fa[k] != (fi_addr_t) k)
 			ft_die("av_insert: rank %d got fi_addr %llu", k, (unsigned long long) fa[k]);
@@ -627,11 +640,11 @@ int main(int argc, char **argv)
 	struct fi_eq_entry e;
 	struct fi_collective_attr ga = { .op = FI_ATOMIC_WRITE, .datatype = FI_UINT64 };
 	char port[16], label[64];
-	int rc, ctx;
+	int rc, ctx, oob;
 
 	ft_args(argc, argv, "n:r:", extra_opt);
 	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs)
-		ft_die("usage: fi_multinode_coll -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT [-s ADDR] [-v]", MAXN);
+		ft_die("usage: fi_multinode_coll -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT [-s ADDR] [-v] [-E]", MAXN);
 	verbose = ft_opts.verbose;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ft_ep_type = FI_EP_RDM;
@@ -642,8 +655,9 @@ int main(int argc, char **argv)
 	ft_setup(hints);
 	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
 	ft_before_enable = bind_eq; /* FI_JOIN_COMPLETE goes there */
+	oob = oob_claim();
 	ft_open_ep(ft_info);
-	insert_all(port);
+	insert_all(port, oob);
 	sync_all(); /* every endpoint is up */
 
 	if ((rc = av_set_of(0, (fi_addr_t) nprocs - 1, 1, 0, &world)))

@@ -83,11 +83,11 @@ for t in functional/fi_multi_mr functional/fi_rdm_rma_event benchmarks/fi_rma_bw
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done
-# Issue 24: triggered operations and deferred work, a killed peer and
-# three processes at once on verbs;ofi_rxm: fabtests-compat programs
+# Issue 24: triggered operations and deferred work, a killed peer,
+# three processes at once and collectives on verbs;ofi_rxm: fabtests-compat programs
 # linked against Debian's libfabric (run on both libraries), with
 # multinode.sh and the port finder it uses beside them.
-for t in functional/fi_rdm_rma_trigger functional/fi_rdm_trigger_work functional/fi_multinode; do
+for t in functional/fi_rdm_rma_trigger functional/fi_rdm_trigger_work functional/fi_multinode functional/fi_multinode_coll; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done

@@ -553,6 +553,14 @@ rdm_faults() { # PREFIX LIBPATH BASEPORT
 	done
 }
 rdm_faults "" "$OXILIB" 47900
+# Collectives (the engine's service::coll over verbs RDM): fabtests-compat's
+# fi_multinode_coll, three ranks (AV sets, join, barrier, broadcast,
+# allreduce, allgather, reduce, scatter, gather with data checks).
+LD_LIBRARY_PATH=$OXILIB FT_MULTINODE_BIN=$FTDEB/fi_multinode_coll timeout 200 \
+	"$W/mn/multinode.sh" verbs 3 -s 10.77.0.1 >"$W/multinode_coll.log" 2>&1
+rc=$?
+echo "-- multinode_coll: rc=$rc"; cat "$W/multinode_coll.log"
+[ $rc = 0 ] && ok ft_rdm_multinode_coll || fail ft_rdm_multinode_coll "rc=$rc: $(tail -1 "$W/multinode_coll.log")"
 before=$failed
 FI_UNIVERSE_SIZE=16 rdm_faults upstream_ "" 47910
 mv "$W/results.txt" "$W/results.tmp"

@@ -396,6 +396,7 @@ pub const RDM_CAPS: u64 = FI_MSG
     | FI_DIRECTED_RECV
     | FI_TRIGGER
     | FI_FENCE
+    | FI_COLLECTIVE
     | FI_LOCAL_COMM
     | FI_REMOTE_COMM;
 
@@ -510,7 +511,8 @@ fn rdm_entry(e: &mut Info) {
     e.mode = 0;
     // FI_FENCE: held in the connection's queue until what was handed
     // to it before has completed (`rdm.rs`'s pump).
-    e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND | FI_FENCE);
+    // FI_COLLECTIVE: the engine's collectives over tagged messages.
+    e.tx.caps = RDM_CAPS & (FI_MSG | FI_TAGGED | FI_SEND | FI_FENCE | FI_COLLECTIVE);
     e.tx.caps |= FI_TRIGGER;
     e.tx.rma_iov_limit = 0;
     // What a hint may ask for as the default (upstream's fi_msg_inject
