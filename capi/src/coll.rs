@@ -594,16 +594,69 @@ unsafe extern "C" fn co_gather(
     )
 }
 
-/// Endpoints' collective operations: all-to-all, reduce-scatter and the
-/// message form are not offered (`fi_query_collective` says so).
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn co_alltoall(
+    ep: *mut fid_ep,
+    buf: *const c_void,
+    count: usize,
+    _desc: *mut c_void,
+    result: *mut c_void,
+    _result_desc: *mut c_void,
+    coll_addr: fi_addr_t,
+    datatype: fi_datatype,
+    _flags: u64,
+    context: *mut c_void,
+) -> isize {
+    let n = members(coll_addr);
+    let bufs = Bufs {
+        buf: area(buf, count, datatype, n),
+        result: area(result, count, datatype, n),
+        count,
+        datatype,
+    };
+    run(
+        ep,
+        "fi_alltoall",
+        coll_addr,
+        context,
+        |_| Ok(Kind::Alltoall),
+        bufs,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn co_reduce_scatter(
+    ep: *mut fid_ep,
+    buf: *const c_void,
+    count: usize,
+    _desc: *mut c_void,
+    result: *mut c_void,
+    _result_desc: *mut c_void,
+    coll_addr: fi_addr_t,
+    datatype: fi_datatype,
+    op: fi_op,
+    _flags: u64,
+    context: *mut c_void,
+) -> isize {
+    let bufs = Bufs {
+        buf: area(buf, count, datatype, members(coll_addr)),
+        result: area(result, count, datatype, 1),
+        count,
+        datatype,
+    };
+    let kind = |_: &coll::Group| Ok(Kind::ReduceScatter { op });
+    run(ep, "fi_reduce_scatter", coll_addr, context, kind, bufs)
+}
+
+/// Endpoints' collective operations; the message form is not offered.
 pub static COLLECTIVE_OPS: fi_ops_collective = fi_ops_collective {
     size: core::mem::size_of::<fi_ops_collective>(),
     barrier: Some(co_barrier),
     broadcast: Some(co_broadcast),
-    alltoall: crate::nosys_ep::COLLECTIVE_OPS.alltoall,
+    alltoall: Some(co_alltoall),
     allreduce: Some(co_allreduce),
     allgather: Some(co_allgather),
-    reduce_scatter: crate::nosys_ep::COLLECTIVE_OPS.reduce_scatter,
+    reduce_scatter: Some(co_reduce_scatter),
     reduce: Some(co_reduce),
     scatter: Some(co_scatter),
     gather: Some(co_gather),

@@ -14,11 +14,12 @@
  *   FI_JOIN_COMPLETE with the group's fid and the join's context, read
  *   with a NULL buffer first (the event type only, as fabtests do).
  * - Collectives on the group of one: barrier, broadcast, allreduce (sum,
- *   max on doubles), allgather, reduce, scatter, gather complete on the
+ *   max on doubles), allgather, reduce, scatter, gather, alltoall,
+ *   reduce_scatter complete on the
  *   transmit CQ with FI_COLLECTIVE and the right bytes; an unknown
- *   collective address (-FI_EINVAL); a reduction with FI_ATOMIC_WRITE and
- *   fi_query_collective of all-to-all (-FI_EOPNOTSUPP); fi_alltoall
- *   (-FI_ENOSYS); an endpoint opened without FI_COLLECTIVE answers
+ *   collective address (-FI_EINVAL); a reduction with FI_ATOMIC_WRITE or
+ *   FI_CSWAP and fi_query_collective of all-to-all on FI_VOID
+ *   (-FI_EOPNOTSUPP); an endpoint opened without FI_COLLECTIVE answers
  *   -FI_ENOSYS and its domain's fi_query_collective too.
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
@@ -173,6 +174,8 @@ static void one_member(struct member *m)
 	EXPECT(qa.datatype_attr.size == 8 && qa.max_members > 1, "query: size %zu, members %zu",
 	       qa.datatype_attr.size, qa.max_members);
 	qa.op = FI_NOOP;
+	EXPECT_RC(fi_query_collective(m->s.domain, FI_ALLTOALL, &qa, 0), 0);
+	qa.datatype = FI_VOID;
 	EXPECT_RC(fi_query_collective(m->s.domain, FI_ALLTOALL, &qa, 0), -FI_EOPNOTSUPP);
 
 	CHECK(fi_barrier(m->s.ep, g, &ctx));
@@ -207,7 +210,16 @@ static void one_member(struct member *m)
 	EXPECT_RC(fi_allreduce(m->s.ep, in, 1, NULL, out, NULL, g, FI_UINT64, FI_ATOMIC_WRITE, 0, &ctx),
 		  -FI_EOPNOTSUPP);
 	EXPECT_RC(fi_allreduce(m->s.ep, in, 1, NULL, NULL, NULL, g, FI_UINT64, FI_SUM, 0, &ctx), -FI_EINVAL);
-	EXPECT_RC(fi_alltoall(m->s.ep, in, 1, NULL, out, NULL, g, FI_UINT64, 0, &ctx), -FI_ENOSYS);
+	out[0] = 0;
+	CHECK(fi_alltoall(m->s.ep, in, 1, NULL, out, NULL, g, FI_UINT64, 0, &ctx));
+	wait_comp(m, &ctx, "alltoall");
+	EXPECT(out[0] == 41, "alltoall of one");
+	out[0] = 0;
+	CHECK(fi_reduce_scatter(m->s.ep, in, 1, NULL, out, NULL, g, FI_UINT64, FI_SUM, 0, &ctx));
+	wait_comp(m, &ctx, "reduce_scatter");
+	EXPECT(out[0] == 41, "reduce_scatter of one");
+	EXPECT_RC(fi_reduce_scatter(m->s.ep, in, 1, NULL, out, NULL, g, FI_UINT64, FI_CSWAP, 0, &ctx),
+		  -FI_EOPNOTSUPP);
 	EXPECT_RC(fi_scatter(m->s.ep, in, 1, NULL, out, NULL, g, 999, FI_UINT64, 0, &ctx), -FI_EINVAL);
 	fi_close(&mc->fid);
 	EXPECT_RC(fi_barrier(m->s.ep, g, &ctx), -FI_EINVAL);

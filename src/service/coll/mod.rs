@@ -1,7 +1,8 @@
 //! Collective operations (fi_collective(3), fi_av_set(3)) for every
 //! provider whose endpoints carry tagged messages: AV sets, joining a
-//! group, and barrier, broadcast, allreduce, allgather, reduce, scatter
-//! and gather over the endpoint's own tagged sends and receives.
+//! group, and barrier, broadcast, allreduce, allgather, reduce, scatter,
+//! gather, all-to-all and reduce-scatter over the endpoint's own tagged
+//! sends and receives.
 //!
 //! - **Messages.** A collective is a set of tagged messages between the
 //!   members (`plan.rs` says which), posted through the endpoint's

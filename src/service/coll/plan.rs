@@ -20,12 +20,29 @@ use crate::service::atomic::{self, AtomicKind, AtomicOp};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Barrier,
-    Broadcast { root: usize },
-    Allreduce { op: fi_op },
+    Broadcast {
+        root: usize,
+    },
+    Allreduce {
+        op: fi_op,
+    },
     Allgather,
-    Reduce { root: usize, op: fi_op },
-    Scatter { root: usize },
-    Gather { root: usize },
+    Reduce {
+        root: usize,
+        op: fi_op,
+    },
+    Scatter {
+        root: usize,
+    },
+    Gather {
+        root: usize,
+    },
+    /// Block `j` of each member's `buf` goes to member `j`.
+    Alltoall,
+    /// Block `j` of every member's `buf`, reduced, goes to member `j`.
+    ReduceScatter {
+        op: fi_op,
+    },
 }
 
 /// One message of the calling member: to or from member `peer`.
@@ -69,7 +86,9 @@ pub struct Plan {
 }
 
 /// The buffers of a call: `buf` (input; broadcast's in/out), `result`,
-/// each `count` elements of `size` bytes where the collective says.
+/// each `count` elements of `size` bytes where the collective says: per
+/// member, so gathered results, the root's scatter input and all-to-all
+/// and reduce-scatter inputs hold a block of `count` per member.
 #[derive(Debug, Clone, Copy)]
 pub struct Bufs {
     pub buf: IoBuf,
@@ -93,10 +112,12 @@ pub fn query(coll: fi_collective_op, op: fi_op, dt: fi_datatype) -> Result<(usiz
     const MAX_BYTES: usize = 1 << 30;
     let size = match coll {
         FI_BARRIER => return Ok((0, 0)),
-        FI_BROADCAST | FI_ALLGATHER | FI_SCATTER | FI_GATHER => {
+        FI_BROADCAST | FI_ALLGATHER | FI_SCATTER | FI_GATHER | FI_ALLTOALL => {
             atomic::datatype_size(dt).ok_or(Error::OpNotSupp)?
         }
-        FI_ALLREDUCE | FI_REDUCE => reduction(op, dt).ok_or(Error::OpNotSupp)?,
+        FI_ALLREDUCE | FI_REDUCE | FI_REDUCE_SCATTER => {
+            reduction(op, dt).ok_or(Error::OpNotSupp)?
+        }
         _ => return Err(Error::OpNotSupp),
     };
     Ok((MAX_BYTES / size, size))
@@ -119,6 +140,20 @@ fn fits(b: &IoBuf, len: usize, what: &str) -> Result<()> {
         return Err(Error::Inval);
     }
     Ok(())
+}
+
+/// Combining the contributions with `op` into the first `len` bytes of
+/// `b.result`.
+fn reduce_into(b: &Bufs, op: fi_op, len: usize) -> Finish {
+    Finish::Reduce {
+        into: b.result.slice(0, len),
+        op: AtomicOp {
+            kind: AtomicKind::Base,
+            op,
+            datatype: b.datatype,
+            count: b.count,
+        },
+    }
 }
 
 /// Member `me`'s part of collective `kind` among `n` members. Copies
@@ -158,15 +193,7 @@ pub fn plan(kind: Kind, n: usize, me: usize, b: &Bufs) -> Result<Plan> {
                 fits(&b.result, len, "the result buffer")?;
                 temps = vec![vec![0u8; len]; n];
                 temps[me].copy_from_slice(&b.buf.as_slice()[..len]);
-                finish = Finish::Reduce {
-                    into: b.result.slice(0, len),
-                    op: AtomicOp {
-                        kind: AtomicKind::Base,
-                        op,
-                        datatype: b.datatype,
-                        count: b.count,
-                    },
-                };
+                finish = reduce_into(b, op, len);
             }
             let src = Where::App(b.buf.slice(0, len));
             match kind {
@@ -227,6 +254,35 @@ pub fn plan(kind: Kind, n: usize, me: usize, b: &Bufs) -> Result<Plan> {
                 );
             } else {
                 posts.push(each(root, true, Where::App(b.buf.slice(0, len))));
+            }
+        }
+        Kind::Alltoall => {
+            let len = bytes(b.count, b.datatype)?;
+            let all = len.checked_mul(n).ok_or(Error::Inval)?;
+            fits(&b.buf, all, "the input buffer")?;
+            fits(&b.result, all, "the result buffer")?;
+            b.result
+                .write_at(me * len, &b.buf.as_slice()[me * len..(me + 1) * len]);
+            for r in others {
+                posts.push(each(r, true, Where::App(b.buf.slice(r * len, len))));
+                posts.push(each(r, false, Where::App(b.result.slice(r * len, len))));
+            }
+        }
+        Kind::ReduceScatter { op } => {
+            reduction(op, b.datatype).ok_or(Error::OpNotSupp)?;
+            let len = bytes(b.count, b.datatype)?;
+            fits(
+                &b.buf,
+                len.checked_mul(n).ok_or(Error::Inval)?,
+                "the input buffer",
+            )?;
+            fits(&b.result, len, "the result buffer")?;
+            temps = vec![vec![0u8; len]; n];
+            temps[me].copy_from_slice(&b.buf.as_slice()[me * len..(me + 1) * len]);
+            finish = reduce_into(b, op, len);
+            for r in others {
+                posts.push(each(r, true, Where::App(b.buf.slice(r * len, len))));
+                posts.push(each(r, false, Where::Temp(r)));
             }
         }
     }
@@ -306,9 +362,10 @@ mod tests {
         )
         .is_err());
         assert!(
-            query(FI_ALLTOALL, FI_NOOP, FI_UINT64).is_err(),
-            "not offered"
+            query(FI_ALLTOALL, FI_NOOP, FI_VOID).is_err(),
+            "no data type"
         );
+        assert!(query(FI_REDUCE_SCATTER, FI_ATOMIC_WRITE, FI_UINT64).is_err());
         assert_eq!(query(FI_ALLREDUCE, FI_SUM, FI_UINT64).unwrap().1, 8);
     }
 }
