@@ -278,8 +278,10 @@ unsafe extern "C" fn ep_close(f: *mut fid) -> c_int {
         }
         if h.inner.alias_of.is_none() {
             trigger::close(h);
-            oxifabric::service::coll::drop_ep(oxifabric::service::coll::ep_key(&h.inner.ops));
             h.inner.ops.close();
+            // After the provider dropped the receives posted into the
+            // collectives' contribution buffers.
+            oxifabric::service::coll::drop_ep(oxifabric::service::coll::ep_key(&h.inner.ops));
         }
         // SAFETY: `h` came from EpHandle::boxed and, not busy, is no longer
         // referenced once fi_close returns.

@@ -520,10 +520,13 @@ fn finish(mut op: Op) {
 
 /// Endpoint `key` is closing: its collectives under way are dropped
 /// without a report (their messages were dropped with it), and so are its
-/// groups.
+/// groups and its count of joins.
 pub fn drop_ep(key: usize) {
     lock(&OPS).retain(|(_, o)| o.ep_key != key);
     lock(&GROUPS).retain(|(_, g)| g.ep_key != key);
+    // A new endpoint at the same address counts its joins from 0, as its
+    // peers' new endpoints do.
+    lock(&JOINS).retain(|((k, _), _)| *k != key);
 }
 
 #[cfg(test)]
