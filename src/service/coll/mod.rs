@@ -25,7 +25,7 @@
 //!   those members this endpoint joined before, which every member counts
 //!   alike since joins are collective. Ranks are the set's order; the
 //!   caller's rank is the member whose address is its own `fi_getname`.
-//!   `fi_mc_addr` of the group is a key of [`GROUPS`].
+//!   `fi_mc_addr` of the group is its key in the table of groups.
 //! - **Roots.** A `root_addr` names a member by its `fi_addr_t`; when no
 //!   member has it and it is below the group's size it is taken as a
 //!   rank, as upstream's utility layer reads it.
