@@ -516,10 +516,15 @@ fn rdm_entry(e: &mut Info) {
     e.tx.caps |= FI_TRIGGER;
     e.tx.rma_iov_limit = 0;
     // What a hint may ask for as the default (upstream's fi_msg_inject
-    // sets FI_INJECT): `rdm.rs` honours FI_INJECT on any send. Every
-    // completion is at least transmit complete (RC's acknowledgement), and
-    // delivery complete where asked (`rdm/delivery.rs`).
-    e.tx.op_flags = FI_INJECT | FI_COMPLETION | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+    // sets FI_INJECT, or FI_INJECT_COMPLETE with `-A inj_complete`):
+    // `rdm.rs` honours FI_INJECT on any send. Every completion is at least
+    // transmit complete (RC's acknowledgement), so also inject complete,
+    // and delivery complete where asked (`rdm/delivery.rs`).
+    e.tx.op_flags = FI_INJECT
+        | FI_COMPLETION
+        | FI_INJECT_COMPLETE
+        | FI_TRANSMIT_COMPLETE
+        | FI_DELIVERY_COMPLETE;
     e.tx.msg_order = FI_ORDER_SAS;
     e.tx.comp_order = FI_ORDER_NONE;
     e.tx.inject_size = RDM_INJECT_SIZE;
@@ -945,6 +950,11 @@ mod tests {
             e.tx.op_flags & FI_TRANSMIT_COMPLETE,
             0,
             "RC's acknowledgement"
+        );
+        assert_ne!(
+            e.tx.op_flags & FI_INJECT_COMPLETE,
+            0,
+            "upstream's fi_msg_inject -A inj_complete asks for it"
         );
     }
 
