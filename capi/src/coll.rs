@@ -311,14 +311,72 @@ pub(crate) extern "C" fn query_collective(
     })
 }
 
-/// Runs collective `kind` on endpoint `ep` over group `coll_addr`.
+/// How many blocks of `count` elements a buffer holds.
+#[derive(Clone, Copy)]
+enum Blocks {
+    One,
+    /// One per member (gathered results, the root's scatter input,
+    /// all-to-all and reduce-scatter inputs).
+    PerMember,
+}
+
+/// A collective call's buffers as the application passed them (a pointer
+/// may be NULL where the collective does not read it).
+struct Call {
+    buf: (*const c_void, Blocks),
+    result: (*mut c_void, Blocks),
+    count: usize,
+    datatype: fi_datatype,
+}
+
+impl Call {
+    /// Data moved in place (broadcast) or none (barrier: `count` 0).
+    fn one(buf: *mut c_void, count: usize, datatype: fi_datatype) -> Call {
+        Call {
+            buf: (buf, Blocks::One),
+            result: (buf, Blocks::One),
+            count,
+            datatype,
+        }
+    }
+
+    /// The engine's view, for a group of `n` members.
+    fn bufs(&self, n: usize) -> Bufs {
+        let area = |p: *const c_void, b: Blocks| {
+            let blocks = match b {
+                Blocks::One => 1,
+                Blocks::PerMember => n,
+            };
+            let size = oxifabric::service::atomic::datatype_size(self.datatype).unwrap_or(0);
+            let len = if p.is_null() {
+                0
+            } else {
+                self.count.saturating_mul(size).saturating_mul(blocks)
+            };
+            // SAFETY: fi_collective(3): the caller's buffer holds what the
+            // collective reads or writes there (count elements, times the
+            // members for the gathered and scattered ones); `plan` checks
+            // the lengths it needs against this one before touching it.
+            unsafe { IoBuf::new(p as *mut u8, len) }
+        };
+        Bufs {
+            buf: area(self.buf.0, self.buf.1),
+            result: area(self.result.0, self.result.1),
+            count: self.count,
+            datatype: self.datatype,
+        }
+    }
+}
+
+/// Runs collective `kind` with the buffers of `call` on endpoint `ep`
+/// over group `coll_addr`.
 fn run(
     ep: *mut fid_ep,
     what: &str,
     coll_addr: fi_addr_t,
     context: *mut c_void,
+    call: Call,
     kind: impl FnOnce(&coll::Group) -> oxifabric::error::Result<Kind>,
-    bufs: Bufs,
 ) -> isize {
     with_handle!(ep_handle, ep, what, |h| {
         if !h.inner.coll_cap {
@@ -331,6 +389,7 @@ fn run(
             );
             return -(FI_EINVAL as isize);
         };
+        let bufs = call.bufs(g.members.len());
         let r = kind(&g).and_then(|k| coll::post(&h.inner.ops, &g, k, &bufs, context as usize));
         match r {
             Ok(()) => 0,
@@ -339,26 +398,12 @@ fn run(
     })
 }
 
-/// A buffer of `count` elements of `dt` times `blocks` (the pointer may
-/// be NULL where the collective does not read it: `len` 0 then).
-fn area(p: *const c_void, count: usize, dt: fi_datatype, blocks: usize) -> IoBuf {
-    let size = oxifabric::service::atomic::datatype_size(dt).unwrap_or(0);
-    let len = if p.is_null() {
-        0
-    } else {
-        count.saturating_mul(size).saturating_mul(blocks)
-    };
-    // SAFETY: fi_collective(3): the caller's buffer holds what the
-    // collective reads or writes there (count elements, times the members
-    // for the gathered and scattered ones); `plan` checks the lengths it
-    // needs against this one before touching it.
-    unsafe { IoBuf::new(p as *mut u8, len) }
-}
-
-/// Members of the group behind `coll_addr` (1 when unknown: `run` fails
-/// such a call anyway).
-fn members(coll_addr: fi_addr_t) -> usize {
-    coll::group(coll_addr).map_or(1, |g| g.members.len())
+/// A root's rank in `g`, for rooted collectives.
+fn rooted(
+    root_addr: fi_addr_t,
+    make: impl FnOnce(usize) -> Kind,
+) -> impl FnOnce(&coll::Group) -> oxifabric::error::Result<Kind> {
+    move |g| coll::root_rank(g, root_addr).map(make)
 }
 
 unsafe extern "C" fn co_barrier(
@@ -366,21 +411,10 @@ unsafe extern "C" fn co_barrier(
     coll_addr: fi_addr_t,
     context: *mut c_void,
 ) -> isize {
-    let none = area(core::ptr::null(), 0, FI_VOID, 0);
-    let bufs = Bufs {
-        buf: none,
-        result: none,
-        count: 0,
-        datatype: FI_VOID,
-    };
-    run(
-        ep,
-        "fi_barrier",
-        coll_addr,
-        context,
-        |_| Ok(Kind::Barrier),
-        bufs,
-    )
+    let call = Call::one(core::ptr::null_mut(), 0, FI_VOID);
+    run(ep, "fi_barrier", coll_addr, context, call, |_| {
+        Ok(Kind::Barrier)
+    })
 }
 
 unsafe extern "C" fn co_barrier2(
@@ -408,245 +442,179 @@ unsafe extern "C" fn co_broadcast(
     _flags: u64,
     context: *mut c_void,
 ) -> isize {
-    let b = area(buf, count, datatype, 1);
-    let bufs = Bufs {
-        buf: b,
-        result: b,
-        count,
-        datatype,
-    };
-    let kind = |g: &coll::Group| coll::root_rank(g, root_addr).map(|root| Kind::Broadcast { root });
-    run(ep, "fi_broadcast", coll_addr, context, kind, bufs)
+    let call = Call::one(buf, count, datatype);
+    let kind = rooted(root_addr, |root| Kind::Broadcast { root });
+    run(ep, "fi_broadcast", coll_addr, context, call, kind)
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn co_allreduce(
-    ep: *mut fid_ep,
-    buf: *const c_void,
-    count: usize,
-    _desc: *mut c_void,
-    result: *mut c_void,
-    _result_desc: *mut c_void,
-    coll_addr: fi_addr_t,
-    datatype: fi_datatype,
-    op: fi_op,
-    _flags: u64,
-    context: *mut c_void,
-) -> isize {
-    let bufs = Bufs {
-        buf: area(buf, count, datatype, 1),
-        result: area(result, count, datatype, 1),
-        count,
-        datatype,
+/// The signature shared by the collectives with an input and a result
+/// buffer and no root (`fi_allgather`, `fi_alltoall`), and their bodies:
+/// `$in` and `$out` say how many blocks each buffer holds.
+macro_rules! unrooted {
+    ($name:ident, $what:literal, $in:expr, $out:expr, $kind:expr) => {
+        #[allow(clippy::too_many_arguments)]
+        unsafe extern "C" fn $name(
+            ep: *mut fid_ep,
+            buf: *const c_void,
+            count: usize,
+            _desc: *mut c_void,
+            result: *mut c_void,
+            _result_desc: *mut c_void,
+            coll_addr: fi_addr_t,
+            datatype: fi_datatype,
+            _flags: u64,
+            context: *mut c_void,
+        ) -> isize {
+            let call = Call {
+                buf: (buf, $in),
+                result: (result, $out),
+                count,
+                datatype,
+            };
+            run(ep, $what, coll_addr, context, call, |_| Ok($kind))
+        }
     };
-    run(
-        ep,
-        "fi_allreduce",
-        coll_addr,
-        context,
-        |_| Ok(Kind::Allreduce { op }),
-        bufs,
-    )
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn co_allgather(
-    ep: *mut fid_ep,
-    buf: *const c_void,
-    count: usize,
-    _desc: *mut c_void,
-    result: *mut c_void,
-    _result_desc: *mut c_void,
-    coll_addr: fi_addr_t,
-    datatype: fi_datatype,
-    _flags: u64,
-    context: *mut c_void,
-) -> isize {
-    let bufs = Bufs {
-        buf: area(buf, count, datatype, 1),
-        result: area(result, count, datatype, members(coll_addr)),
-        count,
-        datatype,
+unrooted!(
+    co_allgather,
+    "fi_allgather",
+    Blocks::One,
+    Blocks::PerMember,
+    Kind::Allgather
+);
+unrooted!(
+    co_alltoall,
+    "fi_alltoall",
+    Blocks::PerMember,
+    Blocks::PerMember,
+    Kind::Alltoall
+);
+
+/// As [`unrooted!`] for the reductions without a root (`fi_allreduce`,
+/// `fi_reduce_scatter`), which take an operation.
+macro_rules! reduction {
+    ($name:ident, $what:literal, $in:expr, $kind:expr) => {
+        #[allow(clippy::too_many_arguments)]
+        unsafe extern "C" fn $name(
+            ep: *mut fid_ep,
+            buf: *const c_void,
+            count: usize,
+            _desc: *mut c_void,
+            result: *mut c_void,
+            _result_desc: *mut c_void,
+            coll_addr: fi_addr_t,
+            datatype: fi_datatype,
+            op: fi_op,
+            _flags: u64,
+            context: *mut c_void,
+        ) -> isize {
+            let call = Call {
+                buf: (buf, $in),
+                result: (result, Blocks::One),
+                count,
+                datatype,
+            };
+            run(ep, $what, coll_addr, context, call, |_| Ok($kind(op)))
+        }
     };
-    run(
-        ep,
-        "fi_allgather",
-        coll_addr,
-        context,
-        |_| Ok(Kind::Allgather),
-        bufs,
-    )
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn co_reduce(
-    ep: *mut fid_ep,
-    buf: *const c_void,
-    count: usize,
-    _desc: *mut c_void,
-    result: *mut c_void,
-    _result_desc: *mut c_void,
-    coll_addr: fi_addr_t,
-    root_addr: fi_addr_t,
-    datatype: fi_datatype,
-    op: fi_op,
-    _flags: u64,
-    context: *mut c_void,
-) -> isize {
-    let bufs = Bufs {
-        buf: area(buf, count, datatype, 1),
-        result: area(result, count, datatype, 1),
-        count,
-        datatype,
+reduction!(co_allreduce, "fi_allreduce", Blocks::One, |op| {
+    Kind::Allreduce { op }
+});
+reduction!(
+    co_reduce_scatter,
+    "fi_reduce_scatter",
+    Blocks::PerMember,
+    |op| { Kind::ReduceScatter { op } }
+);
+
+/// As [`unrooted!`] for the collectives with a root: with an operation
+/// (`fi_reduce`: `$kind` makes the collective from the root's rank and
+/// the operation) or without (`fi_scatter`, `fi_gather`: from the rank).
+macro_rules! with_root {
+    ($name:ident, $what:literal, $in:expr, $out:expr, op $kind:expr) => {
+        #[allow(clippy::too_many_arguments)]
+        unsafe extern "C" fn $name(
+            ep: *mut fid_ep,
+            buf: *const c_void,
+            count: usize,
+            _desc: *mut c_void,
+            result: *mut c_void,
+            _result_desc: *mut c_void,
+            coll_addr: fi_addr_t,
+            root_addr: fi_addr_t,
+            datatype: fi_datatype,
+            op: fi_op,
+            _flags: u64,
+            context: *mut c_void,
+        ) -> isize {
+            let call = Call {
+                buf: (buf, $in),
+                result: (result, $out),
+                count,
+                datatype,
+            };
+            let kind = rooted(root_addr, |root| $kind(root, op));
+            run(ep, $what, coll_addr, context, call, kind)
+        }
     };
-    let kind =
-        |g: &coll::Group| coll::root_rank(g, root_addr).map(|root| Kind::Reduce { root, op });
-    run(ep, "fi_reduce", coll_addr, context, kind, bufs)
+    ($name:ident, $what:literal, $in:expr, $out:expr, $kind:expr) => {
+        #[allow(clippy::too_many_arguments)]
+        unsafe extern "C" fn $name(
+            ep: *mut fid_ep,
+            buf: *const c_void,
+            count: usize,
+            _desc: *mut c_void,
+            result: *mut c_void,
+            _result_desc: *mut c_void,
+            coll_addr: fi_addr_t,
+            root_addr: fi_addr_t,
+            datatype: fi_datatype,
+            _flags: u64,
+            context: *mut c_void,
+        ) -> isize {
+            let call = Call {
+                buf: (buf, $in),
+                result: (result, $out),
+                count,
+                datatype,
+            };
+            run(
+                ep,
+                $what,
+                coll_addr,
+                context,
+                call,
+                rooted(root_addr, $kind),
+            )
+        }
+    };
 }
 
-/// Scatter (the root's `buf` holds a block per member) and gather (its
-/// `result` does).
-#[allow(clippy::too_many_arguments)]
-fn rooted(
-    ep: *mut fid_ep,
-    what: &str,
-    (buf, result): (*const c_void, *mut c_void),
-    count: usize,
-    coll_addr: fi_addr_t,
-    root_addr: fi_addr_t,
-    datatype: fi_datatype,
-    context: *mut c_void,
-    scatter: bool,
-) -> isize {
-    let n = members(coll_addr);
-    let (in_blocks, out_blocks) = if scatter { (n, 1) } else { (1, n) };
-    let bufs = Bufs {
-        buf: area(buf, count, datatype, in_blocks),
-        result: area(result, count, datatype, out_blocks),
-        count,
-        datatype,
-    };
-    let kind = move |g: &coll::Group| {
-        coll::root_rank(g, root_addr).map(|root| {
-            if scatter {
-                Kind::Scatter { root }
-            } else {
-                Kind::Gather { root }
-            }
-        })
-    };
-    run(ep, what, coll_addr, context, kind, bufs)
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn co_scatter(
-    ep: *mut fid_ep,
-    buf: *const c_void,
-    count: usize,
-    _desc: *mut c_void,
-    result: *mut c_void,
-    _result_desc: *mut c_void,
-    coll_addr: fi_addr_t,
-    root_addr: fi_addr_t,
-    datatype: fi_datatype,
-    _flags: u64,
-    context: *mut c_void,
-) -> isize {
-    let bufs = (buf, result);
-    rooted(
-        ep,
-        "fi_scatter",
-        bufs,
-        count,
-        coll_addr,
-        root_addr,
-        datatype,
-        context,
-        true,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn co_gather(
-    ep: *mut fid_ep,
-    buf: *const c_void,
-    count: usize,
-    _desc: *mut c_void,
-    result: *mut c_void,
-    _result_desc: *mut c_void,
-    coll_addr: fi_addr_t,
-    root_addr: fi_addr_t,
-    datatype: fi_datatype,
-    _flags: u64,
-    context: *mut c_void,
-) -> isize {
-    let bufs = (buf, result);
-    rooted(
-        ep,
-        "fi_gather",
-        bufs,
-        count,
-        coll_addr,
-        root_addr,
-        datatype,
-        context,
-        false,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn co_alltoall(
-    ep: *mut fid_ep,
-    buf: *const c_void,
-    count: usize,
-    _desc: *mut c_void,
-    result: *mut c_void,
-    _result_desc: *mut c_void,
-    coll_addr: fi_addr_t,
-    datatype: fi_datatype,
-    _flags: u64,
-    context: *mut c_void,
-) -> isize {
-    let n = members(coll_addr);
-    let bufs = Bufs {
-        buf: area(buf, count, datatype, n),
-        result: area(result, count, datatype, n),
-        count,
-        datatype,
-    };
-    run(
-        ep,
-        "fi_alltoall",
-        coll_addr,
-        context,
-        |_| Ok(Kind::Alltoall),
-        bufs,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn co_reduce_scatter(
-    ep: *mut fid_ep,
-    buf: *const c_void,
-    count: usize,
-    _desc: *mut c_void,
-    result: *mut c_void,
-    _result_desc: *mut c_void,
-    coll_addr: fi_addr_t,
-    datatype: fi_datatype,
-    op: fi_op,
-    _flags: u64,
-    context: *mut c_void,
-) -> isize {
-    let bufs = Bufs {
-        buf: area(buf, count, datatype, members(coll_addr)),
-        result: area(result, count, datatype, 1),
-        count,
-        datatype,
-    };
-    let kind = |_: &coll::Group| Ok(Kind::ReduceScatter { op });
-    run(ep, "fi_reduce_scatter", coll_addr, context, kind, bufs)
-}
+with_root!(
+    co_reduce,
+    "fi_reduce",
+    Blocks::One,
+    Blocks::One,
+    op | root,
+    op | { Kind::Reduce { root, op } }
+);
+with_root!(
+    co_scatter,
+    "fi_scatter",
+    Blocks::PerMember,
+    Blocks::One,
+    |root| { Kind::Scatter { root } }
+);
+with_root!(
+    co_gather,
+    "fi_gather",
+    Blocks::One,
+    Blocks::PerMember,
+    |root| { Kind::Gather { root } }
+);
 
 /// Endpoints' collective operations; the message form is not offered.
 pub static COLLECTIVE_OPS: fi_ops_collective = fi_ops_collective {

@@ -20,6 +20,11 @@ use crate::service::trigger;
 use std::net::SocketAddr;
 use std::sync::{Arc, Weak};
 
+/// Operations the engine issues itself, whose completions go to it rather
+/// than to the application's CQ as they are (collective messages,
+/// deferred work): one test on the completion path.
+const ROUTED: u64 = internal::COLLECTIVE | internal::DEFERRED_WORK;
+
 /// What the completion of a send needs, captured when it is posted.
 #[derive(Debug, Clone, Copy)]
 pub struct TxCtx {
@@ -291,11 +296,8 @@ impl Sinks {
 
     /// A send (or RMA operation) finished.
     pub fn tx_done(&self, t: &TxCtx) {
-        if t.internal & internal::COLLECTIVE != 0 {
-            return crate::service::coll::sub_done(t.ctx, None);
-        }
-        if t.internal & internal::DEFERRED_WORK != 0 {
-            return self.deferred_tx(t, None);
+        if t.internal & ROUTED != 0 {
+            return self.routed_tx(t, None);
         }
         if self.wants_tx(t) {
             if let Some(cq) = &self.tx_cq {
@@ -341,11 +343,8 @@ impl Sinks {
     /// A send failed. Errors are always reported, even for operations
     /// that asked for no completion.
     pub fn tx_err(&self, t: &TxCtx, f: Failure) {
-        if t.internal & internal::COLLECTIVE != 0 {
-            return crate::service::coll::sub_done(t.ctx, Some(f));
-        }
-        if t.internal & internal::DEFERRED_WORK != 0 {
-            return self.deferred_tx(t, Some(f));
+        if t.internal & ROUTED != 0 {
+            return self.routed_tx(t, Some(f));
         }
         self.tx_cq_report(t.ctx, t.comp, Some(f));
         if let Some(c) = self.tx_cntr(t) {
@@ -373,6 +372,57 @@ impl Sinks {
                 err_data: f.err_data(),
                 ..Default::default()
             }),
+        }
+    }
+
+    /// A transmit operation the engine issued itself finished (`ROUTED`):
+    /// a collective's message, or deferred work.
+    #[cold]
+    fn routed_tx(&self, t: &TxCtx, f: Option<Failure>) {
+        if t.internal & internal::COLLECTIVE != 0 {
+            crate::service::coll::sub_done(t.ctx, f);
+        } else {
+            self.deferred_tx(t, f);
+        }
+    }
+
+    /// [`Sinks::routed_tx`] for a receive: its completion and extra flags,
+    /// or its error entry.
+    #[cold]
+    fn routed_rx(&self, p: &Posted, r: core::result::Result<(Completion, u64), CqError>) {
+        if p.internal & internal::COLLECTIVE != 0 {
+            let f = r.err().map(|e| Failure {
+                err: e.err,
+                prov_errno: e.prov_errno,
+                ..Default::default()
+            });
+            return crate::service::coll::sub_done(p.ctx, f);
+        }
+        let Some((h, own)) = self.deferred_rx(p) else {
+            return;
+        };
+        match r {
+            Ok((comp, extra_flags)) => {
+                if p.flags & FI_COMPLETION != 0 {
+                    let comp = Completion {
+                        op_context: own.ctx,
+                        ..comp
+                    };
+                    self.rx_done(&own, comp, extra_flags);
+                }
+                if let Some(c) = h.cntr {
+                    c.inc();
+                }
+            }
+            Err(mut e) => {
+                if p.flags & FI_COMPLETION != 0 || h.cntr.is_none() {
+                    e.comp.op_context = own.ctx;
+                    self.rx_err_full(&own, e);
+                }
+                if let Some(c) = h.cntr {
+                    c.inc_err();
+                }
+            }
         }
     }
 
@@ -418,24 +468,8 @@ impl Sinks {
 
     /// A receive finished; `extra_flags` adds e.g. `FI_MULTI_RECV`.
     pub fn rx_done(&self, p: &Posted, comp: Completion, extra_flags: u64) {
-        if p.internal & internal::COLLECTIVE != 0 {
-            return crate::service::coll::sub_done(p.ctx, None);
-        }
-        if p.internal & internal::DEFERRED_WORK != 0 {
-            let Some((h, own)) = self.deferred_rx(p) else {
-                return;
-            };
-            if p.flags & FI_COMPLETION != 0 {
-                let comp = Completion {
-                    op_context: own.ctx,
-                    ..comp
-                };
-                self.rx_done(&own, comp, extra_flags);
-            }
-            if let Some(c) = h.cntr {
-                c.inc();
-            }
-            return;
+        if p.internal & ROUTED != 0 {
+            return self.routed_rx(p, Ok((comp, extra_flags)));
         }
         if self.wants_rx(p.flags) || extra_flags & FI_MULTI_RECV != 0 {
             if let Some(cq) = &self.rx_cq {
@@ -470,27 +504,8 @@ impl Sinks {
 
     /// A receive `p` failed; the caller built the whole error entry.
     pub fn rx_err_full(&self, p: &Posted, e: CqError) {
-        if p.internal & internal::COLLECTIVE != 0 {
-            let f = Failure {
-                err: e.err,
-                prov_errno: e.prov_errno,
-                ..Default::default()
-            };
-            return crate::service::coll::sub_done(p.ctx, Some(f));
-        }
-        if p.internal & internal::DEFERRED_WORK != 0 {
-            let Some((h, own)) = self.deferred_rx(p) else {
-                return;
-            };
-            if p.flags & FI_COMPLETION != 0 || h.cntr.is_none() {
-                let mut e = e;
-                e.comp.op_context = own.ctx;
-                self.rx_err_full(&own, e);
-            }
-            if let Some(c) = h.cntr {
-                c.inc_err();
-            }
-            return;
+        if p.internal & ROUTED != 0 {
+            return self.routed_rx(p, Err(e));
         }
         if let Some(cq) = &self.rx_cq {
             cq.push_err(e);

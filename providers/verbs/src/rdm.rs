@@ -1093,25 +1093,24 @@ impl RdmEp {
         c.used = tick;
         // The device wrote at most the slot.
         let len = (wc.byte_len as usize).min(SLOT);
-        if !c.parked.is_empty()
-            || self.take_piece(st, cn, slot, len, false, true) == flow::Taken::Parked
+        if !c.parked.is_empty() || self.take_piece(st, cn, slot, len, false) == flow::Taken::Parked
         {
             Self::park(st, cn, slot, len);
         }
     }
 
     /// Handles the piece of `len` bytes in receive slot `slot` of
-    /// connection `cn` and posts the slot again (`repost`), unless it is
-    /// a message piece that must wait for room (`rdm/flow.rs`; `force`
-    /// takes it all the same): then nothing is done.
+    /// connection `cn` and posts the slot again, unless it is a message
+    /// piece that must wait for room (`rdm/flow.rs`): then nothing is
+    /// done. `failing`: the connection is going, the piece is taken
+    /// whatever the bound and the slot is not posted again.
     fn take_piece(
         &self,
         st: &mut State,
         cn: u32,
         slot: usize,
         len: usize,
-        force: bool,
-        repost: bool,
+        failing: bool,
     ) -> flow::Taken {
         let Some(c) = st.conns.get(&cn) else {
             return flow::Taken::Done;
@@ -1140,7 +1139,7 @@ impl RdmEp {
             tag: h.tag,
             data: h.data,
         };
-        if !force && !Self::has_room(st, cn, &h, body.len(), &msg) {
+        if !failing && !Self::has_room(st, cn, &h, body.len(), &msg) {
             return flow::Taken::Parked;
         }
         let bad = match h.op {
@@ -1159,7 +1158,7 @@ impl RdmEp {
         let Some(c) = st.conns.get(&cn) else {
             return flow::Taken::Done;
         };
-        if !repost {
+        if failing {
             return flow::Taken::Done;
         }
         if let Err(e) = c.id.post_recv(rx_wr(cn, slot), &[whole], &[lkey]) {

@@ -28,7 +28,7 @@
 //!   their senders saw them delivered): at most a connection's slots.
 
 use super::wire::{self, Header};
-use super::{Phase, RdmEp, State};
+use super::{RdmEp, State};
 use crate::info::NAME;
 use oxifabric::abi::*;
 use oxifabric::service::rxq::MsgInfo;
@@ -109,8 +109,7 @@ impl RdmEp {
             let Some((slot, len)) = c.parked.pop_front() else {
                 return false;
             };
-            let repost = c.phase == Phase::Up;
-            if self.take_piece(st, cn, slot, len, false, repost) == Taken::Parked {
+            if self.take_piece(st, cn, slot, len, false) == Taken::Parked {
                 if let Some(c) = st.conns.get_mut(&cn) {
                     c.parked.push_front((slot, len));
                 }
@@ -126,7 +125,7 @@ impl RdmEp {
             return;
         };
         for (slot, len) in std::mem::take(&mut c.parked) {
-            self.take_piece(st, cn, slot, len, true, false);
+            self.take_piece(st, cn, slot, len, true);
         }
     }
 }
