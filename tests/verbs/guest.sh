@@ -631,7 +631,10 @@ fi
 # only what fits). Again with the registration cache off (each send
 # registers its buffers for itself), and under FI_MR_LOCAL without
 # descriptors, where the sender must fall back to eager pieces (its info
-# line says so). fi_rdm_tagged_bw -v at 64 KiB and 1 MiB. Then
+# line says so), and under FI_MR_LOCAL with descriptors (fabtests' way),
+# where the sender announces the application's own registrations.
+# fi_rdm_tagged_bw -v at 64 KiB and 1 MiB, by rendezvous (its buffers
+# have descriptors). Then
 # rndv_check on Debian's libfabric (upstream's verbs;ofi_rxm) as an
 # info line.
 FI_LOG_LEVEL=info pair rndv_check "$OXILIB" 47960 "$FTDEB/rndv_check" "${S[@]}"
@@ -642,7 +645,13 @@ FI_MR_CACHE_MAX_COUNT=0 pair rndv_check_no_cache "$OXILIB" 47961 "$FTDEB/rndv_ch
 FI_LOG_LEVEL=info pair rndv_check_mr_local "$OXILIB" 47962 "$FTDEB/rndv_check" -L "${S[@]}"
 grep -q "goes as eager pieces: FI_MR_LOCAL" "$W/rndv_check_mr_local-client.log" && ok rndv_fallback ||
 	fail rndv_fallback "the client logged no fallback to eager pieces under FI_MR_LOCAL"
-pair ft_rdm_tagged_bw_large "$OXILIB" 47963 "$FTDEB/fi_rdm_tagged_bw" -e rdm -S 65536,1048576 -I 20 -v "${S[@]}"
+FI_LOG_LEVEL=info pair rndv_check_mr_desc "$OXILIB" 47965 "$FTDEB/rndv_check" -L -D "${S[@]}"
+grep -q "rendezvous: reading 1048576 of 1048576" "$W/rndv_check_mr_desc-server.log" &&
+	! grep -q "goes as eager pieces" "$W/rndv_check_mr_desc-client.log" && ok rndv_app_desc ||
+	fail rndv_app_desc "under FI_MR_LOCAL with descriptors the client fell back to eager pieces, or the server logged no 1 MiB read"
+FI_LOG_LEVEL=info pair ft_rdm_tagged_bw_large "$OXILIB" 47963 "$FTDEB/fi_rdm_tagged_bw" -e rdm -S 65536,1048576 -I 20 -v "${S[@]}"
+grep -q "rendezvous: reading 1048576 of 1048576" "$W/ft_rdm_tagged_bw_large-server.log" && ok rndv_tagged_bw ||
+	fail rndv_tagged_bw "fi_rdm_tagged_bw (FI_MR_LOCAL, descriptors) did not send 1 MiB by rendezvous"
 before=$failed
 FI_UNIVERSE_SIZE=16 pair upstream_rndv_check "" 47964 "$FTDEB/rndv_check" "${S[@]}"
 mv "$W/results.txt" "$W/results.tmp"

@@ -21,7 +21,10 @@
  *
  * -L asks for FI_MR_LOCAL (the entry must have it) and sends without
  * descriptors: the sender cannot announce such buffers and falls back to
- * segmented eager pieces; the same steps must pass.
+ * segmented eager pieces; the same steps must pass. -D (with -L) registers
+ * the buffers with FI_SEND | FI_RECV, as fabtests do, and passes their
+ * descriptors, the multi-iov sender's three too: the sender announces the
+ * application's registrations (the runner checks its log for no fallback).
  *
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
@@ -34,7 +37,9 @@
 
 static char *tx, *rx;
 static int step_failures;
-static int mr_local;
+static int mr_local, use_desc;
+static struct fid_mr *tx_mr, *rx_mr;
+static void *tx_desc, *rx_desc;
 
 static void step(const char *name)
 {
@@ -48,6 +53,8 @@ static void extra(int opt, const char *arg)
 	(void) arg;
 	if (opt == 'L')
 		mr_local = 1;
+	if (opt == 'D')
+		use_desc = 1;
 }
 
 /* One completion of `cq` with context `ctx`: 0, or the error (with `err`
@@ -63,12 +70,12 @@ static int wait_ctx(struct fid_cq *cq, void *ctx, struct fi_cq_tagged_entry *e, 
 
 static void send_tagged(const char *buf, size_t len, uint64_t tag, void *ctx)
 {
-	FT_POST(fi_tsend(ft_ep, buf, len, NULL, ft_peer, tag, ctx), "fi_tsend");
+	FT_POST(fi_tsend(ft_ep, buf, len, tx_desc, ft_peer, tag, ctx), "fi_tsend");
 }
 
 static void recv_tagged(char *buf, size_t len, uint64_t tag, void *ctx)
 {
-	FT_POST(fi_trecv(ft_ep, buf, len, NULL, ft_peer, tag, 0, ctx), "fi_trecv");
+	FT_POST(fi_trecv(ft_ep, buf, len, rx_desc, ft_peer, tag, 0, ctx), "fi_trecv");
 }
 
 /* A send of ours completes without error. */
@@ -96,6 +103,14 @@ static void received(void *ctx, size_t len, unsigned seq, const char *what)
 }
 
 static int ctx[16];
+
+/* fi_mr_reg of `buf` for `access` into `mr`. */
+static void register_buf(void *buf, size_t len, uint64_t access, struct fid_mr **mr)
+{
+	int rc = fi_mr_reg(ft_domain, buf, len, access, 0, 0, 0, mr, NULL);
+	if (rc)
+		ft_die("fi_mr_reg: %s", fi_strerror(-rc));
+}
 
 static void both_ways(void)
 {
@@ -195,6 +210,8 @@ static void multi_iov(void)
 	if (ft_is_client()) {
 		/* Three separate buffers, the message's bytes in order. */
 		char *parts[3];
+		struct fid_mr *mrs[3] = { NULL };
+		void *descs[3] = { NULL };
 		struct fi_msg_tagged m = { .msg_iov = iov, .iov_count = 3, .addr = ft_peer, .tag = 40,
 					   .context = &ctx[6] };
 		for (int i = 0; i < 3; i++) {
@@ -207,11 +224,19 @@ static void multi_iov(void)
 			memcpy(parts[i], tx + off, tx_parts[i]);
 			iov[i] = (struct iovec) { parts[i], tx_parts[i] };
 			off += tx_parts[i];
+			if (use_desc) {
+				register_buf(parts[i], tx_parts[i], FI_SEND, &mrs[i]);
+				descs[i] = fi_mr_desc(mrs[i]);
+				m.desc = descs;
+			}
 		}
 		FT_POST(fi_tsendmsg(ft_ep, &m, FI_COMPLETION), "fi_tsendmsg");
 		sent(&ctx[6], "multi-iov send");
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 3; i++) {
+			if (mrs[i])
+				fi_close(&mrs[i]->fid);
 			free(parts[i]);
+		}
 		return;
 	}
 	{
@@ -291,7 +316,7 @@ int main(int argc, char **argv)
 	struct fi_info *h;
 	ft_ep_type = FI_EP_RDM;
 	ft_prov = "verbs";
-	ft_args(argc, argv, "L", extra);
+	ft_args(argc, argv, "LD", extra);
 	tx = malloc(BIG + 4);
 	rx = malloc(BIG + 4);
 	if (!tx || !rx)
@@ -305,6 +330,12 @@ int main(int argc, char **argv)
 			 ft_info->domain_attr->mr_mode);
 	printf("provider %s, mr_mode %#x\n", ft_info->fabric_attr->prov_name, ft_info->domain_attr->mr_mode);
 	ft_open_cqs(FI_CQ_FORMAT_TAGGED);
+	if (use_desc) {
+		register_buf(tx, BIG + 4, FI_SEND | FI_RECV, &tx_mr);
+		register_buf(rx, BIG + 4, FI_SEND | FI_RECV, &rx_mr);
+		tx_desc = fi_mr_desc(tx_mr);
+		rx_desc = fi_mr_desc(rx_mr);
+	}
 	ft_init_ep();
 	both_ways();
 	unexpected();
@@ -314,5 +345,9 @@ int main(int argc, char **argv)
 	if (ft_is_client())
 		step("sends_done");
 	ft_sync();
+	if (tx_mr)
+		fi_close(&tx_mr->fid);
+	if (rx_mr)
+		fi_close(&rx_mr->fid);
 	return ft_finish("rndv_check");
 }

@@ -21,7 +21,7 @@ use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::keyhash::KeyedU64;
 use oxifabric::service::mr::{DeviceMr, DeviceReg, MrTable};
 use oxifabric::service::progress::{AutoProgress, Progress};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -51,6 +51,7 @@ impl FabricOps for VerbsFabric {
                 pd: pd.clone(),
                 lkeys: lkeys.clone(),
                 atomics: dev_atomics,
+                rdm: info.ep.ep_type == FI_EP_RDM,
             }),
         ));
         let auto = (info.domain.data_progress == FI_PROGRESS_AUTO
@@ -106,10 +107,23 @@ pub struct VerbsDomain {
 /// entry is stored only under the read lock after the set said yes, and
 /// all are cleared under the write lock before any key leaves, so none
 /// outlives its registration's removal.
+///
+/// Beside each key the set keeps, for a registration peers may read
+/// (`FI_REMOTE_READ`, or `FI_SEND` on an RDM domain), its remote key and
+/// range, so that a rendezvous send can announce the application's own
+/// registration ([`LkeySet::readable`]).
 #[derive(Default)]
 pub struct LkeySet {
-    keys: RwLock<HashSet<u32, KeyedU64>>,
+    keys: RwLock<HashMap<u32, Option<Readable>, KeyedU64>>,
     hot: [AtomicU64; HOT_KEYS],
+}
+
+/// A registration's remote key and the range it covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Readable {
+    pub rkey: u32,
+    addr: usize,
+    len: usize,
 }
 
 impl LkeySet {
@@ -122,23 +136,36 @@ impl LkeySet {
             return true;
         }
         let keys = self.keys.read().unwrap_or_else(|p| p.into_inner());
-        let found = keys.contains(&lkey);
+        let found = keys.contains_key(&lkey);
         if found {
             hot.store(tagged, Ordering::Release);
         }
         found
     }
 
-    fn set(&self, lkey: u32, present: bool) {
+    /// The remote key under which peers may read `buf` through the
+    /// registration whose local key is `lkey`; None when that is not one
+    /// of the domain's registrations, does not let peers read, or does not
+    /// hold all of `buf` (a descriptor that names another buffer's
+    /// registration is not announced: the peer's read would fail).
+    pub fn readable(&self, lkey: u32, buf: IoBuf) -> Option<u32> {
+        let keys = self.keys.read().unwrap_or_else(|p| p.into_inner());
+        let r = (*keys.get(&lkey)?)?;
+        let end = buf.addr().checked_add(buf.len())?;
+        (buf.addr() >= r.addr && end <= r.addr.checked_add(r.len)?).then_some(r.rkey)
+    }
+
+    fn insert(&self, lkey: u32, readable: Option<Readable>) {
         let mut s = self.keys.write().unwrap_or_else(|p| p.into_inner());
-        if present {
-            s.insert(lkey);
-        } else {
-            for h in &self.hot {
-                h.store(0, Ordering::Release);
-            }
-            s.remove(&lkey);
+        s.insert(lkey, readable);
+    }
+
+    fn remove(&self, lkey: u32) {
+        let mut s = self.keys.write().unwrap_or_else(|p| p.into_inner());
+        for h in &self.hot {
+            h.store(0, Ordering::Release);
         }
+        s.remove(&lkey);
     }
 }
 
@@ -163,7 +190,7 @@ struct DomainReg {
 
 impl Drop for DomainReg {
     fn drop(&mut self) {
-        self.lkeys.set(self.mr.lkey(), false);
+        self.lkeys.remove(self.mr.lkey());
     }
 }
 
@@ -233,6 +260,25 @@ struct DomainMr {
     /// Peers' atomics need remote atomic access where remote writes are
     /// allowed (only asked of a device that has atomics).
     atomics: bool,
+    /// The domain is an RDM entry's: peers read send buffers
+    /// ([`with_rendezvous`]).
+    rdm: bool,
+}
+
+/// `access` widened as an RDM domain registers it: a region the
+/// application sends from (`FI_SEND`) is readable by peers too, so that
+/// its descriptor can name it in a rendezvous announcement and the
+/// receiver reads it in place (`rdm/rndv.rs`). Upstream's `ofi_rxm`
+/// widens its registrations the same way (`FI_SEND` adds
+/// `FI_REMOTE_READ`). The price, the same as upstream's: a peer that
+/// learns such a region's remote key may read all of it, as long as it
+/// is registered. The engine's table keeps the application's bits.
+fn with_rendezvous(access: u64, rdm: bool) -> u64 {
+    if rdm && access & FI_SEND != 0 {
+        access | FI_REMOTE_READ
+    } else {
+        access
+    }
 }
 
 /// The verbs access bits for `FI_*` access bits: receives and reads into
@@ -256,9 +302,10 @@ fn ibv_access(access: u64, atomics: bool) -> i32 {
 
 impl DeviceMr for DomainMr {
     fn register(&self, buf: IoBuf, access: u64) -> Result<DeviceReg> {
+        let device_access = with_rendezvous(access, self.rdm);
         let mr = self
             .pd
-            .register(buf, ibv_access(access, self.atomics))
+            .register(buf, ibv_access(device_access, self.atomics))
             .map_err(|e| {
                 oxifabric::prov_log!(
                     NAME,
@@ -270,7 +317,12 @@ impl DeviceMr for DomainMr {
                 );
                 Error::from(e)
             })?;
-        self.lkeys.set(mr.lkey(), true);
+        let readable = (device_access & FI_REMOTE_READ != 0).then(|| Readable {
+            rkey: mr.rkey(),
+            addr: buf.addr(),
+            len: buf.len(),
+        });
+        self.lkeys.insert(mr.lkey(), readable);
         // A region peers may not access has no remote key to give (soft-RoCE
         // answers 0 for every such region), but the table's keys must be
         // unique: its local key stands in (the device's keys are unique).
@@ -283,5 +335,57 @@ impl DeviceMr for DomainMr {
                 lkeys: self.lkeys.clone(),
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf(mem: &mut [u8], off: usize, len: usize) -> IoBuf {
+        // SAFETY: `mem` outlives every use of the buffer in these tests,
+        // and only addresses and lengths are read.
+        unsafe { IoBuf::new(mem.as_mut_ptr().add(off), len) }
+    }
+
+    #[test]
+    fn an_rdm_domain_lets_peers_read_send_buffers_only() {
+        assert_eq!(with_rendezvous(FI_SEND, true), FI_SEND | FI_REMOTE_READ);
+        assert_eq!(with_rendezvous(FI_RECV, true), FI_RECV);
+        assert_eq!(with_rendezvous(FI_REMOTE_WRITE, true), FI_REMOTE_WRITE);
+        assert_eq!(
+            with_rendezvous(FI_SEND, false),
+            FI_SEND,
+            "MSG domains keep the bits"
+        );
+    }
+
+    #[test]
+    fn readable_answers_for_buffers_inside_a_readable_registration() {
+        let mut mem = vec![0u8; 4096];
+        let set = LkeySet::default();
+        let whole = buf(&mut mem, 0, 4096);
+        set.insert(
+            7,
+            Some(Readable {
+                rkey: 70,
+                addr: whole.addr(),
+                len: 4096,
+            }),
+        );
+        set.insert(8, None);
+        assert_eq!(set.readable(7, whole), Some(70));
+        assert_eq!(set.readable(7, buf(&mut mem, 100, 3996)), Some(70));
+        assert_eq!(
+            set.readable(7, buf(&mut mem, 100, 3997)),
+            None,
+            "past the end"
+        );
+        assert_eq!(set.readable(8, whole), None, "not readable by peers");
+        assert!(set.contains(8));
+        assert_eq!(set.readable(9, whole), None, "not a registration");
+        set.remove(7);
+        assert_eq!(set.readable(7, whole), None, "closed");
+        assert!(!set.contains(7));
     }
 }

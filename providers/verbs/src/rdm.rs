@@ -1453,7 +1453,10 @@ impl EndpointOps for RdmEp {
         let body = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
         // Large: an announcement the receiver reads by (`rdm/rndv.rs`),
         // which completes on its `Delivered`.
-        let (body, mrs) = match (!inject).then(|| self.announce(op.iov, len)).flatten() {
+        let (body, mrs) = match (!inject)
+            .then(|| self.announce(op.iov, op.desc, len))
+            .flatten()
+        {
             Some((desc, holds)) => (Body::Rts(desc), holds),
             None => (Body::App(body), Vec::new()),
         };

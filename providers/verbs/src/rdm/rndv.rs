@@ -9,10 +9,14 @@
 //!   each) instead of its bytes, and completes when the receiver answers
 //!   [`wire::Op::Delivered`] (the same wait as `FI_DELIVERY_COMPLETE`,
 //!   `rdm/delivery.rs`; so these sends are delivery complete whatever was
-//!   asked). Its registrations are held until then. Injected sends,
-//!   buffers the cache cannot register, and every send under
-//!   `FI_MR_LOCAL` (descriptors give no remote key) go as segmented eager
-//!   pieces as before: a send never fails for want of a registration.
+//!   asked). The remote keys are those of the registrations the
+//!   application's descriptors name, where each holds its buffer and lets
+//!   peers read it (an RDM domain registers send buffers so); otherwise
+//!   the domain's registration cache registers the buffers, held until
+//!   the send completes. Injected sends, and buffers with neither (under
+//!   `FI_MR_LOCAL` without such descriptors, or the cache failing), go as
+//!   segmented eager pieces: a send never fails for want of a
+//!   registration.
 //! - **Receiver.** The announcement is a message like any other for the
 //!   engine's receive queue: it matches a posted receive
 //!   (`RxQueues::place_last`), or waits as a deferred unexpected message
@@ -109,10 +113,24 @@ impl RdmEp {
     }
 
     /// The body of the announcement of a send of `len` bytes from `iov`
-    /// and the registrations it holds until the receiver has read it; None
-    /// when the send goes as eager pieces (short, too many buffers, under
-    /// `FI_MR_LOCAL`, or buffers the cache cannot register).
-    pub(super) fn announce(&self, iov: &[IoBuf], len: usize) -> Option<(Vec<u8>, Vec<Hold>)> {
+    /// (with descriptors `desc`, empty when none) and the registrations it
+    /// holds until the receiver has read it; None when the send goes as
+    /// eager pieces (short, too many buffers, or no remote key for a
+    /// buffer).
+    ///
+    /// A buffer's remote key is its descriptor's registration's when the
+    /// application gave descriptors and each names a registration that
+    /// holds its buffer and lets peers read it (an RDM domain's send
+    /// buffers do: `domain::with_rendezvous`); nothing is held then, the
+    /// application keeps its registration until the send completes.
+    /// Otherwise, except under `FI_MR_LOCAL`, the domain's registration
+    /// cache registers the buffers for remote reads.
+    pub(super) fn announce(
+        &self,
+        iov: &[IoBuf],
+        desc: &[usize],
+        len: usize,
+    ) -> Option<(Vec<u8>, Vec<Hold>)> {
         if len <= Self::rndv_limit()
             || iov.len() > wire::RTS_BUFS
             || iov.iter().any(|b| u32::try_from(b.len()).is_err())
@@ -128,19 +146,34 @@ impl RdmEp {
             );
             None
         };
+        let remote = |b: &IoBuf, rkey: u32| Remote {
+            addr: b.addr() as u64,
+            len: b.len() as u32,
+            rkey,
+        };
+        if let Some(desc) = desc.get(..iov.len()) {
+            let named: Option<Vec<Remote>> = iov
+                .iter()
+                .zip(desc)
+                .filter(|(b, _)| !b.is_empty())
+                .map(|(b, &d)| {
+                    let lkey = u32::try_from(d).ok()?;
+                    Some(remote(b, self.lkeys.readable(lkey, *b)?))
+                })
+                .collect();
+            if let Some(bufs) = named {
+                return Some((wire::rts_body(&bufs), Vec::new()));
+            }
+        }
         if self.info.domain.mr_mode & FI_MR_LOCAL != 0 {
-            return eager("FI_MR_LOCAL");
+            return eager("FI_MR_LOCAL and no descriptor peers may read through");
         }
         let mut holds = Vec::with_capacity(iov.len());
         let mut bufs = Vec::with_capacity(iov.len());
         for b in iov.iter().filter(|b| !b.is_empty()) {
             match self.cache.get(*b, IBV_ACCESS_REMOTE_READ) {
                 Ok(h) => {
-                    bufs.push(Remote {
-                        addr: b.addr() as u64,
-                        len: b.len() as u32,
-                        rkey: h.rkey(),
-                    });
+                    bufs.push(remote(b, h.rkey()));
                     holds.push(h);
                 }
                 Err(e) => return eager(&format!("the buffer could not be registered: {e}")),
