@@ -75,21 +75,6 @@ static void extra_opt(int opt, const char *arg)
 		stagger_ms = atoi(arg);
 }
 
-/* -E, rank 0: a stale name at the missing rank's place, that of an
- * endpoint of ours opened and closed (see the top). */
-static void stale_name(struct oob_names *t)
-{
-	struct fid_ep *gone;
-	size_t len = OOB_NAMELEN;
-	int rc;
-	if ((rc = fi_endpoint(ft_domain, ft_info, &gone, NULL)) || (rc = fi_ep_bind(gone, &ft_txcq->fid, FI_TRANSMIT)) ||
-	    (rc = fi_ep_bind(gone, &ft_rxcq->fid, FI_RECV)) || (rc = fi_ep_bind(gone, &ft_av->fid, 0)) ||
-	    (rc = fi_enable(gone)) || (rc = fi_getname(&gone->fid, t->name[missing], &len)))
-		ft_die("-E: the stale endpoint for missing rank %d: %s", missing, fi_strerror(-rc));
-	t->len[missing] = (uint32_t) len;
-	fi_close(&gone->fid);
-}
-
 static int live(int k)
 {
 	return k != missing;
@@ -258,7 +243,7 @@ int main(int argc, char **argv)
 	if (oob) {
 		static struct oob_names names;
 		if (rank == 0 && missing >= 0)
-			stale_name(&names);
+			oob_stale_name(&names, missing);
 		oob_gather_names(ft_ep, nprocs, rank, atoi(port) - rank, missing, &names);
 		oob_insert_names(&names, nprocs, addrs);
 	}

@@ -3,7 +3,7 @@
  * each (caps FI_MSG | FI_TAGGED | FI_COLLECTIVE, the EQ bound to it),
  * checking AV sets and collectives.
  *
- *   fi_multinode_coll -p PROV -n NPROCS -r RANK -B BASEPORT [-s ADDR] [-v] [-E]
+ *   fi_multinode_coll -p PROV -n NPROCS -r RANK -B BASEPORT [-s ADDR] [-v] [-E] [-m MISSING]
  *
  * multinode.sh starts the ranks (FT_MULTINODE_BIN names this program).
  * Rank r binds to BASEPORT + r on 127.0.0.1 (or -s, IPv4); all ranks'
@@ -47,6 +47,17 @@
  *     a wrong set never starts a collective that would hang; then the
  *     members join it and allgather their ranks, which land in set order.
  *
+ * With -m MISSING (multinode.sh does not start that rank; NPROCS >= 3;
+ * with -E not rank 0, which puts a stale name, that of an endpoint it
+ * opened and closed, at the missing rank's place) only these checks run,
+ * after av_insert:
+ *   join missing: a join of all NPROCS members must end in an EQ error
+ *     entry, not hang, within 3 * FT_TIMEOUT: its barrier's sends to the
+ *     missing member fail, and its receives still waiting are given up.
+ *   join live: the set without the missing member (fi_av_set_remove)
+ *     joins, then a barrier on it completes: the failed join's messages
+ *     that arrived late do not disturb the next group.
+ *
  * Counts, which the man page leaves open, are per member, as Debian's
  * fi_allgather and fi_scatter count them: fi_allgather, fi_gather take
  * COUNT and give N * COUNT in rank order; fi_scatter takes N * COUNT at
@@ -86,7 +97,7 @@
 #define NOPS 4096
 #define SYNC_TAG 0x5000 /* point-to-point tags stay clear of the top bits */
 
-static int nprocs, rank = -1, verbose;
+static int nprocs, rank = -1, missing = -1, verbose;
 static int nok, nfail, nskip;
 static unsigned seed; /* makes each check's data its own */
 static fi_addr_t group; /* fi_mc_addr of the whole group */
@@ -97,6 +108,8 @@ static void extra_opt(int opt, const char *arg)
 		nprocs = atoi(arg);
 	else if (opt == 'r')
 		rank = atoi(arg);
+	else if (opt == 'm')
+		missing = atoi(arg);
 }
 
 /* One check's line: "ok NAME", or "FAIL NAME: why", "SKIP NAME: why". */
@@ -187,7 +200,7 @@ static void sync_all(void)
 	static unsigned round;
 	struct op *o[2 * MAXN];
 	uint64_t tag = SYNC_TAG + round++;
-	int nrecv = rank == 0 ? nprocs - 1 : 1, k;
+	int nrecv = rank == 0 ? nprocs - 1 - (missing >= 0) : 1, k;
 	const char *why;
 	ssize_t rc = 0;
 	for (k = 0; k < nrecv; k++) {
@@ -199,11 +212,14 @@ static void sync_all(void)
 	for (int i = 0; rank == 0 && i < nrecv; i++)
 		if ((why = op_wait(o[i], 2 * FT_TIMEOUT)))
 			ft_die("sync %u: waiting for the others: %s", round, why);
-	for (int r = rank ? 0 : 1; r < (rank ? 1 : nprocs); r++, k++) {
+	for (int r = rank ? 0 : 1; r < (rank ? 1 : nprocs); r++) {
+		if (r == missing)
+			continue;
 		o[k] = op_new();
 		POST(rc, fi_tsend(ft_ep, NULL, 0, NULL, (fi_addr_t) r, tag, o[k]));
 		if (rc)
 			ft_die("sync %u: fi_tsend to rank %d: %s", round, r, fi_strerror((int) -rc));
+		k++;
 	}
 	for (int i = 0; i < k; i++)
 		if ((why = op_wait(o[i], 2 * FT_TIMEOUT)))
@@ -226,7 +242,9 @@ static void insert_all(const char *port, int oob)
 	int rc;
 	if (oob) {
 		static struct oob_names names;
-		oob_gather_names(ft_ep, nprocs, rank, atoi(port) - rank, -1, &names);
+		if (rank == 0 && missing >= 0)
+			oob_stale_name(&names, missing);
+		oob_gather_names(ft_ep, nprocs, rank, atoi(port) - rank, missing, &names);
 		oob_insert_names(&names, nprocs, fa);
 	} else {
 		for (int k = 0; k < nprocs; k++) {
@@ -632,6 +650,63 @@ static void set_check(int which, int have_allgather)
 		ok(name);
 }
 
+/* -m: a join with a member that never started fails in bounded time;
+ * the live members then form a group that works. */
+static void missing_checks(void)
+{
+	struct fid_av_set *all = NULL, *alive = NULL;
+	struct fid_mc *mc = NULL, *live_mc;
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_entry e;
+	uint32_t event = 0;
+	double t0 = ft_now(), end = t0 + 3 * FT_TIMEOUT;
+	fi_addr_t a;
+	ssize_t n = -FI_EAGAIN;
+	int rc, ctx, live_ctx;
+	struct op *o;
+
+	if ((rc = av_set_of(0, (fi_addr_t) nprocs - 1, 1, 0, &all)) || (rc = fi_av_set_addr(all, &a)) ||
+	    (rc = fi_join_collective(ft_ep, a, all, 0, &mc, &ctx))) {
+		fail("join missing", "setting up the join: %d (%s)", rc, fi_strerror(-rc));
+	} else {
+		while ((n = fi_eq_read(ft_eq, &event, &e, sizeof(e), 0)) == -FI_EAGAIN && ft_now() < end)
+			poll_cqs();
+		if (n == -FI_EAVAIL && fi_eq_readerr(ft_eq, &err, 0) >= 0 && err.err && err.context == &ctx)
+			ok("join missing");
+		else if (n == -FI_EAVAIL)
+			fail("join missing", "EQ error entry with err %d, context %p (want %p)", err.err, err.context,
+			     (void *) &ctx);
+		else if (n == -FI_EAGAIN)
+			fail("join missing", "no EQ entry within %.0f s", 3 * FT_TIMEOUT);
+		else
+			fail("join missing", "fi_eq_read = %zd, event %u: the join completed without member %d", n,
+			     event, missing);
+		if (verbose || n == -FI_EAVAIL)
+			printf("note: join missing: %s after %.2f s\n",
+			       n == -FI_EAVAIL ? fi_strerror(err.err) : "no error", ft_now() - t0);
+	}
+	sync_all();
+	if ((rc = av_set_of(0, (fi_addr_t) nprocs - 1, 1, 0, &alive)) ||
+	    (rc = fi_av_set_remove(alive, (fi_addr_t) missing))) {
+		fail("join live", "the set without rank %d: %d (%s)", missing, rc, fi_strerror(-rc));
+	} else if ((live_mc = join("join live", alive, &live_ctx, &e))) {
+		o = op_new();
+		POST(rc, fi_barrier(ft_ep, fi_mc_addr(live_mc), o));
+		if (!finish("join live", rc, o))
+			ok("join live");
+		fi_close(&live_mc->fid);
+	}
+	sync_all();
+	/* The failed join's mc is closed last: the others' late messages of
+	 * it are dropped with this endpoint, unmatched. */
+	if (mc)
+		fi_close(&mc->fid);
+	if (alive)
+		fi_close(&alive->fid);
+	if (all)
+		fi_close(&all->fid);
+}
+
 int main(int argc, char **argv)
 {
 	struct fid_av_set *world = NULL, *evens = NULL;
@@ -642,9 +717,12 @@ int main(int argc, char **argv)
 	char port[16], label[64];
 	int rc, ctx, oob;
 
-	ft_args(argc, argv, "n:r:", extra_opt);
-	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs)
-		ft_die("usage: fi_multinode_coll -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT [-s ADDR] [-v] [-E]", MAXN);
+	ft_args(argc, argv, "n:r:m:", extra_opt);
+	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs || rank == missing || missing >= nprocs ||
+	    (missing >= 0 && nprocs < 3) || (ft_opts.oob && missing == 0))
+		ft_die("usage: fi_multinode_coll -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT [-s ADDR] [-v] [-E] "
+		       "[-m MISSING (NPROCS >= 3)]",
+		       MAXN);
 	verbose = ft_opts.verbose;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ft_ep_type = FI_EP_RDM;
@@ -659,6 +737,10 @@ int main(int argc, char **argv)
 	ft_open_ep(ft_info);
 	insert_all(port, oob);
 	sync_all(); /* every endpoint is up */
+	if (missing >= 0) {
+		missing_checks();
+		goto out;
+	}
 
 	if ((rc = av_set_of(0, (fi_addr_t) nprocs - 1, 1, 0, &world)))
 		fail("av_set range", "fi_av_set(0..N-1, stride 1) = %d (%s)", rc, fi_strerror(-rc));
@@ -699,6 +781,7 @@ int main(int argc, char **argv)
 		fail("close", "fi_close of the group's mc failed");
 	if (world && fi_close(&world->fid))
 		fail("close", "fi_close of the range AV set failed");
+out:
 	snprintf(label, sizeof(label), "fi_multinode_coll rank %d/%d", rank, nprocs);
 	ft_teardown();
 	printf("%s: %d ok, %d failed, %d skipped\n", label, nok, nfail, nskip);

@@ -126,6 +126,22 @@ static inline void oob_gather_names(struct fid_ep *ep, int nprocs, int rank, int
 	}
 }
 
+/* -E with a missing rank, rank 0: a stale name at the missing rank's
+ * place, that of an endpoint of ours opened and closed (sends to it must
+ * fail in bounded time, as to a peer that is gone). */
+static inline void oob_stale_name(struct oob_names *t, int missing)
+{
+	struct fid_ep *gone;
+	size_t len = OOB_NAMELEN;
+	int rc;
+	if ((rc = fi_endpoint(ft_domain, ft_info, &gone, NULL)) || (rc = fi_ep_bind(gone, &ft_txcq->fid, FI_TRANSMIT)) ||
+	    (rc = fi_ep_bind(gone, &ft_rxcq->fid, FI_RECV)) || (rc = fi_ep_bind(gone, &ft_av->fid, 0)) ||
+	    (rc = fi_enable(gone)) || (rc = fi_getname(&gone->fid, t->name[missing], &len)))
+		ft_die("-E: the stale endpoint for missing rank %d: %s", missing, fi_strerror(-rc));
+	t->len[missing] = (uint32_t) len;
+	fi_close(&gone->fid);
+}
+
 /* Inserts the names into ft_av one at a time, in rank order, rank k's
  * fi_addr into fa[k]; dies if an insert fails. */
 static inline void oob_insert_names(const struct oob_names *t, int nprocs, fi_addr_t *fa)

@@ -20,6 +20,14 @@
 //!   computed) and reports on the endpoint's transmit CQ with
 //!   `FI_COLLECTIVE` (an error completion if any message failed), or, for
 //!   a join, on the endpoint's EQ as `FI_JOIN_COMPLETE`.
+//! - **Failures.** A collective whose message fails (a send to a member
+//!   that is gone, for one) cannot complete; its receives that still wait
+//!   might wait for ever on that member, so they are canceled once all
+//!   its messages are posted (by their contexts, marked with
+//!   [`CTX_MARK`]), and the collective reports the first failure when every
+//!   message is accounted for. A member that only receives from a member
+//!   that died, and sends nothing to it, still waits: no transport fails
+//!   a receive for want of a sender.
 //! - **Groups.** A join is a barrier among the set's members; the group's
 //!   number comes from the members' addresses and how many groups of
 //!   those members this endpoint joined before, which every member counts
@@ -49,6 +57,12 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// The tag bit of collective messages.
 pub const TAG_FLAG: u64 = 1 << 63;
+/// Set in the context of every collective message (the rest is its
+/// collective's key), so that its receives can be canceled through
+/// `EndpointOps::cancel` by context without touching an application's
+/// receive: an application's contexts are pointers (or small numbers),
+/// which never have the top bit set in this process's address space.
+pub const CTX_MARK: usize = 1 << (usize::BITS - 1);
 /// Most members of a group (the tag's rank field).
 pub const MAX_MEMBERS: usize = 1 << 20;
 const CID_SHIFT: u32 = 40;
@@ -124,8 +138,13 @@ enum Done {
 /// A collective under way.
 struct Op {
     ep_key: usize,
+    ep: Weak<dyn EndpointOps>,
     /// Messages not completed, plus one while they are being posted.
     pending: usize,
+    /// All its messages were posted (the posting guard is gone).
+    posted: bool,
+    /// Its receives not yet matched are being canceled (a message failed).
+    canceling: bool,
     failed: Option<Failure>,
     temps: Vec<Vec<u8>>,
     finish: Finish,
@@ -325,7 +344,7 @@ impl Ready {
                 iov,
                 desc: &[],
                 dest: self.peer,
-                context: self.key,
+                context: CTX_MARK | self.key,
                 flags: FI_COMPLETION | FI_TRANSMIT_COMPLETE,
                 internal: internal::COLLECTIVE,
                 data: None,
@@ -336,7 +355,7 @@ impl Ready {
                 iov,
                 desc: &[],
                 src: FI_ADDR_UNSPEC,
-                context: self.key,
+                context: CTX_MARK | self.key,
                 flags: FI_COMPLETION,
                 internal: internal::COLLECTIVE,
                 tag: Some((self.tag, 0)),
@@ -353,7 +372,10 @@ fn start(g: &Arc<Group>, seq: u32, p: plan::Plan, done: Done) -> Result<()> {
     let key = NEXT_OP.fetch_add(1, Ordering::Relaxed);
     let mut op = Op {
         ep_key: g.ep_key,
+        ep: Arc::downgrade(&ep),
         pending: p.posts.len() + 1,
+        posted: false,
+        canceling: false,
         failed: None,
         temps: p.temps,
         finish: p.finish,
@@ -393,14 +415,16 @@ fn start(g: &Arc<Group>, seq: u32, p: plan::Plan, done: Done) -> Result<()> {
             Err(Error::Again) => {
                 // The endpoint's queue is full: the rest go from the
                 // trigger runner, which retries while it is.
+                // It releases the posting guard once they are posted.
                 trigger::run_due(
                     vec![Box::new(PostRest {
                         ep: Arc::downgrade(&ep),
+                        key,
                         left,
                     })],
                     false,
                 );
-                return release(key);
+                return Ok(());
             }
             Err(e) if first => {
                 lock(&OPS).retain(|(k, _)| *k != key);
@@ -422,7 +446,7 @@ fn start(g: &Arc<Group>, seq: u32, p: plan::Plan, done: Done) -> Result<()> {
 
 /// The posting guard of collective `key` is released.
 fn release(key: usize) -> Result<()> {
-    sub_done(key, None);
+    settle(key, None, true);
     Ok(())
 }
 
@@ -434,9 +458,11 @@ fn fail_some(key: usize, n: usize, f: Failure) {
 }
 
 /// The messages of a collective that the endpoint refused with
-/// `-FI_EAGAIN` at the call, posted by the trigger runner.
+/// `-FI_EAGAIN` at the call, posted by the trigger runner; it holds the
+/// collective's posting guard until they are.
 struct PostRest {
     ep: Weak<dyn EndpointOps>,
+    key: usize,
     left: VecDeque<Ready>,
 }
 
@@ -457,6 +483,7 @@ impl Job for PostRest {
                 }
             }
         }
+        settle(self.key, None, true);
         Ok(())
     }
 
@@ -464,13 +491,23 @@ impl Job for PostRest {
         for r in self.left.drain(..) {
             sub_done(r.key, Some(Failure::code(e.code().abs())));
         }
+        settle(self.key, None, true);
     }
 }
 
-/// One message of collective `key` completed (`Some`: failed). Called by
-/// `ep_core::Sinks` for operations with `internal::COLLECTIVE`, and here.
-pub fn sub_done(key: usize, f: Option<Failure>) {
-    let op = {
+/// One message of a collective completed (`Some`: failed); `ctx` is its
+/// context. Called by `ep_core::Sinks` for operations with
+/// `internal::COLLECTIVE`, and here.
+pub fn sub_done(ctx: usize, f: Option<Failure>) {
+    settle(ctx & !CTX_MARK, f, false);
+}
+
+/// Accounts for one message of collective `key`, or with `guard` for its
+/// posting guard (every message is posted). Once one failed and all are
+/// posted, the receives still waiting are canceled ([`CancelRest`]);
+/// once none is left, the collective finishes.
+fn settle(key: usize, f: Option<Failure>, guard: bool) {
+    let cancel = {
         let mut ops = lock(&OPS);
         let Some(at) = ops.iter().position(|(k, _)| *k == key) else {
             return;
@@ -479,13 +516,55 @@ pub fn sub_done(key: usize, f: Option<Failure>) {
         if let Some(f) = f {
             op.failed.get_or_insert(f);
         }
+        op.posted |= guard;
         op.pending -= 1;
         if op.pending > 0 {
-            return;
+            if op.posted && !op.canceling && op.failed.is_some() {
+                op.canceling = true;
+                Some(op.ep.clone())
+            } else {
+                None
+            }
+        } else {
+            return finish(ops.swap_remove(at).1);
         }
-        ops.swap_remove(at).1
     };
-    finish(op);
+    if let Some(ep) = cancel {
+        crate::core_warn!(
+            FI_LOG_EP_DATA,
+            "collective: a message failed; the receives it still waits for are canceled"
+        );
+        trigger::run_due(
+            vec![Box::new(CancelRest {
+                ep,
+                ctx: CTX_MARK | key,
+            })],
+            false,
+        );
+    }
+}
+
+/// A collective one of whose messages failed: it cannot complete, and
+/// its receives not yet matched might wait for ever for a member that
+/// is gone (a member whose send failed may be dead). They are canceled
+/// (each reports `FI_ECANCELED` back here), so the collective ends with
+/// the first failure once every message it posted has been accounted
+/// for (its buffers stay in use until then). Run by the trigger thread,
+/// out of the provider's lock that a completion runs under.
+struct CancelRest {
+    ep: Weak<dyn EndpointOps>,
+    ctx: usize,
+}
+
+impl Job for CancelRest {
+    fn issue(&mut self) -> Result<()> {
+        if let Some(ep) = self.ep.upgrade() {
+            while ep.cancel(self.ctx).is_ok() {}
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, _e: Error) {}
 }
 
 /// Reports a collective whose messages all completed.
