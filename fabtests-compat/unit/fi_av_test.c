@@ -272,6 +272,12 @@ static void legacy_checks(void)
 		FT_RC(fi_av_remove(av, &fa[0], 1, 0), 0);
 		len = sizeof(out);
 		FT_CHECK(fi_av_lookup(av, fa[0], &out, &len) < 0, "removed address is gone");
+		/* An index that never held an address: -FI_EINVAL, as upstream's
+		 * utility AV answers and its fabtests' av_lookup_bad asks. */
+		if (attr.type == FI_AV_TABLE) {
+			len = sizeof(out);
+			FT_RC(fi_av_lookup(av, (fi_addr_t) 7, &out, &len), -FI_EINVAL);
+		}
 		FT_RC(fi_av_insertsvc(av, "127.0.0.1", "2000", &fa[0], 0, NULL), 1);
 		FT_RC(fi_av_insertsym(av, "127.0.0.1", 2, "3000", 2, fa, 0, NULL), 4);
 		/* FI_SYNC_ERR: one bad address among good ones. */
