@@ -4,6 +4,7 @@
  * checking AV sets and collectives.
  *
  *   fi_multinode_coll -p PROV -n NPROCS -r RANK -B BASEPORT [-s ADDR] [-v] [-E] [-m MISSING]
+ *                     [-K KILLED]
  *
  * multinode.sh starts the ranks (FT_MULTINODE_BIN names this program).
  * Rank r binds to BASEPORT + r on 127.0.0.1 (or -s, IPv4); all ranks'
@@ -58,6 +59,13 @@
  *     joins, then a barrier on it completes: the failed join's messages
  *     that arrived late do not disturb the next group.
  *
+ * With -K KILLED (not rank 0), after join world that rank prints
+ * "killing myself" and dies by SIGKILL (multinode.sh counts that as its
+ * pass); the others then run only:
+ *   barrier after death: a barrier of the whole group must end in an
+ *     error completion within 3 * FT_TIMEOUT, not hang (its sends to the
+ *     dead member fail once the transport sees it gone).
+ *
  * Counts, which the man page leaves open, are per member, as Debian's
  * fi_allgather and fi_scatter count them: fi_allgather, fi_gather take
  * COUNT and give N * COUNT in rank order; fi_scatter takes N * COUNT at
@@ -87,6 +95,7 @@
  * SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
  */
 #include "shared.h"
+#include <signal.h>
 #include "multinode_oob.h"
 #include <rdma/fi_collective.h>
 
@@ -97,7 +106,7 @@
 #define NOPS 4096
 #define SYNC_TAG 0x5000 /* point-to-point tags stay clear of the top bits */
 
-static int nprocs, rank = -1, missing = -1, verbose;
+static int nprocs, rank = -1, missing = -1, killed = -1, verbose;
 static int nok, nfail, nskip;
 static unsigned seed; /* makes each check's data its own */
 static fi_addr_t group; /* fi_mc_addr of the whole group */
@@ -110,6 +119,8 @@ static void extra_opt(int opt, const char *arg)
 		rank = atoi(arg);
 	else if (opt == 'm')
 		missing = atoi(arg);
+	else if (opt == 'K')
+		killed = atoi(arg);
 }
 
 /* One check's line: "ok NAME", or "FAIL NAME: why", "SKIP NAME: why". */
@@ -707,6 +718,52 @@ static void missing_checks(void)
 		fi_close(&all->fid);
 }
 
+/* -K: rank `killed` dies; the others' barrier on the group must fail. */
+static void after_death(struct fid_mc *mc)
+{
+	struct op *o;
+	double t0;
+	ssize_t rc;
+	if (rank == killed) {
+		printf("killing myself\n");
+		fflush(stdout);
+		raise(SIGKILL);
+	}
+	missing = killed; /* sync_all leaves it out from now on */
+	/* The death is over before the barrier starts: a message the dead
+	 * member took in before it died (and so acknowledged) would leave the
+	 * barrier waiting for its answer, which no transport fails (see the
+	 * README's collectives section). */
+	{
+		struct timespec ts = { 0, 500 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	if (!mc) {
+		say("SKIP", "barrier after death", "no group (join world failed)");
+		return;
+	}
+	t0 = ft_now();
+	o = op_new();
+	POST(rc, fi_barrier(ft_ep, fi_mc_addr(mc), o));
+	if (rc) {
+		fail("barrier after death", "fi_barrier = %zd (%s)", rc, fi_strerror((int) -rc));
+	} else {
+		while (!o->done && ft_now() < t0 + 3 * FT_TIMEOUT)
+			poll_cqs();
+		if (!o->done)
+			fail("barrier after death", "no completion within %.0f s", 3 * FT_TIMEOUT);
+		else if (!o->err)
+			fail("barrier after death", "completed without rank %d", killed);
+		else
+			ok("barrier after death");
+		if (o->done)
+			printf("note: barrier after death: %s after %.2f s\n", o->err ? fi_strerror(o->err) : "no error",
+			       ft_now() - t0);
+	}
+	sync_all();
+	fi_close(&mc->fid);
+}
+
 int main(int argc, char **argv)
 {
 	struct fid_av_set *world = NULL, *evens = NULL;
@@ -717,11 +774,12 @@ int main(int argc, char **argv)
 	char port[16], label[64];
 	int rc, ctx, oob;
 
-	ft_args(argc, argv, "n:r:m:", extra_opt);
+	ft_args(argc, argv, "n:r:m:K:", extra_opt);
 	if (nprocs < 2 || nprocs > MAXN || rank < 0 || rank >= nprocs || rank == missing || missing >= nprocs ||
-	    (missing >= 0 && nprocs < 3) || (ft_opts.oob && missing == 0))
+	    (missing >= 0 && nprocs < 3) || (ft_opts.oob && missing == 0) || killed == 0 || killed >= nprocs ||
+	    (killed > 0 && (nprocs < 3 || missing >= 0)))
 		ft_die("usage: fi_multinode_coll -p PROV -n NPROCS(2..%d) -r RANK -B BASEPORT [-s ADDR] [-v] [-E] "
-		       "[-m MISSING (NPROCS >= 3)]",
+		       "[-m MISSING | -K KILLED (NPROCS >= 3)]",
 		       MAXN);
 	verbose = ft_opts.verbose;
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -764,6 +822,12 @@ int main(int argc, char **argv)
 			ok("join world");
 	}
 	sync_all();
+	if (killed > 0) {
+		after_death(mc);
+		if (world)
+			fi_close(&world->fid);
+		goto out;
+	}
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
 		if (!mc) {
 			say("SKIP", checks[i].name, "no group (join world failed)");

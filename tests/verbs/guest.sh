@@ -569,6 +569,14 @@ rc=$?
 echo "-- multinode_coll_missing: rc=$rc"; cat "$W/multinode_coll_missing.log"
 [ $rc = 0 ] && ok ft_rdm_multinode_coll_missing ||
 	fail ft_rdm_multinode_coll_missing "rc=$rc: $(tail -1 "$W/multinode_coll_missing.log")"
+# A member killed after the join (-K 3 of four): the others' barrier ends
+# in an error completion.
+LD_LIBRARY_PATH=$OXILIB FT_MULTINODE_BIN=$FTDEB/fi_multinode_coll timeout 200 \
+	"$W/mn/multinode.sh" verbs 4 -K 3 -s 10.77.0.1 >"$W/multinode_coll_killed.log" 2>&1
+rc=$?
+echo "-- multinode_coll_killed: rc=$rc"; cat "$W/multinode_coll_killed.log"
+[ $rc = 0 ] && ok ft_rdm_multinode_coll_killed ||
+	fail ft_rdm_multinode_coll_killed "rc=$rc: $(tail -1 "$W/multinode_coll_killed.log")"
 before=$failed
 FI_UNIVERSE_SIZE=16 rdm_faults upstream_ "" 47910
 mv "$W/results.txt" "$W/results.tmp"
