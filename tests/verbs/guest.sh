@@ -555,28 +555,23 @@ rdm_faults() { # PREFIX LIBPATH BASEPORT
 rdm_faults "" "$OXILIB" 47900
 # Collectives (the engine's service::coll over verbs RDM): fabtests-compat's
 # fi_multinode_coll, three ranks (AV sets, join, barrier, broadcast,
-# allreduce, allgather, reduce, scatter, gather with data checks).
-LD_LIBRARY_PATH=$OXILIB FT_MULTINODE_BIN=$FTDEB/fi_multinode_coll timeout 200 \
-	"$W/mn/multinode.sh" verbs 3 -s 10.77.0.1 >"$W/multinode_coll.log" 2>&1
-rc=$?
-echo "-- multinode_coll: rc=$rc"; cat "$W/multinode_coll.log"
-[ $rc = 0 ] && ok ft_rdm_multinode_coll || fail ft_rdm_multinode_coll "rc=$rc: $(tail -1 "$W/multinode_coll.log")"
-# A join with a member that never started (-m 3 of four) ends in an EQ
-# error entry on every live rank, and the live members' group works.
-LD_LIBRARY_PATH=$OXILIB FT_MULTINODE_BIN=$FTDEB/fi_multinode_coll timeout 200 \
-	"$W/mn/multinode.sh" verbs 4 -m 3 -s 10.77.0.1 >"$W/multinode_coll_missing.log" 2>&1
-rc=$?
-echo "-- multinode_coll_missing: rc=$rc"; cat "$W/multinode_coll_missing.log"
-[ $rc = 0 ] && ok ft_rdm_multinode_coll_missing ||
-	fail ft_rdm_multinode_coll_missing "rc=$rc: $(tail -1 "$W/multinode_coll_missing.log")"
-# A member killed after the join (-K 3 of four): the others' barrier ends
-# in an error completion.
-LD_LIBRARY_PATH=$OXILIB FT_MULTINODE_BIN=$FTDEB/fi_multinode_coll timeout 200 \
-	"$W/mn/multinode.sh" verbs 4 -K 3 -s 10.77.0.1 >"$W/multinode_coll_killed.log" 2>&1
-rc=$?
-echo "-- multinode_coll_killed: rc=$rc"; cat "$W/multinode_coll_killed.log"
-[ $rc = 0 ] && ok ft_rdm_multinode_coll_killed ||
-	fail ft_rdm_multinode_coll_killed "rc=$rc: $(tail -1 "$W/multinode_coll_killed.log")"
+# allreduce, allgather, reduce, scatter, gather with data checks); then
+# four ranks: a join with a member that never started (-m 3) ends in an
+# EQ error entry on every live rank and the live members' group works;
+# a member killed after the join (-K 3): the others' barrier ends in an
+# error completion.
+coll_ranks() { # NAME NPROCS [ARGS...]
+	local name=$1 rc
+	shift
+	LD_LIBRARY_PATH=$OXILIB FT_MULTINODE_BIN=$FTDEB/fi_multinode_coll timeout 200 \
+		"$W/mn/multinode.sh" verbs "$@" -s 10.77.0.1 >"$W/$name.log" 2>&1
+	rc=$?
+	echo "-- $name: rc=$rc"; cat "$W/$name.log"
+	[ $rc = 0 ] && ok "ft_rdm_$name" || fail "ft_rdm_$name" "rc=$rc: $(tail -1 "$W/$name.log")"
+}
+coll_ranks multinode_coll 3
+coll_ranks multinode_coll_missing 4 -m 3
+coll_ranks multinode_coll_killed 4 -K 3
 before=$failed
 FI_UNIVERSE_SIZE=16 rdm_faults upstream_ "" 47910
 mv "$W/results.txt" "$W/results.tmp"
