@@ -238,6 +238,7 @@ impl SendFlags {
 /// `bufs` as for [`convert`]; with `FI_TRIGGER`, `context` as for
 /// `trigger::deferral`.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(super) unsafe fn send(
     ep: *mut fid_ep,
     bufs: CBufs,
@@ -279,6 +280,7 @@ pub(super) unsafe fn send(
 ///
 /// # Safety
 /// As for [`send`].
+#[inline(always)]
 pub(super) unsafe fn recv(
     ep: *mut fid_ep,
     bufs: CBufs,

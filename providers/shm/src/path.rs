@@ -1116,10 +1116,23 @@ impl<K: Token> Side<'_, K> {
         let cap = tp.payload_capacity();
         let idle = self.p.out_count == 0 || self.p.out.get(&to).is_none_or(VecDeque::is_empty);
         if idle && len <= cap {
-            let mut parts: [&[u8]; 9] = [&[]; 9];
-            for (p, b) in parts.iter_mut().zip(op.iov) {
-                *p = b.as_slice();
-            }
+            // One buffer (every fi_send-style call) is passed as it is;
+            // only an iovec is gathered into a list of slices.
+            let one: [&[u8]; 1];
+            let mut many: [&[u8]; 8];
+            let parts: &[&[u8]] = match op.iov {
+                [b] => {
+                    one = [b.as_slice()];
+                    &one
+                }
+                iov => {
+                    many = [&[]; 8];
+                    for (p, b) in many.iter_mut().zip(iov) {
+                        *p = b.as_slice();
+                    }
+                    &many[..iov.len().min(8)]
+                }
+            };
             let ack = op.flags & FI_DELIVERY_COMPLETE != 0;
             let meta = Meta {
                 kind: Kind::Inline,
@@ -1129,7 +1142,7 @@ impl<K: Token> Side<'_, K> {
                 data: op.data.unwrap_or(0),
                 token: id,
             };
-            let sent = tp.send(to, meta, &parts[..op.iov.len().min(8)], id);
+            let sent = tp.send(to, meta, parts, id);
             if !matches!(sent, Err(Error::Again)) {
                 self.p.next_id = id.wrapping_add(1);
             }

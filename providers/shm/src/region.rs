@@ -45,6 +45,7 @@
 use oxifabric::abi::{FI_EINVAL, FI_ENOMEM};
 use oxifabric::error::{Error, Result};
 use oxifabric::service::shm_av::map_shared;
+use std::marker::PhantomData;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -227,6 +228,20 @@ impl Region {
         Ok(self.u64_at(off)?.swap(v, order))
     }
 
+    /// The `N` bytes at `off` (a multiple of 8) as one checked window,
+    /// whose words are then reached at offsets fixed at compile time with
+    /// no further check (a ring cell's header: one check a cell, not one
+    /// a word).
+    #[inline]
+    pub fn fixed<const N: usize>(&self, off: usize) -> Result<Fixed<'_, N>> {
+        let p = self.at(off, N, 8)?;
+        Ok(Fixed {
+            // SAFETY: `at` returned a pointer into the mapping, never NULL.
+            p: unsafe { NonNull::new_unchecked(p) },
+            _region: PhantomData,
+        })
+    }
+
     /// Copies `src` into the region at `off`.
     pub fn copy_in(&self, off: usize, src: &[u8]) -> Result<()> {
         let dst = self.at(off, src.len(), 1)?;
@@ -254,6 +269,87 @@ impl Drop for Region {
         // SAFETY: base/len are the mapping made in `map`, unmapped once;
         // no reference into it outlives &self.
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+/// `N` bytes of a [`Region`] at an offset checked once ([`Region::fixed`]):
+/// inside the mapping and 8-byte aligned (the mapping itself is page
+/// aligned). Each access names its offset `O` as a constant, which the
+/// compiler checks against `N` and the word's alignment, so the accesses
+/// themselves cost no check; like every access to the region, they are
+/// atomic.
+#[derive(Clone, Copy)]
+pub struct Fixed<'a, const N: usize> {
+    p: NonNull<u8>,
+    _region: PhantomData<&'a Region>,
+}
+
+impl<'a, const N: usize> Fixed<'a, N> {
+    #[inline(always)]
+    fn u32_at<const O: usize>(self) -> &'a AtomicU32 {
+        const { assert!(O.is_multiple_of(4) && O + 4 <= N) };
+        // SAFETY: O + 4 <= N (checked above at compile time) and the
+        // window's N bytes lie inside the mapping, which outlives 'a; the
+        // window starts 8-byte aligned and O is a multiple of 4. The word
+        // is only ever accessed atomically (as in `Region::u32_at`).
+        unsafe { AtomicU32::from_ptr(self.p.as_ptr().add(O).cast::<u32>()) }
+    }
+
+    #[inline(always)]
+    fn u64_at<const O: usize>(self) -> &'a AtomicU64 {
+        const { assert!(O.is_multiple_of(8) && O + 8 <= N) };
+        // SAFETY: as in `u32_at`, with O + 8 <= N and O a multiple of 8.
+        unsafe { AtomicU64::from_ptr(self.p.as_ptr().add(O).cast::<u64>()) }
+    }
+
+    /// Atomically loads the u32 at `O`.
+    #[inline(always)]
+    pub fn load_u32<const O: usize>(self, order: Ordering) -> u32 {
+        self.u32_at::<O>().load(order)
+    }
+
+    /// Atomically stores `v` at `O`.
+    #[inline(always)]
+    pub fn store_u32<const O: usize>(self, v: u32, order: Ordering) {
+        self.u32_at::<O>().store(v, order)
+    }
+
+    /// Atomically loads the u64 at `O`.
+    #[inline(always)]
+    pub fn load_u64<const O: usize>(self, order: Ordering) -> u64 {
+        self.u64_at::<O>().load(order)
+    }
+
+    /// Atomically stores `v` at `O`.
+    #[inline(always)]
+    pub fn store_u64<const O: usize>(self, v: u64, order: Ordering) {
+        self.u64_at::<O>().store(v, order)
+    }
+
+    /// Compare-and-swap of the u32 at `O` (as `Region::compare_exchange_u32`).
+    #[inline(always)]
+    pub fn compare_exchange_u32<const O: usize>(
+        self,
+        current: u32,
+        new: u32,
+        success: Ordering,
+        failure: Ordering,
+    ) -> core::result::Result<u32, u32> {
+        self.u32_at::<O>()
+            .compare_exchange(current, new, success, failure)
+    }
+
+    /// Compare-and-swap of the u64 at `O` (as `Region::compare_exchange_u64`).
+    #[inline(always)]
+    pub fn compare_exchange_u64<const O: usize>(
+        self,
+        current: u64,
+        new: u64,
+        success: Ordering,
+        failure: Ordering,
+    ) -> core::result::Result<u64, u64> {
+        self.u64_at::<O>()
+            .compare_exchange(current, new, success, failure)
     }
 }
 
@@ -480,6 +576,32 @@ mod tests {
         assert_eq!(r.copy_out(64, &mut []), Ok(()));
         assert!(Region::create(0).is_err());
         assert!(Region::create(MAX_LEN + 1).is_err());
+    }
+
+    #[test]
+    fn a_fixed_window_is_checked_once_where_it_is_taken() {
+        let r = Region::create(128).unwrap();
+        assert!(r.fixed::<64>(65).is_err(), "past the end");
+        assert!(
+            r.fixed::<64>(72).is_err(),
+            "not 8-byte aligned and past the end"
+        );
+        assert!(r.fixed::<64>(4).is_err(), "misaligned");
+        assert!(r.fixed::<64>(usize::MAX - 7).is_err());
+        let w = r.fixed::<64>(64).unwrap();
+        w.store_u64::<56>(7, Ordering::Relaxed);
+        w.store_u32::<8>(3, Ordering::Relaxed);
+        assert_eq!(r.load_u64(120, Ordering::Relaxed), Ok(7));
+        assert_eq!(w.load_u32::<8>(Ordering::Relaxed), 3);
+        assert_eq!(
+            w.compare_exchange_u64::<56>(7, 9, Ordering::Relaxed, Ordering::Relaxed),
+            Ok(7)
+        );
+        assert_eq!(
+            w.compare_exchange_u32::<8>(4, 5, Ordering::Relaxed, Ordering::Relaxed),
+            Err(3)
+        );
+        assert_eq!(w.load_u64::<56>(Ordering::Relaxed), 9);
     }
 
     #[test]

@@ -123,7 +123,7 @@
 
 use crate::bounce::BounceArea;
 use crate::doorbell::Doorbell;
-use crate::region::Region;
+use crate::region::{Fixed, Region};
 use crate::slots::SlotArea;
 use oxifabric::error::{Error, Result};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
@@ -163,6 +163,11 @@ const C_TOKEN: usize = 40;
 const C_CLAIM: usize = 48;
 /// Bytes of a cell before its payload.
 pub const CELL_HEADER: usize = 64;
+
+/// A cell's header, checked once per cell (its words need no check each).
+type CellHead<'a> = Fixed<'a, CELL_HEADER>;
+/// The ring's header (up to the cells), checked once per send.
+type RingHead<'a> = Fixed<'a, CELLS>;
 
 /// The smallest cell (64 bytes of payload).
 pub const MIN_CELL: usize = 128;
@@ -557,7 +562,8 @@ impl Receiver {
     fn poll_inner<R>(&mut self, f: impl FnOnce(&Received, Payload<'_>) -> R) -> Result<Polled<R>> {
         let pos = self.head;
         let cell = self.geo.cell(pos);
-        let seq = self.region.load_u64(cell + C_SEQ, Acquire)?;
+        let c: CellHead<'_> = self.region.fixed(cell)?;
+        let seq = c.load_u64::<C_SEQ>(Acquire);
         if seq == pos {
             if self.gone.is_empty() {
                 return Ok(Polled::Empty);
@@ -565,7 +571,7 @@ impl Receiver {
             return self.take_back(pos, cell);
         }
         let verdict = if seq == pos.wrapping_add(1) {
-            match self.header(cell)? {
+            match Self::header(c, self.geo) {
                 Ok(rx) => {
                     let payload = Payload {
                         region: &self.region,
@@ -579,21 +585,24 @@ impl Receiver {
         } else {
             Polled::Refused("cell sequence number out of step")
         };
-        self.hand_back(pos, cell)?;
+        Self::hand_back(self.geo, pos, c);
+        self.advance(pos);
         Ok(verdict)
     }
 
     /// Hands the cell to the sender of position `pos + cells`: unclaimed
     /// for that lap, then free (release, so that sender sees the claim
     /// word reset).
-    fn hand_back(&mut self, pos: u64, cell: usize) -> Result<()> {
-        let next = pos.wrapping_add(self.geo.cells as u64);
-        let r = &self.region;
-        r.store_u64(cell + C_CLAIM, self.geo.unclaimed(next), Relaxed)?;
-        r.store_u64(cell + C_SEQ, next, Release)?;
+    fn hand_back(geo: Geometry, pos: u64, c: CellHead<'_>) {
+        let next = pos.wrapping_add(geo.cells as u64);
+        c.store_u64::<C_CLAIM>(geo.unclaimed(next), Relaxed);
+        c.store_u64::<C_SEQ>(next, Release);
+    }
+
+    /// Moves past the cell at `pos` (handed back).
+    fn advance(&mut self, pos: u64) {
         self.head = pos.wrapping_add(1);
         self.seen.store(self.head, Relaxed);
-        Ok(())
     }
 
     /// The cell at `pos` is not published: takes it back if a sender
@@ -626,33 +635,33 @@ impl Receiver {
         {
             return Ok(Polled::Empty);
         }
-        self.hand_back(pos, cell)?;
+        Self::hand_back(self.geo, pos, self.region.fixed(cell)?);
+        self.advance(pos);
         Ok(Polled::Abandoned)
     }
 
     /// The header of a ready cell, copied out once and validated.
-    fn header(&self, cell: usize) -> Result<core::result::Result<Received, &'static str>> {
-        let r = &self.region;
-        let kind = r.load_u32(cell + C_KIND, Relaxed)?;
-        let len = r.load_u32(cell + C_LEN, Relaxed)? as usize;
+    fn header(c: CellHead<'_>, geo: Geometry) -> core::result::Result<Received, &'static str> {
+        let kind = c.load_u32::<C_KIND>(Relaxed);
+        let len = c.load_u32::<C_LEN>(Relaxed) as usize;
         let meta = Meta {
             kind: Kind::Inline,
-            sender: r.load_u32(cell + C_SENDER, Relaxed)?,
-            flags: r.load_u32(cell + C_FLAGS, Relaxed)?,
-            tag: r.load_u64(cell + C_TAG, Relaxed)?,
-            data: r.load_u64(cell + C_DATA, Relaxed)?,
-            token: r.load_u64(cell + C_TOKEN, Relaxed)?,
+            sender: c.load_u32::<C_SENDER>(Relaxed),
+            flags: c.load_u32::<C_FLAGS>(Relaxed),
+            tag: c.load_u64::<C_TAG>(Relaxed),
+            data: c.load_u64::<C_DATA>(Relaxed),
+            token: c.load_u64::<C_TOKEN>(Relaxed),
         };
         let Some(kind) = Kind::from_u32(kind) else {
-            return Ok(Err("unknown cell kind"));
+            return Err("unknown cell kind");
         };
-        if len > self.geo.payload_capacity() {
-            return Ok(Err("payload length beyond the cell"));
+        if len > geo.payload_capacity() {
+            return Err("payload length beyond the cell");
         }
-        Ok(Ok(Received {
+        Ok(Received {
             meta: Meta { kind, ..meta },
             len,
-        }))
+        })
     }
 }
 
@@ -784,65 +793,64 @@ impl Sender {
             return Err(Error::MsgSize);
         }
         let r = &self.region;
-        let mut pos = r.load_u64(TAIL, Relaxed)?;
+        let h: RingHead<'_> = r.fixed(0)?;
+        let mut pos = h.load_u64::<TAIL>(Relaxed);
         let mut claimed = None;
         for _ in 0..CLAIM_TRIES {
             let cell = self.geo.cell(pos);
-            let seq = r.load_u64(cell + C_SEQ, Acquire)?;
+            let c: CellHead<'_> = r.fixed(cell)?;
+            let seq = c.load_u64::<C_SEQ>(Acquire);
             match (seq.wrapping_sub(pos) as i64).signum() {
-                0 => match r.compare_exchange_u64(
-                    TAIL,
-                    pos,
-                    pos.wrapping_add(1),
-                    Relaxed,
-                    Relaxed,
-                )? {
-                    Ok(_) => {
-                        #[cfg(test)]
-                        self.stall_at(Stall::AfterTail);
-                        // Name ourselves; failing means the receiver took
-                        // the position back (it believed its claimer
-                        // dead): leave the cell alone, claim another.
-                        let free = self.geo.unclaimed(pos);
-                        let mine = free | u64::from(self.claimer);
-                        if r.compare_exchange_u64(cell + C_CLAIM, free, mine, Acquire, Relaxed)?
-                            .is_ok()
-                        {
-                            claimed = Some((pos, cell));
-                            break;
+                0 => {
+                    match h.compare_exchange_u64::<TAIL>(pos, pos.wrapping_add(1), Relaxed, Relaxed)
+                    {
+                        Ok(_) => {
+                            #[cfg(test)]
+                            self.stall_at(Stall::AfterTail);
+                            // Name ourselves; failing means the receiver took
+                            // the position back (it believed its claimer
+                            // dead): leave the cell alone, claim another.
+                            let free = self.geo.unclaimed(pos);
+                            let mine = free | u64::from(self.claimer);
+                            if c.compare_exchange_u64::<C_CLAIM>(free, mine, Acquire, Relaxed)
+                                .is_ok()
+                            {
+                                claimed = Some((pos, cell, c));
+                                break;
+                            }
+                            pos = h.load_u64::<TAIL>(Relaxed);
                         }
-                        pos = r.load_u64(TAIL, Relaxed)?;
+                        Err(now) => pos = now,
                     }
-                    Err(now) => pos = now,
-                },
+                }
                 -1 => return Err(Error::Again),
-                _ => pos = r.load_u64(TAIL, Relaxed)?,
+                _ => pos = h.load_u64::<TAIL>(Relaxed),
             }
         }
-        let Some((pos, cell)) = claimed else {
+        let Some((pos, cell, c)) = claimed else {
             return Err(Error::Again);
         };
         #[cfg(test)]
         self.stall_at(Stall::AfterClaim);
-        r.store_u32(cell + C_KIND, meta.kind as u32, Relaxed)?;
-        r.store_u32(cell + C_LEN, len as u32, Relaxed)?;
-        r.store_u32(cell + C_SENDER, meta.sender, Relaxed)?;
-        r.store_u32(cell + C_FLAGS, meta.flags, Relaxed)?;
-        r.store_u64(cell + C_TAG, meta.tag, Relaxed)?;
-        r.store_u64(cell + C_DATA, meta.data, Relaxed)?;
-        r.store_u64(cell + C_TOKEN, meta.token, Relaxed)?;
+        c.store_u32::<C_KIND>(meta.kind as u32, Relaxed);
+        c.store_u32::<C_LEN>(len as u32, Relaxed);
+        c.store_u32::<C_SENDER>(meta.sender, Relaxed);
+        c.store_u32::<C_FLAGS>(meta.flags, Relaxed);
+        c.store_u64::<C_TAG>(meta.tag, Relaxed);
+        c.store_u64::<C_DATA>(meta.data, Relaxed);
+        c.store_u64::<C_TOKEN>(meta.token, Relaxed);
         let mut off = cell + CELL_HEADER;
         for p in payload {
             r.copy_in(off, p)?;
             off += p.len();
         }
         // Publish: the receiver's acquire load of seq sees all of the above.
-        r.store_u64(cell + C_SEQ, pos.wrapping_add(1), Release)?;
+        c.store_u64::<C_SEQ>(pos.wrapping_add(1), Release);
         // Orders the publication before the load of `sleeping` (pairs with
         // the receiver's fence in `Receiver::sleep`).
         fence(SeqCst);
-        if r.load_u32(SLEEPING, Relaxed)? != 0
-            && r.compare_exchange_u32(SLEEPING, 1, 0, Relaxed, Relaxed)?
+        if h.load_u32::<SLEEPING>(Relaxed) != 0
+            && h.compare_exchange_u32::<SLEEPING>(1, 0, Relaxed, Relaxed)
                 .is_ok()
         {
             self.doorbell.ring();
