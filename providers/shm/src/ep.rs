@@ -254,6 +254,7 @@ impl EndpointOps for ShmEp {
         let Some((path, mut h)) = st.parts() else {
             return Err(Error::OpBadState);
         };
+        path.before_post(&mut h);
         for m in h.rxq.post(op, &h.core.sinks) {
             path.matched(&mut h, m);
         }

@@ -290,6 +290,13 @@ struct PathState<K> {
     /// `Limits::fallback`: peers whose first handshake failed, and why,
     /// until [`Path::reached`] tells the owner.
     unreached: HashMap<Addr, Error, KeyedU64>,
+    /// Senders the AV did not name when their messages arrived, numbered
+    /// from 1 (`Unexpected::from`), so that a later insert names those
+    /// messages ([`Path::before_post`]); and the AV generation they were
+    /// last looked up in.
+    unnamed: Vec<Addr>,
+    unnamed_ids: HashMap<Addr, u32, KeyedU64>,
+    named_gen: u64,
 }
 
 /// The path's methods' view: the owner's core and receive queue with our
@@ -460,6 +467,21 @@ impl<K: Token> Side<'_, K> {
         };
         self.p.from_peer.insert(a, s);
         s
+    }
+
+    /// The number a message from `a` whose source is `src` keeps for
+    /// [`Path::before_post`]: 0 when the AV named it.
+    fn number_unnamed(&mut self, a: Addr, src: fi_addr_t) -> u32 {
+        if src != FI_ADDR_NOTAVAIL {
+            return 0;
+        }
+        if let Some(n) = self.p.unnamed_ids.get(&a) {
+            return *n;
+        }
+        self.p.unnamed.push(a);
+        let n = u32::try_from(self.p.unnamed.len()).unwrap_or(0);
+        self.p.unnamed_ids.insert(a, n);
+        n
     }
 
     /// Handles one event of the transport.
@@ -675,7 +697,8 @@ impl<K: Token> Side<'_, K> {
                         }
                     }
                     Placement::Unexpected => {
-                        self.rxq.push_deferred(msg, K::shm(key), len);
+                        let n = self.number_unnamed(from, msg.src);
+                        self.rxq.push_deferred_from(msg, n, K::shm(key), len);
                         let r = RndvIn {
                             msg,
                             len,
@@ -693,7 +716,8 @@ impl<K: Token> Side<'_, K> {
                     tag,
                     data,
                 };
-                self.rxq.deliver(msg, bytes, &self.core.sinks);
+                let n = self.number_unnamed(from, msg.src);
+                self.rxq.deliver_from(msg, n, bytes, &self.core.sinks);
                 self.ack(from, meta);
             }
             Some(Op::First) => {
@@ -1284,6 +1308,9 @@ impl<K: Token> Path<K> {
                 limits,
                 posted: 0,
                 unreached: HashMap::default(),
+                unnamed: Vec::new(),
+                unnamed_ids: HashMap::default(),
+                named_gen: 0,
             },
             armed: false,
             watched: Vec::new(),
@@ -1473,6 +1500,30 @@ impl<K: Token> Path<K> {
     /// into the receive.
     pub fn matched(&mut self, h: &mut Host<'_, K>, m: DeferredMatch<K>) {
         Self::side(h, &mut self.st).matched(m);
+    }
+
+    /// Before a receive is posted: if the AV changed since messages from
+    /// senders it did not name arrived, those senders are looked up again
+    /// and their messages take the addresses found
+    /// (`RxQueues::name_sources`), so a directed receive finds them.
+    pub fn before_post(&mut self, h: &mut Host<'_, K>) {
+        if self.st.unnamed.is_empty() {
+            return;
+        }
+        let g = h.core.av.as_ref().map_or(0, |av| av.generation());
+        if g == self.st.named_gen {
+            return;
+        }
+        self.st.named_gen = g;
+        let peers = self.st.unnamed.clone();
+        let mut s = Self::side(h, &mut self.st);
+        let names: Vec<fi_addr_t> = peers.iter().map(|a| s.source_of(*a)).collect();
+        s.rxq.name_sources(|n| {
+            names
+                .get((n as usize).wrapping_sub(1))
+                .copied()
+                .unwrap_or(FI_ADDR_NOTAVAIL)
+        });
     }
 
     /// After receives were posted: pulls what they matched.

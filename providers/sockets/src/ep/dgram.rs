@@ -63,6 +63,7 @@ impl SockEp {
                             payload: payload.to_vec(),
                             claimed: None,
                             deferred: None,
+                            from: 0,
                         });
                     }
                 }

@@ -368,6 +368,11 @@ impl SockEp {
     }
 
     /// After receives were posted: what they matched is pulled.
+    /// Before a receive is posted (`Path::before_post`).
+    pub(super) fn local_before_post(&self, st: &mut EpState) {
+        Self::with_local(st, |p, h| p.before_post(h));
+    }
+
     pub(super) fn local_after_post(&self, st: &mut EpState) {
         Self::with_local(st, |p, h| p.after_post(h));
     }

@@ -1369,6 +1369,7 @@ impl SockEp {
             op.tag,
             op.flags
         );
+        self.local_before_post(st);
         for m in st.rxq.post(op, &st.core.sinks) {
             self.clear_to_send(st, m);
         }

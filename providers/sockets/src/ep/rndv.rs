@@ -86,6 +86,7 @@ impl SockEp {
                     payload: Vec::new(),
                     claimed: None,
                     deferred: Some(from),
+                    from: 0,
                 })
             }
         }

@@ -202,6 +202,7 @@ impl SockEp {
                 payload,
                 claimed: None,
                 deferred: None,
+                from: 0,
             }),
         }
     }
