@@ -92,7 +92,18 @@ pub struct Alias {
     pub base: &'static dyn Provider,
     /// Whether it offers entries of this endpoint type at this API version.
     pub offers: fn(ep_type: crate::abi::fi_ep_type, api_version: u32) -> bool,
+    /// The upstream provider whose `FI_<PROV>_IFACE` picks the interfaces
+    /// this name lists (`tcp` for `tcp` and `tcp;ofi_rxm`, as upstream's
+    /// tcp reads `FI_TCP_IFACE`), if any.
+    pub iface: Option<&'static str>,
 }
+
+/// [`Alias::iface`]'s parameter.
+const IFACE_PARAM: &[(&str, crate::abi::fi_param_type, &str)] = &[(
+    "iface",
+    crate::abi::FI_PARAM_STRING,
+    "Only list and use network interfaces whose name starts with this (e.g. lo, eth0)",
+)];
 
 impl Provider for Alias {
     fn name(&self) -> &'static str {
@@ -107,9 +118,32 @@ impl Provider for Alias {
     fn getinfo(&self, req: &Request<'_>) -> Result<Vec<Info>> {
         let mut entries = self.base.getinfo(req)?;
         entries.retain(|i| (self.offers)(i.ep.ep_type, req.version));
+        // The base's entries are one per interface, named by its domain.
+        if let Some(prov) = self.iface {
+            if let Ok(crate::param::Value::Str(want)) = crate::param::get(prov, "iface") {
+                if !want.is_empty() {
+                    entries.retain(|i| {
+                        i.domain
+                            .name
+                            .as_deref()
+                            .is_some_and(|d| d.starts_with(&*want))
+                    });
+                }
+            }
+        }
         Ok(entries)
     }
     fn fabric(&self, attr: &FabricAttr) -> Result<Arc<dyn FabricOps>> {
         self.base.fabric(attr)
+    }
+    fn params(&self) -> &'static [(&'static str, crate::abi::fi_param_type, &'static str)] {
+        if self.iface.is_some() {
+            IFACE_PARAM
+        } else {
+            &[]
+        }
+    }
+    fn params_prov(&self) -> &'static str {
+        self.iface.unwrap_or(self.name)
     }
 }

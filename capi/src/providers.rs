@@ -18,21 +18,25 @@ static TCP: Alias = Alias {
     name: "tcp",
     base: &oxifabric_sockets::PROVIDER,
     offers: |t: fi_ep_type, api| t == FI_EP_MSG || (t == FI_EP_RDM && api >= API_2_0),
+    iface: Some("tcp"),
 };
 static TCP_RXM: Alias = Alias {
     name: "tcp;ofi_rxm",
     base: &oxifabric_sockets::PROVIDER,
     offers: |t: fi_ep_type, _| t == FI_EP_RDM,
+    iface: Some("tcp"),
 };
 static UDP: Alias = Alias {
     name: "udp",
     base: &oxifabric_sockets::PROVIDER,
     offers: |t: fi_ep_type, _| t == FI_EP_DGRAM,
+    iface: Some("udp"),
 };
 static UDP_RXD: Alias = Alias {
     name: "udp;ofi_rxd",
     base: &oxifabric_sockets::PROVIDER,
     offers: |t: fi_ep_type, _| t == FI_EP_RDM,
+    iface: Some("udp"),
 };
 
 /// Every shipped provider; the first one that matches is preferred

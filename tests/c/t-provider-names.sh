@@ -43,6 +43,29 @@ for fp in tcp "tcp;ofi_rxm" "^ofi_rxm" "^tcp" "^udp" udp "udp;ofi_rxd" "tcp,sock
 	check "FI_PROVIDER=$fp" "$fp"
 done
 
+# FI_TCP_IFACE and FI_UDP_IFACE pick the interfaces those names list, as
+# upstream's tcp and udp read them (FI_SOCKETS_IFACE unset: it would
+# filter ours anyway).
+domains() { # LIB VAR PROVIDER: the domains (interfaces) listed with VAR=lo
+	(
+		unset FI_SOCKETS_IFACE FI_PROVIDER
+		if [ -n "$1" ]; then export LD_LIBRARY_PATH=$1; else unset LD_LIBRARY_PATH; fi
+		export "$2=lo"
+		timeout 30 fi_info -p "$3" 2>/dev/null | awk '/domain:/ { print $2 }' | sort -u | tr '\n' ' '
+	)
+}
+for v in "FI_TCP_IFACE tcp" "FI_TCP_IFACE tcp;ofi_rxm" "FI_UDP_IFACE udp"; do
+	set -- $v
+	theirs=$(domains "" "$1" "$2")
+	ours=$(domains "$OXI_LIB" "$1" "$2")
+	all=$(LD_LIBRARY_PATH=$OXI_LIB FI_SOCKETS_IFACE= timeout 30 fi_info -p "$2" 2>/dev/null | awk '/domain:/ { print $2 }' | sort -u | tr '\n' ' ')
+	if [ "$ours" = "lo " ] && [ "$theirs" = "$ours" ] && [ "$all" != "lo " ]; then
+		echo "ok: $1=lo -p $2 lists only lo (without it: $all)"
+	else
+		echo "FAIL: $1=lo -p $2: ours lists '$ours', Debian's '$theirs', ours without it '$all'"; fail=1
+	fi
+done
+
 export LD_LIBRARY_PATH=$OXI_LIB
 pingpong tcp-msg msg 127.0.0.1 -p tcp
 pingpong tcp-rxm rdm 127.0.0.1 -p "tcp;ofi_rxm"

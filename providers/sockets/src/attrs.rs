@@ -178,12 +178,12 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
     (
         "max_unexp_sz",
         FI_PARAM_SIZE_T,
-        "Bytes an endpoint holds for messages that arrived before their receive, counting 256 per message on top of its payload; senders beyond wait (default: 268435456)",
+        "Bytes an endpoint holds for messages that arrived before their receive, counting 288 per message on top of its payload; senders beyond wait (default: 268435456)",
     ),
     (
         "max_inject_queue_sz",
         FI_PARAM_SIZE_T,
-        "Bytes an endpoint holds in copies of injected sends and control frames queued for peers that do not read, counting 256 per frame on top of its payload; injects beyond get -FI_EAGAIN (default: 4194304)",
+        "Bytes an endpoint holds in copies of injected sends and control frames queued for peers that do not read, counting 288 per frame on top of its payload; injects beyond get -FI_EAGAIN (default: 4194304)",
     ),
 ];
 

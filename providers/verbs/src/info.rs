@@ -73,7 +73,7 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
     (
         "max_unexp_sz",
         FI_PARAM_SIZE_T,
-        "RDM endpoints: bytes held for messages that arrived before their receive, each message counting 256 bytes on top of its payload; beyond it pieces wait in their receive slots and senders in RNR retries (default 268435456)",
+        "RDM endpoints: bytes held for messages that arrived before their receive, each message counting 288 bytes on top of its payload; beyond it pieces wait in their receive slots and senders in RNR retries (default 268435456)",
     ),
     (
         "gid_idx",
