@@ -748,17 +748,14 @@ static void after_death(struct fid_mc *mc)
 	if (rc) {
 		fail("barrier after death", "fi_barrier = %zd (%s)", rc, fi_strerror((int) -rc));
 	} else {
-		while (!o->done && ft_now() < t0 + 3 * FT_TIMEOUT)
-			poll_cqs();
-		if (!o->done)
-			fail("barrier after death", "no completion within %.0f s", 3 * FT_TIMEOUT);
-		else if (!o->err)
+		const char *why = op_wait(o, 3 * FT_TIMEOUT);
+		if (!why)
 			fail("barrier after death", "completed without rank %d", killed);
+		else if (!o->done)
+			fail("barrier after death", "%s", why);
 		else
 			ok("barrier after death");
-		if (o->done)
-			printf("note: barrier after death: %s after %.2f s\n", o->err ? fi_strerror(o->err) : "no error",
-			       ft_now() - t0);
+		printf("note: barrier after death: %s after %.2f s\n", why ? why : "no error", ft_now() - t0);
 	}
 	sync_all();
 	fi_close(&mc->fid);
