@@ -112,10 +112,23 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
     /// through [`Reassembly::append`]): it goes to the receive it matches,
     /// or is listed as deferred until one is posted.
     pub fn start(&mut self, rxq: &mut RxQueues<K>, key: K, msg: MsgInfo, len: usize) {
+        self.start_from(rxq, key, msg, 0, len);
+    }
+
+    /// [`Reassembly::start`] of a message from a sender the transport
+    /// numbers `from` (`rxq::Unexpected::from`).
+    pub fn start_from(
+        &mut self,
+        rxq: &mut RxQueues<K>,
+        key: K,
+        msg: MsgInfo,
+        from: u32,
+        len: usize,
+    ) {
         let dest = match rxq.place_last(msg.src, msg.tag, len) {
             Placement::Posted { recv, region, keep } => Dest::Posted { recv, region, keep },
             Placement::Unexpected => {
-                rxq.push_deferred(msg, key, len);
+                rxq.push_deferred_from(msg, from, key, len);
                 Dest::Held(Vec::new())
             }
         };
@@ -235,6 +248,8 @@ impl<K: Copy + Eq + Hash> Reassembly<K> {
         let Some(p) = self.parts.get_mut(&key) else {
             return;
         };
+        // Its sender may have been named since it arrived.
+        p.msg.src = m.src;
         let held = std::mem::replace(&mut p.dest, Dest::Discard);
         if let Dest::Held(v) = &held {
             self.held -= v.len();

@@ -186,6 +186,10 @@ pub fn as_posted<'a>(op: &RecvOp<'a>, caps: u64) -> RecvOp<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct DeferredMatch<T> {
     pub from: Deferred<T>,
+    /// The message's sender as the queue names it at the match: named
+    /// since it arrived if it was unnamed then ([`RxQueues::name_sources`]),
+    /// so what the transport kept of the message is brought up to date.
+    pub src: fi_addr_t,
     pub recv: Posted,
     pub region: Region,
     /// A multi-receive buffer stays posted.
@@ -195,9 +199,10 @@ pub struct DeferredMatch<T> {
 }
 
 impl<T> DeferredMatch<T> {
-    fn whole(from: Deferred<T>, recv: Posted) -> DeferredMatch<T> {
+    fn whole(from: Deferred<T>, src: fi_addr_t, recv: Posted) -> DeferredMatch<T> {
         DeferredMatch {
             from,
+            src,
             region: recv.region(),
             recv,
             keep: false,
@@ -205,10 +210,10 @@ impl<T> DeferredMatch<T> {
         }
     }
 
-    fn discard(from: Deferred<T>, recv: Posted) -> DeferredMatch<T> {
+    fn discard(from: Deferred<T>, src: fi_addr_t, recv: Posted) -> DeferredMatch<T> {
         DeferredMatch {
             discard: true,
-            ..DeferredMatch::whole(from, recv)
+            ..DeferredMatch::whole(from, src, recv)
         }
     }
 }
@@ -508,12 +513,12 @@ impl<T: Copy> RxQueues<T> {
                 sinks.rx_done(&p, completion(&p, 0, 0, u.msg), 0);
                 return u
                     .deferred
-                    .map(|from| DeferredMatch::discard(from, p))
+                    .map(|from| DeferredMatch::discard(from, u.msg.src, p))
                     .into_iter()
                     .collect();
             }
             return match u.deferred {
-                Some(from) => vec![DeferredMatch::whole(from, p)],
+                Some(from) => vec![DeferredMatch::whole(from, u.msg.src, p)],
                 None => {
                     deliver_unexpected(&p, u, sinks);
                     Vec::new()
@@ -536,7 +541,7 @@ impl<T: Copy> RxQueues<T> {
             let mut answer = Vec::new();
             if discard {
                 self.take_unexpected(i);
-                answer.extend(deferred.map(|from| DeferredMatch::discard(from, p)));
+                answer.extend(deferred.map(|from| DeferredMatch::discard(from, msg.src, p)));
             } else if op.flags & FI_CLAIM != 0 {
                 self.unexpected[i].claimed = Some(op.context);
             }
@@ -554,7 +559,7 @@ impl<T: Copy> RxQueues<T> {
         if p.flags & FI_MULTI_RECV == 0 {
             let u = self.take_unexpected(i);
             return match u.deferred {
-                Some(from) => vec![DeferredMatch::whole(from, p)],
+                Some(from) => vec![DeferredMatch::whole(from, u.msg.src, p)],
                 None => {
                     deliver_unexpected(&p, u, sinks);
                     Vec::new()
@@ -580,6 +585,7 @@ impl<T: Copy> RxQueues<T> {
                 // (see `place_last`).
                 return vec![DeferredMatch {
                     from,
+                    src: u.msg.src,
                     recv: p,
                     region,
                     keep: false,
@@ -854,5 +860,8 @@ mod tests {
         );
         assert_eq!(q.unexpected.len(), 2);
         assert_eq!(b[..2], [1, 2]);
+        // The deferred one goes to the next, with its new name.
+        let m = q.post(&op, &sinks);
+        assert_eq!((m.len(), m[0].src, m[0].from.token), (1, 3, 9));
     }
 }

@@ -738,7 +738,10 @@ impl<K: Token> Side<'_, K> {
                     tag,
                     data,
                 };
-                self.p.partial.start(self.rxq, K::shm(key), msg, len);
+                let n = self.number_unnamed(from, msg.src);
+                self.p
+                    .partial
+                    .start_from(self.rxq, K::shm(key), msg, n, len);
                 self.append(from, key, body);
                 self.ack(from, meta);
             }
@@ -829,7 +832,11 @@ impl<K: Token> Side<'_, K> {
         self.p.pulls.push(Pull {
             from: key.0,
             token: key.1,
-            msg: r.msg,
+            // Its sender may have been named since it arrived.
+            msg: MsgInfo {
+                src: m.src,
+                ..r.msg
+            },
             len: r.len,
             ranges: r.ranges,
             recv: m.recv,

@@ -65,6 +65,7 @@ impl SockEp {
             Placement::Posted { recv, region, keep } => {
                 let m = RndvMatch {
                     from,
+                    src,
                     recv,
                     region,
                     keep,

@@ -209,6 +209,7 @@ impl RdmEp {
             Placement::Posted { recv, region, keep } => {
                 let m = DeferredMatch {
                     from: oxifabric::service::rxq::Deferred { token: key, len },
+                    src: msg.src,
                     recv,
                     region,
                     keep,
