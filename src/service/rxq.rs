@@ -19,7 +19,9 @@ use crate::service::ep_core::{Failure, Sinks};
 use std::collections::VecDeque;
 
 mod tagged;
+mod unnamed;
 pub use tagged::TaggedList;
+pub use unnamed::Unnamed;
 
 /// Default bound on the memory an endpoint holds for unexpected messages
 /// (payload plus [`ENTRY_COST`] per message) before its transport stops

@@ -46,8 +46,8 @@ cp -L "$root/build/lib/libfabric.so.1" "$work/lib/libfabric.so.1" || exit 1
 # builds them.
 mkdir -p "$work/ft"
 for t in functional/fi_msg functional/fi_cm_data functional/fi_msg_epoll functional/fi_inject_test \
-	functional/fi_rdm functional/fi_rdm_tagged_peek functional/fi_cq_data functional/fi_multi_recv \
-	functional/fi_av_xfer functional/fi_shared_ctx benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong \
+	functional/fi_rdm functional/fi_rdm_tagged_peek functional/fi_unexpected_msg functional/fi_cq_data \
+	functional/fi_multi_recv functional/fi_av_xfer functional/fi_shared_ctx benchmarks/fi_msg_pingpong benchmarks/fi_rma_bw benchmarks/fi_rdm_tagged_pingpong \
 	functional/fi_rma functional/fi_rma_badaccess functional/fi_multi_mr functional/fi_rdm_rma_event \
 	functional/fi_rdm_atomic; do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/${t#*/}" \
@@ -72,7 +72,7 @@ gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft/cache_f
 # LD_LIBRARY_PATH.
 units="fi_getinfo_test fi_av_test fi_cq_test fi_cntr_test fi_dom_test fi_eq_test fi_mr_test"
 for t in functional/fi_cq_data functional/fi_rma functional/fi_rdm_atomic functional/fi_rma_badaccess \
-	functional/fi_killed_peer $(printf 'unit/%s ' $units); do
+	functional/fi_killed_peer functional/fi_unexpected_msg $(printf 'unit/%s ' $units); do
 	gcc -std=c99 -O1 -g -Wall -Wextra -Werror -I"$root/include" -o "$work/ft-deb/${t#*/}" \
 		"$root/fabtests-compat/$t.c" -lfabric -lm || exit 1
 done

@@ -54,7 +54,7 @@ use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::Ready;
 use oxifabric::service::reassembly::{Reassembly, Refused};
 use oxifabric::service::rxq::{
-    complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues,
+    complete_into, DeferredMatch, MsgInfo, Placement, Posted, Region, RxQueues, Unnamed,
 };
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
@@ -290,13 +290,9 @@ struct PathState<K> {
     /// `Limits::fallback`: peers whose first handshake failed, and why,
     /// until [`Path::reached`] tells the owner.
     unreached: HashMap<Addr, Error, KeyedU64>,
-    /// Senders the AV did not name when their messages arrived, numbered
-    /// from 1 (`Unexpected::from`), so that a later insert names those
-    /// messages ([`Path::before_post`]); and the AV generation they were
-    /// last looked up in.
-    unnamed: Vec<Addr>,
-    unnamed_ids: HashMap<Addr, u32, KeyedU64>,
-    named_gen: u64,
+    /// Senders the AV did not name when their messages arrived, so that a
+    /// later insert names those messages ([`Path::before_post`]).
+    unnamed: Unnamed<Addr>,
 }
 
 /// The path's methods' view: the owner's core and receive queue with our
@@ -472,16 +468,7 @@ impl<K: Token> Side<'_, K> {
     /// The number a message from `a` whose source is `src` keeps for
     /// [`Path::before_post`]: 0 when the AV named it.
     fn number_unnamed(&mut self, a: Addr, src: fi_addr_t) -> u32 {
-        if src != FI_ADDR_NOTAVAIL {
-            return 0;
-        }
-        if let Some(n) = self.p.unnamed_ids.get(&a) {
-            return *n;
-        }
-        self.p.unnamed.push(a);
-        let n = u32::try_from(self.p.unnamed.len()).unwrap_or(0);
-        self.p.unnamed_ids.insert(a, n);
-        n
+        self.p.unnamed.number(a, src)
     }
 
     /// Handles one event of the transport.
@@ -1315,9 +1302,7 @@ impl<K: Token> Path<K> {
                 limits,
                 posted: 0,
                 unreached: HashMap::default(),
-                unnamed: Vec::new(),
-                unnamed_ids: HashMap::default(),
-                named_gen: 0,
+                unnamed: Unnamed::default(),
             },
             armed: false,
             watched: Vec::new(),
@@ -1514,23 +1499,13 @@ impl<K: Token> Path<K> {
     /// and their messages take the addresses found
     /// (`RxQueues::name_sources`), so a directed receive finds them.
     pub fn before_post(&mut self, h: &mut Host<'_, K>) {
-        if self.st.unnamed.is_empty() {
-            return;
-        }
         let g = h.core.av.as_ref().map_or(0, |av| av.generation());
-        if g == self.st.named_gen {
+        let Some(peers) = self.st.unnamed.to_name(g) else {
             return;
-        }
-        self.st.named_gen = g;
-        let peers = self.st.unnamed.clone();
+        };
         let mut s = Self::side(h, &mut self.st);
         let names: Vec<fi_addr_t> = peers.iter().map(|a| s.source_of(*a)).collect();
-        s.rxq.name_sources(|n| {
-            names
-                .get((n as usize).wrapping_sub(1))
-                .copied()
-                .unwrap_or(FI_ADDR_NOTAVAIL)
-        });
+        s.p.unnamed.apply(s.rxq, &names);
     }
 
     /// After receives were posted: pulls what they matched.

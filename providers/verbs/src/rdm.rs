@@ -76,7 +76,7 @@ use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::reassembly::Reassembly;
 use oxifabric::service::rma::{check_rma, injected, remote_complete};
-use oxifabric::service::rxq::{self, MsgInfo, RxQueues};
+use oxifabric::service::rxq::{self, MsgInfo, RxQueues, Unnamed};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::RawFd;
@@ -327,6 +327,10 @@ struct State {
     over_bound: bool,
     /// Some connection has parked pieces (`rdm/flow.rs`).
     parked_any: bool,
+    /// Peers the AV did not name when their messages arrived (by their
+    /// listening address): a receive posted after an insert names their
+    /// unexpected messages ([`RdmEp::name_unnamed`]).
+    unnamed: Unnamed<SocketAddr>,
 }
 
 /// A verbs RDM endpoint.
@@ -432,6 +436,7 @@ impl RdmEp {
                 tick: 0,
                 over_bound: false,
                 parked_any: false,
+                unnamed: Unnamed::default(),
             }),
         }))
     }
@@ -1047,6 +1052,28 @@ impl RdmEp {
         }
     }
 
+    /// The number a message on connection `cn` whose source is `src`
+    /// carries for [`RdmEp::name_unnamed`] (`rxq::Unnamed`): 0 when the AV
+    /// named its sender.
+    fn number_unnamed(st: &mut State, cn: u32, src: fi_addr_t) -> u32 {
+        match st.conns.get(&cn) {
+            Some(c) if src == FI_ADDR_NOTAVAIL => st.unnamed.number(c.peer, src),
+            _ => 0,
+        }
+    }
+
+    /// Before a receive is posted: if the AV changed since messages from
+    /// peers it did not name arrived, those peers are looked up again and
+    /// their unexpected messages take the addresses found, so a directed
+    /// receive posted after the application's `fi_av_insert` finds them.
+    fn name_unnamed(st: &mut State) {
+        let Some(av) = st.core.av.as_ref() else {
+            return;
+        };
+        st.unnamed
+            .refresh(&mut st.rxq, av.generation(), |p| av.reverse(p));
+    }
+
     /// A peer sent what the protocol does not allow: its connection is
     /// closed.
     fn refuse(&self, st: &mut State, cn: u32, why: &str) {
@@ -1142,13 +1169,19 @@ impl RdmEp {
         if !failing && !Self::has_room(st, cn, &h, body.len(), &msg) {
             return flow::Taken::Parked;
         }
+        let from = match h.op {
+            wire::Op::Eager | wire::Op::First | wire::Op::Rts => {
+                Self::number_unnamed(st, cn, msg.src)
+            }
+            _ => 0,
+        };
         let bad = match h.op {
             wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
             wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
             wire::Op::Delivered => Self::delivered(st, cn, &h).err(),
-            wire::Op::Rts => self.on_rts(st, cn, &h, body, msg),
+            wire::Op::Rts => self.on_rts(st, cn, &h, body, msg, from),
             wire::Op::Bye => self.on_bye(st, cn, h.seq).err(),
-            _ => self.deliver(st, cn, &h, body, msg),
+            _ => self.deliver(st, cn, &h, body, msg, from),
         };
         if let Some(why) = bad {
             self.refuse(st, cn, why);
@@ -1172,7 +1205,8 @@ impl RdmEp {
         flow::Taken::Done
     }
 
-    /// A message piece or an RMA notice (on connection `cn`): into the
+    /// A message piece or an RMA notice (on connection `cn`; `from` numbers
+    /// a sender the AV did not name, [`RdmEp::number_unnamed`]): into the
     /// engine's receive queue and reassembly, or counted; why the piece is
     /// refused otherwise.
     fn deliver(
@@ -1182,6 +1216,7 @@ impl RdmEp {
         h: &Header,
         body: &[u8],
         msg: MsgInfo,
+        from: u32,
     ) -> Option<&'static str> {
         let State {
             rxq, partial, core, ..
@@ -1189,12 +1224,12 @@ impl RdmEp {
         let key = (cn, h.seq);
         match h.op {
             wire::Op::Eager => {
-                rxq.deliver(msg, body, &core.sinks);
+                rxq.deliver_from(msg, from, body, &core.sinks);
                 None
             }
             wire::Op::First if partial.contains(&key) => Some("a message number in use"),
             wire::Op::First => {
-                partial.start(rxq, key, msg, h.len as usize);
+                partial.start_from(rxq, key, msg, from, h.len as usize);
                 partial
                     .append(key, body, &core.sinks)
                     .err()
@@ -1414,6 +1449,7 @@ impl EndpointOps for RdmEp {
         if op.flags & FI_PEEK != 0 {
             self.progress_locked(st);
         }
+        Self::name_unnamed(st);
         let op = &rxq::as_posted(op, self.info.caps);
         for m in st.rxq.post(op, &st.core.sinks) {
             self.matched(st, m);

@@ -64,7 +64,7 @@ use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
 use oxifabric::service::rxq::{
     self, complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected,
-    ENTRY_COST,
+    Unnamed, ENTRY_COST,
 };
 use oxifabric::service::signal;
 use std::collections::HashMap;
@@ -161,6 +161,10 @@ struct EpState {
     /// Messages and one-sided operations posted over TCP (each makes at
     /// least one data frame), for the close log.
     tcp_data: u64,
+    /// TCP peers the AV did not name when their messages arrived (by their
+    /// listening address): a receive posted after an insert names their
+    /// unexpected messages (`name_unnamed`).
+    unnamed: Unnamed<SocketAddr>,
 }
 
 /// A sockets endpoint.
@@ -307,6 +311,7 @@ impl SockEp {
                 srx: None,
                 local_path: None,
                 tcp_data: 0,
+                unnamed: Unnamed::default(),
                 next_conn_id: 1,
                 verifying: 0,
                 accept_backoff: Default::default(),
@@ -1001,6 +1006,35 @@ impl SockEp {
 }
 
 impl SockEp {
+    /// The number a message on `slot` whose source is `src` carries for
+    /// [`SockEp::name_unnamed`] (`rxq::Unnamed`): 0 when the AV named its
+    /// sender, or when the connection's peer is not known.
+    fn number_unnamed(st: &mut EpState, slot: usize, src: fi_addr_t) -> u32 {
+        match st
+            .conns
+            .get(slot)
+            .and_then(Option::as_ref)
+            .and_then(|c| c.peer)
+        {
+            Some(peer) if src == FI_ADDR_NOTAVAIL => st.unnamed.number(peer, src),
+            _ => 0,
+        }
+    }
+
+    /// Before a receive is posted: if the AV changed since messages from
+    /// TCP peers it did not name arrived, those peers are looked up again
+    /// and their unexpected messages take the addresses found, so a
+    /// directed receive posted after the application's `fi_av_insert`
+    /// finds them (the same-host path does the same in
+    /// `local_before_post`).
+    fn name_unnamed(st: &mut EpState) {
+        let Some(av) = st.core.av.as_ref() else {
+            return;
+        };
+        st.unnamed
+            .refresh(&mut st.rxq, av.generation(), |p| av.reverse(p));
+    }
+
     /// A checked and admitted send of `len` bytes, the way `route` says
     /// (`EndpointOps::send`, or a send that waited for its peer's way).
     fn send_routed(
@@ -1370,6 +1404,7 @@ impl SockEp {
             op.flags
         );
         self.local_before_post(st);
+        Self::name_unnamed(st);
         for m in st.rxq.post(op, &st.core.sinks) {
             self.clear_to_send(st, m);
         }

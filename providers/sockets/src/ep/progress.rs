@@ -320,7 +320,8 @@ impl SockEp {
                     tag: hdr.tag(),
                     data: hdr.cq_data(),
                 };
-                self.deliver(st, msg, payload);
+                let from = Self::number_unnamed(st, slot, src);
+                self.deliver(st, msg, from, payload);
                 self.ack(st, slot, &hdr);
             }
             Dest::Prefix { b, rest } if matches!(op, Op::Write) => {

@@ -78,6 +78,7 @@ impl SockEp {
                     // Wait in TCP flow control, as eager messages do.
                     return Some(RxState::Paused { hdr });
                 }
+                let number = Self::number_unnamed(st, slot, src);
                 st.rxq.push_unexpected(Unexpected {
                     msg: MsgInfo {
                         src,
@@ -87,7 +88,7 @@ impl SockEp {
                     payload: Vec::new(),
                     claimed: None,
                     deferred: Some(from),
-                    from: 0,
+                    from: number,
                 })
             }
         }

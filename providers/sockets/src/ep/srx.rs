@@ -178,10 +178,11 @@ impl SockEp {
     }
 
     /// A message whose whole payload is here: into a receive (see
-    /// `place`), else queued as unexpected.
-    pub(super) fn deliver(&self, st: &mut EpState, msg: MsgInfo, payload: Vec<u8>) {
+    /// `place`), else queued as unexpected (`from`: its sender's number
+    /// when the AV did not name it, `rxq::Unnamed`).
+    pub(super) fn deliver(&self, st: &mut EpState, msg: MsgInfo, from: u32, payload: Vec<u8>) {
         if st.srx.is_none() {
-            st.rxq.deliver(msg, payload, &st.core.sinks);
+            st.rxq.deliver_from(msg, from, payload, &st.core.sinks);
             return;
         }
         match self.place(st, msg.src, msg.tag, payload.len(), false) {
@@ -202,7 +203,7 @@ impl SockEp {
                 payload,
                 claimed: None,
                 deferred: None,
-                from: 0,
+                from,
             }),
         }
     }

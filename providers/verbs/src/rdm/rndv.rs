@@ -182,7 +182,8 @@ impl RdmEp {
         Some((wire::rts_body(&bufs), holds))
     }
 
-    /// An [`wire::Op::Rts`] arrived on connection `cn`: it goes to the
+    /// An [`wire::Op::Rts`] arrived on connection `cn` (`from` numbers a
+    /// sender the AV did not name): it goes to the
     /// receive it matches, or waits as a deferred unexpected message; why
     /// it is refused otherwise.
     pub(super) fn on_rts(
@@ -192,6 +193,7 @@ impl RdmEp {
         h: &wire::Header,
         body: &[u8],
         msg: MsgInfo,
+        from: u32,
     ) -> Option<&'static str> {
         let remote = match wire::parse_rts(body, h.len) {
             Ok(r) => r,
@@ -218,7 +220,7 @@ impl RdmEp {
                 self.start_pull(st, m, Announced { msg, remote });
             }
             Placement::Unexpected => {
-                st.rxq.push_deferred(msg, key, len);
+                st.rxq.push_deferred_from(msg, from, key, len);
                 st.announced.insert(key, Announced { msg, remote });
             }
         }
@@ -270,7 +272,13 @@ impl RdmEp {
             key.1
         );
         let p = Pull {
-            msg: a.msg,
+            // The source the queue held at the match: a sender the AV
+            // named after the announcement arrived completes under that
+            // name.
+            msg: MsgInfo {
+                src: m.src,
+                ..a.msg
+            },
             len,
             remote: a.remote,
             recv: m.recv,
