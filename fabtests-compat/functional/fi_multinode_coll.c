@@ -62,6 +62,12 @@
  * With -K KILLED (not rank 0), after join world that rank prints
  * "killing myself" and dies by SIGKILL (multinode.sh counts that as its
  * pass); the others then run only:
+ *   broadcast from the dead, posted before: a broadcast rooted at the
+ *     killed rank, posted by the others before it died (they only
+ *     receive), ends in an error completion within 3 * FT_TIMEOUT once
+ *     the transport sees the root gone;
+ *   broadcast from the dead, posted after: the same posted half a second
+ *     after the death fails too;
  *   barrier after death: a barrier of the whole group must end in an
  *     error completion within 3 * FT_TIMEOUT, not hang (its sends to the
  *     dead member fail once the transport sees it gone).
@@ -718,18 +724,59 @@ static void missing_checks(void)
 		fi_close(&all->fid);
 }
 
-/* -K: rank `killed` dies; the others' barrier on the group must fail. */
+/* A broadcast rooted at the dead rank (the others only receive) ends in
+ * an error completion within 3 * FT_TIMEOUT (o: posted already, else
+ * posted now). */
+static void bcast_from_dead(struct fid_mc *mc, struct op *o, const char *name)
+{
+	static uint64_t word;
+	const char *why;
+	double t0 = ft_now();
+	ssize_t rc = 0;
+	if (!o) {
+		o = op_new();
+		POST(rc, fi_broadcast(ft_ep, &word, 1, NULL, fi_mc_addr(mc), (fi_addr_t) killed, FI_UINT64, 0, o));
+		if (rc) {
+			fail(name, "fi_broadcast = %zd (%s)", rc, fi_strerror((int) -rc));
+			return;
+		}
+	}
+	why = op_wait(o, 3 * FT_TIMEOUT);
+	if (!why)
+		fail(name, "completed without rank %d", killed);
+	else if (!o->done)
+		fail(name, "%s", why);
+	else
+		ok(name);
+	printf("note: %s: %s after %.2f s\n", name, why ? why : "no error", ft_now() - t0);
+}
+
+/* -K: rank `killed` dies; the others' collectives on the group must fail. */
 static void after_death(struct fid_mc *mc)
 {
-	struct op *o;
+	static uint64_t word;
+	struct op *o, *pending = NULL;
 	double t0;
 	ssize_t rc;
+	/* Posted before the death: the others wait for the root's word. */
+	if (mc && rank != killed) {
+		pending = op_new();
+		POST(rc, fi_broadcast(ft_ep, &word, 1, NULL, fi_mc_addr(mc), (fi_addr_t) killed, FI_UINT64, 0, pending));
+		if (rc) {
+			fail("broadcast from the dead, posted before", "fi_broadcast = %zd (%s)", rc,
+			     fi_strerror((int) -rc));
+			pending = NULL;
+		}
+	}
+	sync_all();
 	if (rank == killed) {
 		printf("killing myself\n");
 		fflush(stdout);
 		raise(SIGKILL);
 	}
 	missing = killed; /* sync_all leaves it out from now on */
+	if (pending)
+		bcast_from_dead(mc, pending, "broadcast from the dead, posted before");
 	/* The death is over before the barrier starts: a message the dead
 	 * member took in before it died (and so acknowledged) would leave the
 	 * barrier waiting for its answer, which no transport fails (see the
@@ -742,6 +789,7 @@ static void after_death(struct fid_mc *mc)
 		say("SKIP", "barrier after death", "no group (join world failed)");
 		return;
 	}
+	bcast_from_dead(mc, NULL, "broadcast from the dead, posted after");
 	t0 = ft_now();
 	o = op_new();
 	POST(rc, fi_barrier(ft_ep, fi_mc_addr(mc), o));

@@ -177,13 +177,14 @@ impl EndpointOps for ShmEp {
         if !st.core.start_enable(ep_core::BOTH)? {
             return Ok(());
         }
-        let path = Path::new(
+        let mut path = Path::new(
             st.addr.0,
             self.mr.clone(),
             Naming::ShmStr,
             &[],
             self.limits(),
         )?;
+        path.set_owner(oxifabric::service::coll::key_of(self));
         self.quick.watch(path.peek());
         st.path = Some(path);
         st.core.finish_enable(ep_core::BOTH);

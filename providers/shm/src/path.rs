@@ -293,6 +293,9 @@ struct PathState<K> {
     /// Senders the AV did not name when their messages arrived, so that a
     /// later insert names those messages ([`Path::before_post`]).
     unnamed: Unnamed<Addr>,
+    /// The owner endpoint's key for collectives (`coll::key_of`; 0: not
+    /// given), told when a peer is gone.
+    owner: usize,
 }
 
 /// The path's methods' view: the owner's core and receive queue with our
@@ -618,6 +621,10 @@ impl<K: Token> Side<'_, K> {
             &self.core.sinks,
         );
         self.rma_peer_gone(addr);
+        // Collectives waiting for its message: everything it published
+        // was handed over before this event.
+        let src = self.source_of(addr);
+        oxifabric::service::coll::peer_gone(self.p.owner, src, gone(self.p.label(addr)));
         self.p.from_peer.remove(&addr);
         self.p.last_from = None;
     }
@@ -1303,6 +1310,7 @@ impl<K: Token> Path<K> {
                 posted: 0,
                 unreached: HashMap::default(),
                 unnamed: Unnamed::default(),
+                owner: 0,
             },
             armed: false,
             watched: Vec::new(),
@@ -1492,6 +1500,12 @@ impl<K: Token> Path<K> {
     /// into the receive.
     pub fn matched(&mut self, h: &mut Host<'_, K>, m: DeferredMatch<K>) {
         Self::side(h, &mut self.st).matched(m);
+    }
+
+    /// The owner endpoint's key for collectives (`coll::key_of` of it): a
+    /// peer that is gone is reported there (`coll::peer_gone`).
+    pub fn set_owner(&mut self, key: usize) {
+        self.st.owner = key;
     }
 
     /// Before a receive is posted: if the AV changed since messages from

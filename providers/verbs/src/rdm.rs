@@ -658,11 +658,15 @@ impl RdmEp {
                 // What the peer sent before it left is in our CQ: take it
                 // before the queue pair goes.
                 self.poll_cq(st);
-                self.conn_failed(
-                    st,
-                    cn,
-                    Failure::cause(FI_ECONNRESET, "peer closed the connection"),
-                );
+                let agreed = st.conns.get(&cn).is_some_and(|c| c.closing.is_some());
+                let (src, peer) = (Self::source_of(st, cn), st.conns.get(&cn).map(|c| c.peer));
+                let f = Failure::cause(FI_ECONNRESET, "peer closed the connection");
+                self.conn_failed(st, cn, f);
+                if !agreed {
+                    // Collectives waiting for its message (`coll::peer_gone`).
+                    let key = oxifabric::service::coll::key_of(self);
+                    oxifabric::service::coll::peer_gone(key, src, Failure { peer, ..f });
+                }
             }
             _ => {}
         }

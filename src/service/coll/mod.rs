@@ -26,8 +26,11 @@
 //!   its messages are posted (by their contexts, marked with
 //!   [`CTX_MARK`]), and the collective reports the first failure when every
 //!   message is accounted for. A member that only receives from a member
-//!   that died, and sends nothing to it, still waits: no transport fails
-//!   a receive for want of a sender.
+//!   that died sends nothing that could fail: for it, the transports say
+//!   when a peer is gone ([`peer_gone`]: its connection or link ended
+//!   without the agreed close), and the receives of collectives that wait
+//!   for that peer's message are canceled the same way, as are receives
+//!   from it posted later.
 //! - **Groups.** A join is a barrier among the set's members; the group's
 //!   number comes from the members' addresses and how many groups of
 //!   those members this endpoint joined before, which every member counts
@@ -65,6 +68,11 @@ pub const TAG_FLAG: u64 = 1 << 63;
 pub const CTX_MARK: usize = 1 << (usize::BITS - 1);
 /// Most members of a group (the tag's rank field).
 pub const MAX_MEMBERS: usize = 1 << 20;
+/// A message's context is its collective's key shifted by this much, and
+/// for a receive its number among the collective's receives plus one, so
+/// that one receive (the one from a member that is gone) can be canceled
+/// by its context.
+const RECV_BITS: u32 = 24;
 const CID_SHIFT: u32 = 40;
 const CID_MASK: u64 = (1 << 23) - 1;
 const SEQ_SHIFT: u32 = 20;
@@ -123,6 +131,12 @@ pub fn ep_key(ep: &Arc<dyn EndpointOps>) -> usize {
     Arc::as_ptr(ep) as *const () as usize
 }
 
+/// The key of an endpoint as its provider sees it (`self`): the same as
+/// [`ep_key`] of the `Arc` the application's handle holds.
+pub fn key_of<E: ?Sized>(ep: &E) -> usize {
+    ep as *const E as *const () as usize
+}
+
 /// How a finished collective reports.
 enum Done {
     /// On the transmit CQ of these sinks, with this context.
@@ -146,12 +160,21 @@ struct Op {
     /// Its receives not yet matched are being canceled (a message failed).
     canceling: bool,
     failed: Option<Failure>,
+    /// Why its receives from a member that is gone were canceled
+    /// ([`peer_gone`]): what their `FI_ECANCELED` reports instead.
+    gone: Option<Failure>,
+    /// Its receives: their contexts and the member each waits for.
+    recvs: Vec<(usize, fi_addr_t)>,
     temps: Vec<Vec<u8>>,
     finish: Finish,
     done: Done,
 }
 
 static OPS: Mutex<Vec<(usize, Op)>> = Mutex::new(Vec::new());
+/// Peers the transports reported gone, by endpoint ([`peer_gone`]);
+/// `ANY_GONE` keeps the lookup off the posting path while there are none.
+static GONE: Mutex<Vec<(usize, fi_addr_t, Failure)>> = Mutex::new(Vec::new());
+static ANY_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 static NEXT_OP: AtomicUsize = AtomicUsize::new(1);
 
 /// A new collective address (the caller puts it in the group object it
@@ -332,11 +355,24 @@ struct Ready {
     peer: fi_addr_t,
     tag: u64,
     buf: IoBuf,
-    key: usize,
+    /// Its context (without [`CTX_MARK`]).
+    ctx: usize,
 }
 
 impl Ready {
-    fn post(&self, ep: &dyn EndpointOps) -> Result<()> {
+    /// Posts it, or, for a receive from a member the endpoint's
+    /// transport reported gone, fails it at once.
+    fn post(&self, ep: &dyn EndpointOps, ep_key: usize) -> Result<()> {
+        if !self.send {
+            if let Some(f) = gone(ep_key, self.peer) {
+                sub_done(self.ctx, Some(f));
+                return Ok(());
+            }
+        }
+        self.issue(ep)
+    }
+
+    fn issue(&self, ep: &dyn EndpointOps) -> Result<()> {
         let iov = [self.buf];
         let iov: &[IoBuf] = if self.buf.is_empty() { &[] } else { &iov };
         if self.send {
@@ -344,7 +380,7 @@ impl Ready {
                 iov,
                 desc: &[],
                 dest: self.peer,
-                context: CTX_MARK | self.key,
+                context: CTX_MARK | self.ctx,
                 flags: FI_COMPLETION | FI_TRANSMIT_COMPLETE,
                 internal: internal::COLLECTIVE,
                 data: None,
@@ -355,7 +391,7 @@ impl Ready {
                 iov,
                 desc: &[],
                 src: FI_ADDR_UNSPEC,
-                context: CTX_MARK | self.key,
+                context: CTX_MARK | self.ctx,
                 flags: FI_COMPLETION,
                 internal: internal::COLLECTIVE,
                 tag: Some((self.tag, 0)),
@@ -369,7 +405,7 @@ impl Ready {
 /// nothing remains); later ones end in an error completion.
 fn start(g: &Arc<Group>, seq: u32, p: plan::Plan, done: Done) -> Result<()> {
     let ep = g.ep.upgrade().ok_or(Error::OpBadState)?;
-    let key = NEXT_OP.fetch_add(1, Ordering::Relaxed);
+    let key = NEXT_OP.fetch_add(1, Ordering::Relaxed) & (usize::MAX >> (RECV_BITS + 1));
     let mut op = Op {
         ep_key: g.ep_key,
         ep: Arc::downgrade(&ep),
@@ -377,37 +413,48 @@ fn start(g: &Arc<Group>, seq: u32, p: plan::Plan, done: Done) -> Result<()> {
         posted: false,
         canceling: false,
         failed: None,
+        gone: None,
+        recvs: Vec::new(),
         temps: p.temps,
         finish: p.finish,
         done,
     };
+    let mut nrecv = 0usize;
     // The receive buffers of contributions are the operation's; the
     // Vecs move into the table below, their heap memory does not.
     let ready: VecDeque<Ready> = p
         .posts
         .iter()
-        .map(|Post { peer, send, buf }| Ready {
-            send: *send,
-            peer: g.members[*peer],
-            tag: tag(g.cid, seq, if *send { g.me } else { *peer }),
-            buf: match buf {
-                Where::App(b) => *b,
-                Where::Temp(r) => {
-                    let t = &mut op.temps[*r];
-                    // SAFETY: the operation owns the Vec until it
-                    // finishes, after every message into it completed.
-                    unsafe { IoBuf::new(t.as_mut_ptr(), t.len()) }
-                }
-                Where::Empty => dangling(),
-            },
-            key,
+        .map(|Post { peer, send, buf }| {
+            let mut ctx = key << RECV_BITS;
+            if !*send {
+                nrecv += 1;
+                ctx |= nrecv & ((1 << RECV_BITS) - 1);
+                op.recvs.push((ctx, g.members[*peer]));
+            }
+            Ready {
+                send: *send,
+                peer: g.members[*peer],
+                tag: tag(g.cid, seq, if *send { g.me } else { *peer }),
+                buf: match buf {
+                    Where::App(b) => *b,
+                    Where::Temp(r) => {
+                        let t = &mut op.temps[*r];
+                        // SAFETY: the operation owns the Vec until it
+                        // finishes, after every message into it completed.
+                        unsafe { IoBuf::new(t.as_mut_ptr(), t.len()) }
+                    }
+                    Where::Empty => dangling(),
+                },
+                ctx,
+            }
         })
         .collect();
     lock(&OPS).push((key, op));
     let mut left = ready;
     let mut first = true;
     while let Some(r) = left.front().copied() {
-        match r.post(&*ep) {
+        match r.post(&*ep, g.ep_key) {
             Ok(()) => {
                 left.pop_front();
                 first = false;
@@ -419,6 +466,7 @@ fn start(g: &Arc<Group>, seq: u32, p: plan::Plan, done: Done) -> Result<()> {
                 trigger::run_due(
                     vec![Box::new(PostRest {
                         ep: Arc::downgrade(&ep),
+                        ep_key: g.ep_key,
                         key,
                         left,
                     })],
@@ -453,7 +501,7 @@ fn release(key: usize) -> Result<()> {
 /// `n` messages of collective `key` will never complete.
 fn fail_some(key: usize, n: usize, f: Failure) {
     for _ in 0..n {
-        sub_done(key, Some(f));
+        settle(key, Some(f), false);
     }
 }
 
@@ -462,6 +510,7 @@ fn fail_some(key: usize, n: usize, f: Failure) {
 /// collective's posting guard until they are.
 struct PostRest {
     ep: Weak<dyn EndpointOps>,
+    ep_key: usize,
     key: usize,
     left: VecDeque<Ready>,
 }
@@ -472,14 +521,14 @@ impl Job for PostRest {
             return Err(Error::OpBadState);
         };
         while let Some(r) = self.left.front().copied() {
-            match r.post(&*ep) {
+            match r.post(&*ep, self.ep_key) {
                 Ok(()) => {
                     self.left.pop_front();
                 }
                 Err(Error::Again) => return Err(Error::Again),
                 Err(e) => {
                     self.left.pop_front();
-                    sub_done(r.key, Some(Failure::code(e.code().abs())));
+                    sub_done(r.ctx, Some(Failure::code(e.code().abs())));
                 }
             }
         }
@@ -489,7 +538,7 @@ impl Job for PostRest {
 
     fn fail(&mut self, e: Error) {
         for r in self.left.drain(..) {
-            sub_done(r.key, Some(Failure::code(e.code().abs())));
+            sub_done(r.ctx, Some(Failure::code(e.code().abs())));
         }
         settle(self.key, None, true);
     }
@@ -499,7 +548,73 @@ impl Job for PostRest {
 /// context. Called by `ep_core::Sinks` for operations with
 /// `internal::COLLECTIVE`, and here.
 pub fn sub_done(ctx: usize, f: Option<Failure>) {
-    settle(ctx & !CTX_MARK, f, false);
+    settle((ctx & !CTX_MARK) >> RECV_BITS, f, false);
+}
+
+/// How a transport reports that the peer `addr` (the endpoint's AV
+/// address for it) of the endpoint whose key is `ep_key` ([`key_of`]) is
+/// gone: its connection or link
+/// ended without the close both sides agree on, so no message of it is
+/// still to come (the transport calls this after taking in what had
+/// arrived). Receives of collectives under way that still wait for its
+/// message are canceled, which fails those collectives with `f`, and
+/// receives from it that collectives post later fail at once: a member
+/// reported gone stays gone for that endpoint's collectives. Does
+/// nothing for an endpoint that never joined a group.
+pub fn peer_gone(ep_key: usize, addr: fi_addr_t, f: Failure) {
+    if ep_key == 0
+        || addr == FI_ADDR_NOTAVAIL
+        || !lock(&GROUPS).iter().any(|(_, g)| g.ep_key == ep_key)
+    {
+        return;
+    }
+    {
+        let mut gone = lock(&GONE);
+        if !gone.iter().any(|(k, a, _)| *k == ep_key && *a == addr) {
+            gone.push((ep_key, addr, f));
+        }
+        ANY_GONE.store(true, Ordering::Release);
+    }
+    let mut cancel = Vec::new();
+    for (_, op) in lock(&OPS).iter_mut().filter(|(_, o)| o.ep_key == ep_key) {
+        let from: Vec<usize> = op
+            .recvs
+            .iter()
+            .filter(|(_, a)| *a == addr)
+            .map(|(c, _)| CTX_MARK | *c)
+            .collect();
+        if !from.is_empty() {
+            // A receive already matched is not found by the cancel, and
+            // the collective goes on: the member's message was in.
+            op.gone.get_or_insert(f);
+            cancel.push((op.ep.clone(), from));
+        }
+    }
+    if cancel.is_empty() {
+        return;
+    }
+    crate::core_warn!(
+        FI_LOG_EP_DATA,
+        "collective: member {addr:#x} is gone ({}); the receives that wait for it are canceled",
+        f.describe()
+    );
+    let jobs: Vec<Box<dyn Job>> = cancel
+        .into_iter()
+        .map(|(ep, ctxs)| Box::new(CancelRest { ep, ctxs }) as Box<dyn Job>)
+        .collect();
+    trigger::run_due(jobs, false);
+}
+
+/// Whether the transport of endpoint `ep_key` reported `addr` gone, and
+/// how.
+fn gone(ep_key: usize, addr: fi_addr_t) -> Option<Failure> {
+    if !ANY_GONE.load(Ordering::Acquire) {
+        return None;
+    }
+    lock(&GONE)
+        .iter()
+        .find(|(k, a, _)| *k == ep_key && *a == addr)
+        .map(|(_, _, f)| *f)
 }
 
 /// Accounts for one message of collective `key`, or with `guard` for its
@@ -514,6 +629,10 @@ fn settle(key: usize, f: Option<Failure>, guard: bool) {
         };
         let op = &mut ops[at].1;
         if let Some(f) = f {
+            let f = match op.gone {
+                Some(g) if f.err == FI_ECANCELED => g,
+                _ => f,
+            };
             op.failed.get_or_insert(f);
         }
         op.posted |= guard;
@@ -521,7 +640,8 @@ fn settle(key: usize, f: Option<Failure>, guard: bool) {
         if op.pending > 0 {
             if op.posted && !op.canceling && op.failed.is_some() {
                 op.canceling = true;
-                Some(op.ep.clone())
+                let ctxs = op.recvs.iter().map(|(c, _)| CTX_MARK | *c).collect();
+                Some((op.ep.clone(), ctxs))
             } else {
                 None
             }
@@ -529,18 +649,12 @@ fn settle(key: usize, f: Option<Failure>, guard: bool) {
             return finish(ops.swap_remove(at).1);
         }
     };
-    if let Some(ep) = cancel {
+    if let Some((ep, ctxs)) = cancel {
         crate::core_warn!(
             FI_LOG_EP_DATA,
             "collective: a message failed; the receives it still waits for are canceled"
         );
-        trigger::run_due(
-            vec![Box::new(CancelRest {
-                ep,
-                ctx: CTX_MARK | key,
-            })],
-            false,
-        );
+        trigger::run_due(vec![Box::new(CancelRest { ep, ctxs })], false);
     }
 }
 
@@ -553,13 +667,17 @@ fn settle(key: usize, f: Option<Failure>, guard: bool) {
 /// out of the provider's lock that a completion runs under.
 struct CancelRest {
     ep: Weak<dyn EndpointOps>,
-    ctx: usize,
+    /// The contexts of the receives to cancel (those already matched are
+    /// not found, and complete as they will).
+    ctxs: Vec<usize>,
 }
 
 impl Job for CancelRest {
     fn issue(&mut self) -> Result<()> {
         if let Some(ep) = self.ep.upgrade() {
-            while ep.cancel(self.ctx).is_ok() {}
+            for c in &self.ctxs {
+                while ep.cancel(*c).is_ok() {}
+            }
         }
         Ok(())
     }
@@ -603,6 +721,7 @@ fn finish(mut op: Op) {
 pub fn drop_ep(key: usize) {
     lock(&OPS).retain(|(_, o)| o.ep_key != key);
     lock(&GROUPS).retain(|(_, g)| g.ep_key != key);
+    lock(&GONE).retain(|(k, _, _)| *k != key);
     // A new endpoint at the same address counts its joins from 0, as its
     // peers' new endpoints do.
     lock(&JOINS).retain(|((k, _), _)| *k != key);

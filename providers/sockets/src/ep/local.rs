@@ -152,6 +152,7 @@ impl SockEp {
         ) {
             Ok(mut path) => {
                 path.watch_in(&self.epoll, TOKEN_SHM);
+                path.set_owner(oxifabric::service::coll::key_of(self));
                 self.quick.watch(path.peek());
                 st.local_path = Some(Box::new(Local {
                     path,

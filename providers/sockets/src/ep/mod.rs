@@ -556,15 +556,28 @@ impl SockEp {
         // next send connects afresh.
         let mut failed = Vec::new();
         let mut gone = Vec::new();
+        let mut lost = Vec::new();
         for (sa, p) in st.peers.iter_mut() {
             if p.conn == Some(slot) {
                 p.conn = None;
                 // A connection that was in use died: should the peer's
                 // listener refuse next, it is gone (`retry.rs`).
                 p.retry.lost |= p.ready;
+                if p.ready {
+                    lost.push(*sa);
+                }
                 p.ready = false;
                 failed.extend(p.pending.take_all());
                 gone.push(*sa);
+            }
+        }
+        // Collectives waiting for a message of a peer whose connection
+        // ended (not by the agreed close, `lru.rs`, which detached it
+        // first): every frame it sent was read before the end.
+        if let Some(av) = st.core.av.as_ref() {
+            for sa in &lost {
+                let key = oxifabric::service::coll::key_of(self);
+                oxifabric::service::coll::peer_gone(key, av.reverse(sa), err);
             }
         }
         let msg_conn =
