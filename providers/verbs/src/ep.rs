@@ -90,8 +90,12 @@ pub(crate) fn settle_accepting() {
         l.retain(|w| w.strong_count() > 0);
         l.iter().filter_map(Weak::upgrade).collect()
     };
+    // Their CM channels read now, whatever the pacing of progress (which
+    // reads the channels only every few calls, and skips an endpoint
+    // another thread is in): an `ESTABLISHED` that came in before the new
+    // request becomes `FI_CONNECTED` first.
     for ep in &eps {
-        ep.progress();
+        ep.read_cm();
     }
     // Endpoint locks are never taken under ACCEPTING (`accept` takes
     // ACCEPTING under its endpoint's lock).
@@ -564,6 +568,15 @@ impl VerbsEp {
             if n < WcBuf::<16>::ROOM {
                 break;
             }
+        }
+    }
+
+    /// The CM channel's events only, under the endpoint's lock (see
+    /// [`settle_accepting`]).
+    fn read_cm(&self) {
+        let mut st = self.lock();
+        while let Some(ev) = self.chan.next() {
+            self.cm_event(&mut st, ev);
         }
     }
 
