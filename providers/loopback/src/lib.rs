@@ -80,8 +80,10 @@ fn entry(ep_type: fi_ep_type, v6: bool, src: Option<SocketAddr>, dest: Option<So
         },
         src_addr: src.map(|a| addr::to_sockaddr(&a)),
         dest_addr: dest.map(|a| addr::to_sockaddr(&a)),
+        // Each side lists only the capabilities fi_endpoint(3) gives it
+        // (FI_LOCAL_COMM is the entry's and the domain's).
         tx: TxAttr {
-            caps: caps & !FI_RECV & !FI_MULTI_RECV & !FI_DIRECTED_RECV & !FI_SOURCE,
+            caps: caps & !(FI_RECV | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM),
             op_flags: 0,
             msg_order: FI_ORDER_SAS,
             inject_size: 4096.min(max_msg),
@@ -90,7 +92,7 @@ fn entry(ep_type: fi_ep_type, v6: bool, src: Option<SocketAddr>, dest: Option<So
             ..Default::default()
         },
         rx: RxAttr {
-            caps: caps & !FI_SEND,
+            caps: caps & !(FI_SEND | FI_LOCAL_COMM),
             msg_order: FI_ORDER_SAS,
             size: QUEUE_SIZE,
             iov_limit: IoVec::CAP,
