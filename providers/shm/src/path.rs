@@ -1513,8 +1513,12 @@ impl<K: Token> Path<K> {
     /// and their messages take the addresses found
     /// (`RxQueues::name_sources`), so a directed receive finds them.
     pub fn before_post(&mut self, h: &mut Host<'_, K>) {
-        let g = h.core.av.as_ref().map_or(0, |av| av.generation());
-        let Some(peers) = self.st.unnamed.to_name(g) else {
+        let av = h.core.av.as_ref();
+        let Some(peers) = self
+            .st
+            .unnamed
+            .to_name(|| av.map_or(0, |av| av.generation()))
+        else {
             return;
         };
         let mut s = Self::side(h, &mut self.st);

@@ -1060,9 +1060,12 @@ impl RdmEp {
     /// carries for [`RdmEp::name_unnamed`] (`rxq::Unnamed`): 0 when the AV
     /// named its sender.
     fn number_unnamed(st: &mut State, cn: u32, src: fi_addr_t) -> u32 {
+        if src != FI_ADDR_NOTAVAIL {
+            return 0;
+        }
         match st.conns.get(&cn) {
-            Some(c) if src == FI_ADDR_NOTAVAIL => st.unnamed.number(c.peer, src),
-            _ => 0,
+            Some(c) => st.unnamed.number(c.peer, src),
+            None => 0,
         }
     }
 
@@ -1071,11 +1074,7 @@ impl RdmEp {
     /// their unexpected messages take the addresses found, so a directed
     /// receive posted after the application's `fi_av_insert` finds them.
     fn name_unnamed(st: &mut State) {
-        let Some(av) = st.core.av.as_ref() else {
-            return;
-        };
-        st.unnamed
-            .refresh(&mut st.rxq, av.generation(), |p| av.reverse(p));
+        st.unnamed.refresh(&mut st.rxq, st.core.av.as_deref());
     }
 
     /// A peer sent what the protocol does not allow: its connection is

@@ -721,7 +721,14 @@ fn finish(mut op: Op) {
 pub fn drop_ep(key: usize) {
     lock(&OPS).retain(|(_, o)| o.ep_key != key);
     lock(&GROUPS).retain(|(_, g)| g.ep_key != key);
-    lock(&GONE).retain(|(k, _, _)| *k != key);
+    {
+        let mut gone = lock(&GONE);
+        gone.retain(|(k, _, _)| *k != key);
+        // Posting goes back to skipping the lookup.
+        if gone.is_empty() {
+            ANY_GONE.store(false, Ordering::Release);
+        }
+    }
     // A new endpoint at the same address counts its joins from 0, as its
     // peers' new endpoints do.
     lock(&JOINS).retain(|((k, _), _)| *k != key);

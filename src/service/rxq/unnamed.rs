@@ -11,6 +11,8 @@
 //! ([`Unexpected::from`](super::Unexpected)), and before each receive
 //! post ask [`Unnamed::to_name`] whether the AV changed since; if it did,
 //! they look the peers up and hand the names to [`Unnamed::apply`].
+//! Transports whose peers are socket addresses the AV knows do both with
+//! [`Unnamed::refresh`].
 //!
 //! Numbers start at 1 (0 means "named") and are never reused: a peer
 //! keeps its number for the endpoint's life, so a message still finds
@@ -18,8 +20,10 @@
 
 use super::RxQueues;
 use crate::abi::{fi_addr_t, FI_ADDR_NOTAVAIL};
+use crate::service::av::AddressVector;
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::net::SocketAddr;
 
 /// The numbered senders of one receive queue, and the AV generation they
 /// were last looked up in.
@@ -60,30 +64,20 @@ impl<A: Copy + Eq + Hash> Unnamed<A> {
     }
 
     /// Before a receive is posted: the peers to look up again, in number
-    /// order, when some were numbered and the AV's generation `av_gen`
-    /// differs from the one they were last looked up in; `None` (nothing
-    /// to do, the common case, no allocation) otherwise.
-    pub fn to_name(&mut self, av_gen: u64) -> Option<Vec<A>> {
-        if self.peers.is_empty() || av_gen == self.gen {
+    /// order, when some were numbered and the AV's generation (`av_gen`,
+    /// read only then) differs from the one they were last looked up in;
+    /// `None` (nothing to do, the common case: one comparison, no
+    /// allocation) otherwise.
+    pub fn to_name(&mut self, av_gen: impl FnOnce() -> u64) -> Option<Vec<A>> {
+        if self.peers.is_empty() {
             return None;
         }
-        self.gen = av_gen;
-        Some(self.peers.clone())
-    }
-
-    /// [`Unnamed::to_name`] and [`Unnamed::apply`] at once, for transports
-    /// whose `name` of a peer needs nothing the receive queue holds (a
-    /// lookup in the AV, whose generation is `av_gen`).
-    pub fn refresh<T: Copy>(
-        &mut self,
-        rxq: &mut RxQueues<T>,
-        av_gen: u64,
-        name: impl FnMut(&A) -> fi_addr_t,
-    ) {
-        if let Some(peers) = self.to_name(av_gen) {
-            let names: Vec<fi_addr_t> = peers.iter().map(name).collect();
-            self.apply(rxq, &names);
+        let g = av_gen();
+        if g == self.gen {
+            return None;
         }
+        self.gen = g;
+        Some(self.peers.clone())
     }
 
     /// Gives the unexpected messages of the peers [`Unnamed::to_name`]
@@ -99,6 +93,21 @@ impl<A: Copy + Eq + Hash> Unnamed<A> {
     }
 }
 
+impl Unnamed<SocketAddr> {
+    /// [`Unnamed::to_name`] and [`Unnamed::apply`] at once for peers
+    /// numbered by the socket address `av` knows them by (the endpoint's
+    /// AV; `None`: nothing to name them with).
+    pub fn refresh<T: Copy>(&mut self, rxq: &mut RxQueues<T>, av: Option<&AddressVector>) {
+        let Some(av) = av else {
+            return;
+        };
+        if let Some(peers) = self.to_name(|| av.generation()) {
+            let names: Vec<fi_addr_t> = peers.iter().map(|p| av.reverse(p)).collect();
+            self.apply(rxq, &names);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,12 +116,15 @@ mod tests {
     fn numbers_unnamed_peers_once_and_asks_again_only_after_the_av_changed() {
         let mut u = Unnamed::<u16>::default();
         assert_eq!(u.number(7, 3), 0, "a named message carries no number");
-        assert!(u.to_name(1).is_none(), "nothing numbered: nothing to name");
+        assert!(
+            u.to_name(|| 1).is_none(),
+            "nothing numbered: nothing to name"
+        );
         assert_eq!(u.number(7, FI_ADDR_NOTAVAIL), 1);
         assert_eq!(u.number(9, FI_ADDR_NOTAVAIL), 2);
         assert_eq!(u.number(7, FI_ADDR_NOTAVAIL), 1);
-        assert_eq!(u.to_name(1), Some(vec![7, 9]));
-        assert!(u.to_name(1).is_none(), "same generation: no second look");
-        assert_eq!(u.to_name(2), Some(vec![7, 9]));
+        assert_eq!(u.to_name(|| 1), Some(vec![7, 9]));
+        assert!(u.to_name(|| 1).is_none(), "same generation: no second look");
+        assert_eq!(u.to_name(|| 2), Some(vec![7, 9]));
     }
 }

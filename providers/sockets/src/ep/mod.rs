@@ -1023,14 +1023,17 @@ impl SockEp {
     /// [`SockEp::name_unnamed`] (`rxq::Unnamed`): 0 when the AV named its
     /// sender, or when the connection's peer is not known.
     fn number_unnamed(st: &mut EpState, slot: usize, src: fi_addr_t) -> u32 {
+        if src != FI_ADDR_NOTAVAIL {
+            return 0;
+        }
         match st
             .conns
             .get(slot)
             .and_then(Option::as_ref)
             .and_then(|c| c.peer)
         {
-            Some(peer) if src == FI_ADDR_NOTAVAIL => st.unnamed.number(peer, src),
-            _ => 0,
+            Some(peer) => st.unnamed.number(peer, src),
+            None => 0,
         }
     }
 
@@ -1041,11 +1044,7 @@ impl SockEp {
     /// finds them (the same-host path does the same in
     /// `local_before_post`).
     fn name_unnamed(st: &mut EpState) {
-        let Some(av) = st.core.av.as_ref() else {
-            return;
-        };
-        st.unnamed
-            .refresh(&mut st.rxq, av.generation(), |p| av.reverse(p));
+        st.unnamed.refresh(&mut st.rxq, st.core.av.as_deref());
     }
 
     /// A checked and admitted send of `len` bytes, the way `route` says
