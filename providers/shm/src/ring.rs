@@ -14,8 +14,9 @@
 //!      (own line)
 //! 256  cells[cells], each `cell size` bytes:
 //!        seq u64 | kind u32 | len u32 | sender u32 | flags u32 |
-//!        tag u64 | data u64 | token u64 | claim u64 | 8 bytes unused |
-//!        payload
+//!        tag u64 | data u64 | token u64 | claim u64 | payload (from
+//!        byte 56, so that 8 bytes share the header's line; the cell's
+//!        last 8 bytes unused)
 //! end of the cells: the owner's bounce area (`bounce`), chunks of
 //!      `bounce chunk size` bytes that only the owner writes; then its
 //!      split slots (`slots`), 64 bytes each
@@ -31,9 +32,10 @@
 //! another sender got there first (reload `tail`). The winner fills the
 //! cell and publishes it with `seq = p + 1` (release). The receiver keeps
 //! its position `h` in private memory; `seq == h + 1` (acquire) means the
-//! cell is ready. It copies the cell out, then hands it back with
-//! `seq = h + cells` (release), which is the value the sender of position
-//! `h + cells` waits for. Each sender's messages keep their order.
+//! cell is ready. It copies the cell out, then (not at once: see
+//! [`Receiver::hand_back_held`]) hands it back with `seq = h + cells`
+//! (release), which is the value the sender of position `h + cells`
+//! waits for. Each sender's messages keep their order.
 //!
 //! # A sender that dies holding a cell
 //!
@@ -132,8 +134,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"oxiring1");
-/// Version 2 added the `room` word; version 3 the bounce area.
-const VERSION: u32 = 3;
+/// Version 2 added the `room` word; version 3 the bounce area; version
+/// 4 moved the payload into the header's last word.
+const VERSION: u32 = 4;
 
 const H_MAGIC: usize = 0;
 const H_VERSION: usize = 8;
@@ -161,13 +164,23 @@ const C_DATA: usize = 32;
 const C_TOKEN: usize = 40;
 /// The claim word: lap (high 32 bits) and claimer id (low 32, 0: nobody).
 const C_CLAIM: usize = 48;
-/// Bytes of a cell before its payload.
+/// Bytes of a cell before its payload, as cell sizes count them.
 pub const CELL_HEADER: usize = 64;
+/// Where the payload starts: in the header's last word (the cell's last
+/// 8 bytes stay unused instead), so that a message of up to 8 bytes (an MPI rank's small message, a tagged
+/// ping-pong) travels in the cache line its sequence number publishes,
+/// and its receiver waits for one line's transfer, not two.
+const C_PAYLOAD: usize = 56;
 
 /// A cell's header, checked once per cell (its words need no check each).
 type CellHead<'a> = Fixed<'a, CELL_HEADER>;
 /// The ring's header (up to the cells), checked once per send.
 type RingHead<'a> = Fixed<'a, CELLS>;
+
+/// The most drained cells a receiver holds before it hands them back
+/// (see [`Receiver::hand_back_held`]); an eighth of the ring when that
+/// is fewer.
+const HAND_BACK_BATCH: u64 = 16;
 
 /// The smallest cell (64 bytes of payload).
 pub const MIN_CELL: usize = 128;
@@ -311,6 +324,10 @@ impl Geometry {
         CELLS + (pos as usize & (self.cells - 1)) * self.cell_size
     }
 
+    /// As if the payload started after the whole header (it starts 8
+    /// bytes earlier, and the cell's last 8 bytes go unused): what a
+    /// cell carries stays `cell size - CELL_HEADER`, the size the layers
+    /// above build their cells around.
     fn payload_capacity(self) -> usize {
         self.cell_size - CELL_HEADER
     }
@@ -356,6 +373,13 @@ pub struct Receiver {
     geo: Geometry,
     /// The next position to drain; private, so no peer can move it.
     head: u64,
+    /// The first drained position not yet handed back: cells from here
+    /// to `head` are held (see [`Receiver::hand_back_held`]).
+    handed: u64,
+    /// Cells went back since [`Receiver::take_handed`] last asked.
+    handed_unseen: bool,
+    /// Held cells that make [`Receiver::poll`] hand them back itself.
+    batch: u64,
     /// `head` as [`Peek`]s see it (stored as it moves).
     seen: Arc<AtomicU64>,
     /// Senders reported gone: their claimer id, and `tail` when the
@@ -411,6 +435,9 @@ impl Receiver {
             region: Arc::new(region),
             geo,
             head: 0,
+            handed: 0,
+            handed_unseen: false,
+            batch: (cells as u64 / 8).clamp(1, HAND_BACK_BATCH),
             seen: Arc::new(AtomicU64::new(0)),
             gone: Vec::new(),
             last_claimer: 0,
@@ -485,6 +512,8 @@ impl Receiver {
     /// doorbell's descriptor (among others). Either way call
     /// [`Receiver::after_sleep`] next.
     pub fn prepare_sleep(&mut self) -> Result<bool> {
+        // Senders waiting for room must not wait for a sleeper.
+        self.hand_back_held();
         // Rings from earlier rounds would end this sleep at once.
         self.doorbell.take()?;
         let r = &self.region;
@@ -575,7 +604,7 @@ impl Receiver {
                 Ok(rx) => {
                     let payload = Payload {
                         region: &self.region,
-                        off: cell + CELL_HEADER,
+                        off: cell + C_PAYLOAD,
                         len: rx.len,
                     };
                     Polled::Got(f(&rx, payload))
@@ -585,9 +614,43 @@ impl Receiver {
         } else {
             Polled::Refused("cell sequence number out of step")
         };
-        Self::hand_back(self.geo, pos, c);
         self.advance(pos);
+        if self.head.wrapping_sub(self.handed) >= self.batch {
+            self.hand_back_held();
+        }
         Ok(verdict)
+    }
+
+    /// Whether drained cells wait to go back to the senders.
+    pub fn holding(&self) -> bool {
+        self.handed != self.head
+    }
+
+    /// Hands the drained cells back to the senders. A drained cell is
+    /// not handed back at once: the hand-back writes a line the cell's
+    /// sender owns, and the next locked instruction or fence of this
+    /// process (the completion queue's lock, the reply's claim) would
+    /// wait for that line to change hands, between a message's arrival
+    /// and its answer. The caller hands them back when that costs no
+    /// message anything: after its own next send, when a poll finds
+    /// nothing, before it sleeps; [`Receiver::poll`] itself does once
+    /// a batch of cells is held, so senders never miss more than a few.
+    pub fn hand_back_held(&mut self) {
+        while self.handed != self.head {
+            let pos = self.handed;
+            // Offsets come from the private geometry: never fails.
+            if let Ok(c) = self.region.fixed::<CELL_HEADER>(self.geo.cell(pos)) {
+                Self::hand_back(self.geo, pos, c);
+            }
+            self.handed = pos.wrapping_add(1);
+            self.handed_unseen = true;
+        }
+    }
+
+    /// Whether cells went back since the last call: then the caller
+    /// looks at who waits for room ([`Receiver::room_wanted`]).
+    pub fn take_handed(&mut self) -> bool {
+        std::mem::take(&mut self.handed_unseen)
     }
 
     /// Hands the cell to the sender of position `pos + cells`: unclaimed
@@ -635,8 +698,11 @@ impl Receiver {
         {
             return Ok(Polled::Empty);
         }
+        self.hand_back_held();
         Self::hand_back(self.geo, pos, self.region.fixed(cell)?);
         self.advance(pos);
+        self.handed = self.head;
+        self.handed_unseen = true;
         Ok(Polled::Abandoned)
     }
 
@@ -799,6 +865,7 @@ impl Sender {
         for _ in 0..CLAIM_TRIES {
             let cell = self.geo.cell(pos);
             let c: CellHead<'_> = r.fixed(cell)?;
+            c.prefetch_for_write();
             let seq = c.load_u64::<C_SEQ>(Acquire);
             match (seq.wrapping_sub(pos) as i64).signum() {
                 0 => {
@@ -839,7 +906,7 @@ impl Sender {
         c.store_u64::<C_TAG>(meta.tag, Relaxed);
         c.store_u64::<C_DATA>(meta.data, Relaxed);
         c.store_u64::<C_TOKEN>(meta.token, Relaxed);
-        let mut off = cell + CELL_HEADER;
+        let mut off = cell + C_PAYLOAD;
         for p in payload {
             r.copy_in(off, p)?;
             off += p.len();
@@ -976,6 +1043,45 @@ pub(crate) mod tests {
             assert_eq!(tx.try_send(&meta(0, 99), &[]), Err(Error::Again));
         }
         assert_eq!(next[0], 8);
+    }
+
+    #[test]
+    fn drained_cells_go_back_when_asked_or_a_batch_is_held() {
+        // 64 cells: a batch of 8.
+        let mut rx = Receiver::create(64, 128).unwrap();
+        let tx = sender_of(&rx);
+        for i in 0..64 {
+            tx.try_send(&meta(0, i), &[]).unwrap();
+        }
+        let got = rx.poll(|m, _| m.meta);
+        assert_eq!(got, Polled::Got(meta(0, 0)));
+        assert!(rx.holding());
+        assert_eq!(
+            tx.try_send(&meta(0, 64), &[]),
+            Err(Error::Again),
+            "held, not free"
+        );
+        assert!(!rx.take_handed());
+        rx.hand_back_held();
+        assert!(!rx.holding());
+        assert!(rx.take_handed(), "the caller learns to look for waiters");
+        assert!(!rx.take_handed());
+        tx.try_send(&meta(0, 64), &[]).unwrap();
+        assert_eq!(tx.try_send(&meta(0, 65), &[]), Err(Error::Again));
+        for i in 1..8 {
+            assert_eq!(rx.poll(|m, _| m.meta), Polled::Got(meta(0, i)));
+            assert_eq!(
+                tx.try_send(&meta(0, 65), &[]),
+                Err(Error::Again),
+                "{i} held"
+            );
+        }
+        assert_eq!(rx.poll(|m, _| m.meta), Polled::Got(meta(0, 8)));
+        assert!(!rx.holding(), "a batch of 8 went back by itself");
+        for i in 65..73 {
+            tx.try_send(&meta(0, i), &[]).unwrap();
+        }
+        assert_eq!(tx.try_send(&meta(0, 73), &[]), Err(Error::Again));
     }
 
     #[test]
