@@ -23,7 +23,8 @@ const SOLO_EPOLL_EVERY: u32 = 16;
 /// shared memory) waits on epoll once in this many: only a new
 /// connection can be there, and it waits a little longer. Idle passes
 /// of such an endpoint are themselves one progress call in
-/// `QUICK_FULL_EVERY` (`local.rs`): epoll once in 512 calls.
+/// `QUICK_FULL_EVERY` (`local.rs`): epoll once in 512 calls; and never
+/// twice in one millisecond (`Solo::none_epoll_ms`).
 const NONE_EPOLL_EVERY: u32 = 16;
 /// Endpoints with more connection slots than this are not searched for a
 /// lone connection (the search would cost O(connections) per epoll pass).
@@ -64,6 +65,9 @@ pub(super) struct Solo {
     /// has none yet): only the listener could have input, and it waits
     /// for the next epoll pass as a lone connection's neighbours do.
     none: bool,
+    /// When such an endpoint last waited on epoll ([`now_ms`]): it waits
+    /// at most once a millisecond.
+    none_epoll_ms: u64,
     pass: u32,
     /// The lone connection's slot while it is out of the epoll set.
     unwatched: Option<usize>,
@@ -691,7 +695,16 @@ impl SockEp {
         } else {
             SOLO_EPOLL_EVERY
         };
-        let epoll_pass = st.solo.pass.is_multiple_of(every);
+        let mut epoll_pass = st.solo.pass.is_multiple_of(every);
+        if epoll_pass && st.solo.none {
+            // Only the listener can have input: a peer connecting by TCP
+            // waits a millisecond more at most, and a ping-pong over the
+            // same-host path, a progress pass or two per message, pays
+            // no `epoll_wait` every few messages.
+            let now = now_ms();
+            epoll_pass = now != st.solo.none_epoll_ms;
+            st.solo.none_epoll_ms = now;
+        }
         let solo = st.solo.slot.filter(|&s| Solo::fits(&st.conns, s));
         if let Some(slot) = solo {
             // An unwatched connection is read on every pass: epoll would
