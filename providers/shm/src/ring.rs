@@ -32,10 +32,9 @@
 //! another sender got there first (reload `tail`). The winner fills the
 //! cell and publishes it with `seq = p + 1` (release). The receiver keeps
 //! its position `h` in private memory; `seq == h + 1` (acquire) means the
-//! cell is ready. It copies the cell out, then (not at once: see
-//! [`Receiver::hand_back_held`]) hands it back with `seq = h + cells`
-//! (release), which is the value the sender of position `h + cells`
-//! waits for. Each sender's messages keep their order.
+//! cell is ready. It copies the cell out, then hands it back with
+//! `seq = h + cells` (release), which is the value the sender of position
+//! `h + cells` waits for. Each sender's messages keep their order.
 //!
 //! # A sender that dies holding a cell
 //!
@@ -167,20 +166,17 @@ const C_CLAIM: usize = 48;
 /// Bytes of a cell before its payload, as cell sizes count them.
 pub const CELL_HEADER: usize = 64;
 /// Where the payload starts: in the header's last word (the cell's last
-/// 8 bytes stay unused instead), so that a message of up to 8 bytes (an MPI rank's small message, a tagged
-/// ping-pong) travels in the cache line its sequence number publishes,
-/// and its receiver waits for one line's transfer, not two.
+/// 8 bytes stay unused instead), so that a message of up to 8 bytes (an
+/// MPI rank's small message, a tagged ping-pong) travels in the cache
+/// line its sequence number publishes, and its receiver waits for one
+/// line's transfer, not two.
 const C_PAYLOAD: usize = 56;
+const _: () = assert!(C_CLAIM + 8 == C_PAYLOAD && C_PAYLOAD + 8 == CELL_HEADER);
 
 /// A cell's header, checked once per cell (its words need no check each).
 type CellHead<'a> = Fixed<'a, CELL_HEADER>;
 /// The ring's header (up to the cells), checked once per send.
 type RingHead<'a> = Fixed<'a, CELLS>;
-
-/// The most drained cells a receiver holds before it hands them back
-/// (see [`Receiver::hand_back_held`]); an eighth of the ring when that
-/// is fewer.
-const HAND_BACK_BATCH: u64 = 16;
 
 /// The smallest cell (64 bytes of payload).
 pub const MIN_CELL: usize = 128;
@@ -373,13 +369,6 @@ pub struct Receiver {
     geo: Geometry,
     /// The next position to drain; private, so no peer can move it.
     head: u64,
-    /// The first drained position not yet handed back: cells from here
-    /// to `head` are held (see [`Receiver::hand_back_held`]).
-    handed: u64,
-    /// Cells went back since [`Receiver::take_handed`] last asked.
-    handed_unseen: bool,
-    /// Held cells that make [`Receiver::poll`] hand them back itself.
-    batch: u64,
     /// `head` as [`Peek`]s see it (stored as it moves).
     seen: Arc<AtomicU64>,
     /// Senders reported gone: their claimer id, and `tail` when the
@@ -435,9 +424,6 @@ impl Receiver {
             region: Arc::new(region),
             geo,
             head: 0,
-            handed: 0,
-            handed_unseen: false,
-            batch: (cells as u64 / 8).clamp(1, HAND_BACK_BATCH),
             seen: Arc::new(AtomicU64::new(0)),
             gone: Vec::new(),
             last_claimer: 0,
@@ -512,8 +498,6 @@ impl Receiver {
     /// doorbell's descriptor (among others). Either way call
     /// [`Receiver::after_sleep`] next.
     pub fn prepare_sleep(&mut self) -> Result<bool> {
-        // Senders waiting for room must not wait for a sleeper.
-        self.hand_back_held();
         // Rings from earlier rounds would end this sleep at once.
         self.doorbell.take()?;
         let r = &self.region;
@@ -614,43 +598,9 @@ impl Receiver {
         } else {
             Polled::Refused("cell sequence number out of step")
         };
+        Self::hand_back(self.geo, pos, c);
         self.advance(pos);
-        if self.head.wrapping_sub(self.handed) >= self.batch {
-            self.hand_back_held();
-        }
         Ok(verdict)
-    }
-
-    /// Whether drained cells wait to go back to the senders.
-    pub fn holding(&self) -> bool {
-        self.handed != self.head
-    }
-
-    /// Hands the drained cells back to the senders. A drained cell is
-    /// not handed back at once: the hand-back writes a line the cell's
-    /// sender owns, and the next locked instruction or fence of this
-    /// process (the completion queue's lock, the reply's claim) would
-    /// wait for that line to change hands, between a message's arrival
-    /// and its answer. The caller hands them back when that costs no
-    /// message anything: after its own next send, when a poll finds
-    /// nothing, before it sleeps; [`Receiver::poll`] itself does once
-    /// a batch of cells is held, so senders never miss more than a few.
-    pub fn hand_back_held(&mut self) {
-        while self.handed != self.head {
-            let pos = self.handed;
-            // Offsets come from the private geometry: never fails.
-            if let Ok(c) = self.region.fixed::<CELL_HEADER>(self.geo.cell(pos)) {
-                Self::hand_back(self.geo, pos, c);
-            }
-            self.handed = pos.wrapping_add(1);
-            self.handed_unseen = true;
-        }
-    }
-
-    /// Whether cells went back since the last call: then the caller
-    /// looks at who waits for room ([`Receiver::room_wanted`]).
-    pub fn take_handed(&mut self) -> bool {
-        std::mem::take(&mut self.handed_unseen)
     }
 
     /// Hands the cell to the sender of position `pos + cells`: unclaimed
@@ -698,11 +648,8 @@ impl Receiver {
         {
             return Ok(Polled::Empty);
         }
-        self.hand_back_held();
         Self::hand_back(self.geo, pos, self.region.fixed(cell)?);
         self.advance(pos);
-        self.handed = self.head;
-        self.handed_unseen = true;
         Ok(Polled::Abandoned)
     }
 
@@ -1043,45 +990,6 @@ pub(crate) mod tests {
             assert_eq!(tx.try_send(&meta(0, 99), &[]), Err(Error::Again));
         }
         assert_eq!(next[0], 8);
-    }
-
-    #[test]
-    fn drained_cells_go_back_when_asked_or_a_batch_is_held() {
-        // 64 cells: a batch of 8.
-        let mut rx = Receiver::create(64, 128).unwrap();
-        let tx = sender_of(&rx);
-        for i in 0..64 {
-            tx.try_send(&meta(0, i), &[]).unwrap();
-        }
-        let got = rx.poll(|m, _| m.meta);
-        assert_eq!(got, Polled::Got(meta(0, 0)));
-        assert!(rx.holding());
-        assert_eq!(
-            tx.try_send(&meta(0, 64), &[]),
-            Err(Error::Again),
-            "held, not free"
-        );
-        assert!(!rx.take_handed());
-        rx.hand_back_held();
-        assert!(!rx.holding());
-        assert!(rx.take_handed(), "the caller learns to look for waiters");
-        assert!(!rx.take_handed());
-        tx.try_send(&meta(0, 64), &[]).unwrap();
-        assert_eq!(tx.try_send(&meta(0, 65), &[]), Err(Error::Again));
-        for i in 1..8 {
-            assert_eq!(rx.poll(|m, _| m.meta), Polled::Got(meta(0, i)));
-            assert_eq!(
-                tx.try_send(&meta(0, 65), &[]),
-                Err(Error::Again),
-                "{i} held"
-            );
-        }
-        assert_eq!(rx.poll(|m, _| m.meta), Polled::Got(meta(0, 8)));
-        assert!(!rx.holding(), "a batch of 8 went back by itself");
-        for i in 65..73 {
-            tx.try_send(&meta(0, i), &[]).unwrap();
-        }
-        assert_eq!(tx.try_send(&meta(0, 73), &[]), Err(Error::Again));
     }
 
     #[test]

@@ -761,15 +761,7 @@ impl Transport {
             State::Up { tx, .. } if entry.queue.is_empty() => {
                 meta.sender = tx.claimer();
                 match tx.try_send(&meta, payload) {
-                    Ok(()) => {
-                        // Published: the cells we drained before can go
-                        // back now without delaying this message.
-                        if self.rx.holding() {
-                            self.rx.hand_back_held();
-                            self.wake_room_waiters();
-                        }
-                        return Ok(Sent::Delivered);
-                    }
+                    Ok(()) => return Ok(Sent::Delivered),
                     Err(Error::Again) => {}
                     Err(e) => return Err(e),
                 }
@@ -1211,22 +1203,11 @@ impl Transport {
     }
 
     /// Hands over what our ring holds (at most one ring's worth per
-    /// call); a call that finds nothing hands back the cells drained
-    /// before (see `Receiver::hand_back_held`). Then wakes the senders
-    /// that wait for room if cells went back.
+    /// call), then wakes the senders that wait for room.
     fn receive(&mut self, sink: &mut impl FnMut(Event<'_>)) {
+        // Room comes only with cells handed back: no look otherwise (so
+        // bits a peer sets cost rings only as often as we drain).
         if self.drain(sink) == 0 {
-            self.rx.hand_back_held();
-        }
-        self.wake_room_waiters();
-    }
-
-    /// After cells went back to the senders: rings the doorbell of each
-    /// peer that said it waits for room in our ring (room comes only with
-    /// cells handed back, so bits a peer sets cost rings only as often as
-    /// we hand back).
-    fn wake_room_waiters(&mut self) {
-        if !self.rx.take_handed() {
             return;
         }
         let bits = self.rx.room_wanted();
@@ -1376,8 +1357,6 @@ impl Transport {
         self.next_accept = now;
         self.next_liveness = now;
         self.look_now = true;
-        self.rx.hand_back_held();
-        self.wake_room_waiters();
         if self.rx.prepare_sleep()? {
             return Ok(true);
         }
