@@ -58,6 +58,11 @@ const ADDR_PREFIX: &str = "fi_shm://oxifabric-shm:";
 /// at once whatever the pause.
 const LIVENESS_FIRST: Duration = Duration::from_millis(1);
 const LIVENESS_MAX: Duration = Duration::from_millis(64);
+/// How long (milliseconds) after a peer's life word stops naming a live
+/// holder each send to it asks the kernel whether it is gone (see
+/// `Transport::send`); a process killed with all its memory tears that
+/// down between the two, which can take a while for a large one.
+const DEAD_WORD_ASK_MS: u64 = 1000;
 /// A peer a message came from this recently (milliseconds) was alive
 /// then: sends to it and the periodic look skip looking at its liveness
 /// (a system call per look).
@@ -338,6 +343,9 @@ struct PeerEntry {
     /// is gone, and whether it was.
     asked: u64,
     dying: bool,
+    /// When (coarse clock, never 0) a send first found the peer's life
+    /// word not naming a live holder since it last did; 0 while it does.
+    dead_word_since: u64,
 }
 
 impl PeerEntry {
@@ -348,6 +356,7 @@ impl PeerEntry {
             claimers: Vec::new(),
             asked: 0,
             dying: false,
+            dead_word_since: 0,
         }
     }
 }
@@ -736,14 +745,27 @@ impl Transport {
         // A message put in a dead peer's ring would complete as sent, and
         // progress sees a death only every few milliseconds: a send reads
         // its peer's life page (`crate::alive`), one load. When that does
-        // not say the peer lives, the kernel is asked, once per coarse
-        // clock tick per peer at most (the page's holder may be a thread
-        // that ended in a live process); a peer found gone fails every
-        // later send at once, until progress reports it (PeerGone).
+        // not say the peer lives, the kernel is asked: on every send for
+        // the first DEAD_WORD_ASK_MS after the word turned (the holder of
+        // a killed process ends before the process is reported exited:
+        // an answer "alive" kept for a tick let a send posted after the
+        // peer was reaped complete as delivered), then once per coarse
+        // clock tick at most (the holder may be a thread that ended in a
+        // live process, and each look is a system call). A peer found
+        // gone fails every later send at once, until progress reports it
+        // (PeerGone).
         if let State::Up { links, life, .. } = &entry.state {
-            if !crate::alive::surely_alive(life.owner_word()) {
+            if crate::alive::surely_alive(life.owner_word()) {
+                if entry.dead_word_since != 0 {
+                    entry.dead_word_since = 0;
+                }
+            } else {
                 let now = coarse_ms();
-                if !entry.dying && entry.asked != now {
+                if entry.dead_word_since == 0 {
+                    entry.dead_word_since = now.max(1);
+                }
+                let settled = now.saturating_sub(entry.dead_word_since) > DEAD_WORD_ASK_MS;
+                if !entry.dying && (!settled || entry.asked != now) {
                     entry.asked = now;
                     entry.dying = links
                         .iter()
@@ -1380,7 +1402,7 @@ impl Transport {
 
 /// The coarse monotonic clock in milliseconds: read without a system
 /// call, ticking every few milliseconds.
-fn coarse_ms() -> u64 {
+pub(crate) fn coarse_ms() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -218,6 +218,24 @@ pub(crate) fn child(role: &str, args: &[&str]) -> bool {
                 }
             }
         }
+        // Listens under args[1] with a transport made by a thread that
+        // connects to the parent (args[2]) with one message and then
+        // ends (so its life page names no live holder while the process
+        // lives on: nothing of ours runs in it after that to take the
+        // page over), says "ready" and waits for stdin to close.
+        "t-orphan" => {
+            let (me, parent) = (id(1), Addr(id(2)));
+            let _t = std::thread::spawn(move || {
+                let mut t = Transport::with_id(me, cfg(Duration::from_secs(20))).unwrap();
+                say_hello(&mut t, parent, deadline);
+                t
+            })
+            .join()
+            .unwrap();
+            println!("ready");
+            let mut line = String::new();
+            let _ = std::io::stdin().lock().read_line(&mut line);
+        }
         // Listens under args[1]; in mode args[3] "shy" first makes
         // itself non-dumpable and forbids itself cross-memory attach
         // (seccomp). Connects to the parent (args[2]) with one message,
@@ -667,6 +685,49 @@ fn a_send_right_after_a_peers_death_fails_before_progress_looks() {
     }
     let gone = next_events(&mut t, Instant::now() + Duration::from_secs(5), "the death");
     assert!(matches!(gone[..], [Ev::Gone(a)] if a == to), "{gone:?}");
+}
+
+#[test]
+fn a_send_after_a_peer_was_reaped_fails_though_its_life_word_was_dead_before() {
+    if !cfg!(target_env = "gnu") {
+        return;
+    }
+    let mut t = Transport::new(cfg(Duration::from_secs(20))).unwrap();
+    // The case to catch: the kernel said "alive" in the same tick of the
+    // coarse clock as the reaping (a peer killed right after such a send).
+    // Tried with new children until it happened a few times.
+    let mut caught = 0;
+    for round in 0..60 {
+        let (mut kid, to) = connected_child(&mut t, "t-orphan", "");
+        kid.line("ready");
+        // Its life word names no live holder, so the send asks the
+        // kernel, which says it lives: delivered.
+        let (m, p) = msg(round);
+        assert_eq!(
+            t.send(to, m, &[&p], round),
+            Ok(Sent::Delivered),
+            "a send to a live peer"
+        );
+        let asked = crate::transport::coarse_ms();
+        kid.0.kill().unwrap();
+        kid.0.wait().unwrap();
+        let same_tick = crate::transport::coarse_ms() == asked;
+        let (m, p) = msg(round + 1000);
+        assert_eq!(
+            t.send(to, m, &[&p], round + 1000),
+            Err(Error::Other(FI_ECONNRESET)),
+            "a send to a reaped peer (round {round}, same tick: {same_tick})"
+        );
+        caught += u32::from(same_tick);
+        if caught == 3 {
+            break;
+        }
+    }
+    eprintln!("reaped within a tick: {caught}");
+    assert!(
+        caught > 0,
+        "no peer was reaped within a tick of the kernel's answer"
+    );
 }
 
 /// A "t-cma" child in `mode` connected to `t`; its address and where its
