@@ -723,7 +723,6 @@ fn a_send_after_a_peer_was_reaped_fails_though_its_life_word_was_dead_before() {
             break;
         }
     }
-    eprintln!("reaped within a tick: {caught}");
     assert!(
         caught > 0,
         "no peer was reaped within a tick of the kernel's answer"
