@@ -48,11 +48,14 @@
 mod atomic;
 mod conns;
 mod delivery;
+mod direct;
 mod flow;
 mod lru;
 mod retry;
 mod rma;
 mod rndv;
+mod table;
+mod txconn;
 mod wire;
 
 pub(crate) use atomic::ATOMIC_LIMIT;
@@ -226,6 +229,26 @@ struct Outgoing {
     fence: bool,
 }
 
+impl Outgoing {
+    /// A message of the application's send `op` (`len` bytes in `body`),
+    /// numbered when it is queued.
+    fn message(op: &SendOp<'_>, body: Body, len: usize, ack: bool, fence: bool) -> Outgoing {
+        Outgoing {
+            id: 0,
+            seq: 0,
+            tag: op.tag,
+            data: op.data,
+            body,
+            len,
+            off: 0,
+            rma: None,
+            frame: None,
+            ack,
+            fence,
+        }
+    }
+}
+
 /// An application send under way.
 struct Sending {
     /// The application's operation; None for our own (an atomic answer).
@@ -286,14 +309,14 @@ struct State {
     rxq: RxQueues<Key>,
     partial: Reassembly<Key>,
     listen: Option<Id>,
-    /// (These three are read on every send and completion: keyed hashes,
-    /// not SipHash's ~150 instructions per lookup.)
-    conns: HashMap<u32, Conn, oxifabric::service::keyhash::KeyedU64>,
-    /// Connection by its rdma-cm id's address (CM events name ids).
+    /// Connections by number (read several times per piece: a slot
+    /// table, `rdm/table.rs`).
+    conns: table::ConnTable<Conn>,
+    /// Connection by its rdma-cm id's address (CM events name ids; a
+    /// keyed hash, not SipHash's ~150 instructions per lookup).
     by_id: HashMap<usize, u32, oxifabric::service::keyhash::KeyedU64>,
     /// The connection each peer's sends go on.
-    tx_conn: HashMap<SocketAddr, u32, oxifabric::service::keyhash::KeyedU64>,
-    next_conn: u32,
+    tx_conn: txconn::TxConns,
     /// Connections not established yet (the CM channel is read on every
     /// progress call while there are any).
     pending: usize,
@@ -309,12 +332,11 @@ struct State {
     announced: HashMap<Key, rndv::Announced>,
     pulls: HashMap<Key, rndv::Pull>,
     next_atomic: u32,
-    sends: HashMap<u64, Sending, oxifabric::service::keyhash::KeyedU64>,
-    next_send: u64,
+    sends: table::Table<Sending>,
     txbuf: RegBuf,
     tx_free: Vec<usize>,
-    wrs: HashMap<u64, TxWr, oxifabric::service::keyhash::KeyedU64>,
-    next_wr: u64,
+    /// Work requests in flight by id (each holds a transmit slot).
+    wrs: table::Table<TxWr>,
     polls: u32,
     /// Connection attempts by peer, and connections waiting to be made
     /// again with when (`rdm/retry.rs`).
@@ -413,10 +435,9 @@ impl RdmEp {
                 },
                 partial: Reassembly::default(),
                 listen: Some(listen),
-                conns: HashMap::default(),
+                conns: table::ConnTable::new(),
                 by_id: HashMap::default(),
-                tx_conn: HashMap::default(),
-                next_conn: 0,
+                tx_conn: txconn::TxConns::default(),
                 pending: 0,
                 queued: 0,
                 atomics: HashMap::new(),
@@ -424,12 +445,10 @@ impl RdmEp {
                 announced: HashMap::new(),
                 pulls: HashMap::new(),
                 next_atomic: 0,
-                sends: HashMap::default(),
-                next_send: 0,
+                sends: table::Table::new(),
                 txbuf,
                 tx_free: (0..TX_SLOTS).rev().collect(),
-                wrs: HashMap::default(),
-                next_wr: 0,
+                wrs: table::Table::new(),
                 polls: 0,
                 attempts: HashMap::new(),
                 paused: Vec::new(),
@@ -501,8 +520,7 @@ impl RdmEp {
         }
         let id = Id::new(&self.chan).map_err(|e| verbs_err("rdma_create_id", e))?;
         Self::dial(st, &id, &peer)?;
-        let cn = st.next_conn;
-        st.next_conn += 1;
+        let cn = st.conns.next_key();
         st.by_id.insert(id.addr(), cn);
         st.conns
             .insert(cn, Conn::new(id, None, Phase::Resolving, peer, 0));
@@ -542,7 +560,7 @@ impl RdmEp {
             let _ = id.reject(&[]);
             return;
         }
-        let cn = st.next_conn;
+        let cn = st.conns.next_key();
         let (rx, inline) = match self.setup_qp(&mut id, cn) {
             Ok(r) => r,
             Err(e) => {
@@ -555,7 +573,6 @@ impl RdmEp {
             verbs_err("rdma_accept", e);
             return;
         }
-        st.next_conn += 1;
         st.by_id.insert(id.addr(), cn);
         let mut conn = Conn::new(id, Some(rx), Phase::Accepting, peer, inline);
         conn.notices = intro.flags & wire::NOTICES != 0;
@@ -693,9 +710,7 @@ impl RdmEp {
         if c.phase != Phase::Up {
             st.pending -= 1;
         }
-        if st.tx_conn.get(&c.peer) == Some(&cn) {
-            st.tx_conn.remove(&c.peer);
-        }
+        st.tx_conn.remove_if(&c.peer, cn);
         if c.phase == Phase::Up {
             let _ = c.id.disconnect();
         }
@@ -732,13 +747,13 @@ impl RdmEp {
             .wrs
             .iter()
             .filter(|(_, w)| w.conn == cn)
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .collect();
         let mut hit = Vec::new();
         for wr in dead {
-            if let Some(w) = st.wrs.remove(&wr) {
+            if let Some(w) = st.wrs.take(wr) {
                 st.tx_free.push(w.slot);
-                if let Some(s) = st.sends.get_mut(&w.send) {
+                if let Some(s) = st.sends.get_mut(w.send) {
                     s.pieces -= 1;
                 }
                 hit.push(w.send);
@@ -749,11 +764,11 @@ impl RdmEp {
 
     /// Reports send `id` once nothing of it is in flight any more.
     fn settle(st: &mut State, id: u64) {
-        let Some(s) = st.sends.get(&id) else { return };
+        let Some(s) = st.sends.get(id) else { return };
         if s.pieces > 0 || !s.failed && (!s.handed || s.waiting.is_some() || s.ack.is_some()) {
             return;
         }
-        if let Some(s) = st.sends.remove(&id) {
+        if let Some(s) = st.sends.take(id) {
             if let Some(c) = s.conn.and_then(|cn| st.conns.get_mut(&cn)) {
                 c.unsettled = c.unsettled.saturating_sub(1);
             }
@@ -771,7 +786,7 @@ impl RdmEp {
 
     /// Send `id` failed with `f` (reported once), then settles.
     fn fail_send(st: &mut State, id: u64, f: Failure) {
-        if let Some(s) = st.sends.get_mut(&id) {
+        if let Some(s) = st.sends.get_mut(id) {
             if !s.failed {
                 s.failed = true;
                 if let Some(tx) = &s.tx {
@@ -790,7 +805,6 @@ impl RdmEp {
             txbuf,
             tx_free,
             wrs,
-            next_wr,
             sends,
             queued,
             ..
@@ -813,8 +827,7 @@ impl RdmEp {
                 o.fence = false;
             }
             let Some(slot) = tx_free.pop() else { return };
-            let wr = *next_wr;
-            *next_wr += 1;
+            let wr = wrs.next_id();
             let p = Post {
                 id: &c.id,
                 inline: c.inline,
@@ -830,7 +843,7 @@ impl RdmEp {
             };
             match posted {
                 Ok(back) => {
-                    wrs.insert(
+                    wrs.insert_as(
                         wr,
                         TxWr {
                             slot,
@@ -842,7 +855,7 @@ impl RdmEp {
                     );
                     let id = o.id;
                     let done = rma::finished(o, notices);
-                    if let Some(s) = sends.get_mut(&id) {
+                    if let Some(s) = sends.get_mut(id) {
                         s.pieces += 1;
                         s.handed = done;
                         if done {
@@ -913,10 +926,19 @@ impl RdmEp {
         tx: TxCtx,
         mrs: Vec<Hold>,
     ) -> Result<(u32, u64)> {
+        let peer = self.admit(st, dest, &tx)?;
+        self.queue_to(st, peer, out, Some(tx), mrs)
+    }
+
+    /// Whether the endpoint takes an operation of the application's (with
+    /// completion context `tx`) for `dest` now: enabled, room in its
+    /// transmit queue and CQ, `dest` in the AV; the peer's listening
+    /// address if so.
+    fn admit(&self, st: &mut State, dest: fi_addr_t, tx: &TxCtx) -> Result<SocketAddr> {
         if !st.core.enabled {
             return Err(Error::OpBadState);
         }
-        if st.sends.len() >= self.info.tx.size.max(1) || !st.core.sinks.tx_room(&tx) {
+        if st.sends.len() >= self.info.tx.size.max(1) || !st.core.sinks.tx_room(tx) {
             self.progress_locked(st);
             return Err(Error::Again);
         }
@@ -930,7 +952,35 @@ impl RdmEp {
             );
             return Err(Error::Inval);
         };
-        self.queue_to(st, peer, out, Some(tx), mrs)
+        Ok(peer)
+    }
+
+    /// Queues message `out` of the application's send `op` (completion
+    /// context `tx`, registrations `mrs` held until it completes) for
+    /// `peer`; an injected message's bytes that have not left yet are
+    /// copied, since the caller's buffers are its own again on return.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_message(
+        &self,
+        st: &mut State,
+        peer: SocketAddr,
+        out: Outgoing,
+        tx: TxCtx,
+        mrs: Vec<Hold>,
+        op: &SendOp<'_>,
+        inject: bool,
+    ) -> Result<()> {
+        let (cn, id) = self.queue_to(st, peer, out, Some(tx), mrs)?;
+        if inject {
+            if let Some(o) = st
+                .conns
+                .get_mut(&cn)
+                .and_then(|c| c.queue.iter_mut().find(|o| o.id == id))
+            {
+                o.body = Body::Copy(copy_of(op.iov));
+            }
+        }
+        Ok(())
     }
 
     /// Queues `out` for `peer` (see [`RdmEp::enqueue`]); `tx` None for an
@@ -944,7 +994,7 @@ impl RdmEp {
         mrs: Vec<Hold>,
     ) -> Result<(u32, u64)> {
         let cn = match st.tx_conn.get(&peer) {
-            Some(&cn) => cn,
+            Some(cn) => cn,
             None => self.connect_to(st, peer)?,
         };
         Self::queue_on(st, cn, out, tx, mrs).map(|id| (cn, id))
@@ -960,34 +1010,29 @@ impl RdmEp {
         tx: Option<TxCtx>,
         mrs: Vec<Hold>,
     ) -> Result<u64> {
-        let id = st.next_send;
-        st.next_send += 1;
         st.tick += 1;
         let Some(c) = st.conns.get_mut(&cn) else {
             return Err(Error::OpBadState);
         };
         c.used = st.tick;
-        out.id = id;
         if out.rma.is_none() && out.frame.is_none() {
             out.seq = c.next_seq;
             c.next_seq = c.next_seq.wrapping_add(1);
         }
         let ack = out.ack.then_some((cn, out.seq));
+        let id = st.sends.insert(Sending {
+            tx,
+            waiting: None,
+            pieces: 0,
+            handed: false,
+            failed: false,
+            _mrs: mrs,
+            ack,
+            conn: None,
+        });
+        out.id = id;
         c.queue.push_back(out);
         st.queued += 1;
-        st.sends.insert(
-            id,
-            Sending {
-                tx,
-                waiting: None,
-                pieces: 0,
-                handed: false,
-                failed: false,
-                _mrs: mrs,
-                ack,
-                conn: None,
-            },
-        );
         if let Some(k) = ack {
             st.acks.insert(k, id);
         }
@@ -1030,7 +1075,7 @@ impl RdmEp {
             .conns
             .iter()
             .filter(|(_, c)| c.phase == Phase::Up && !c.queue.is_empty())
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .collect();
         for cn in ready {
             Self::pump(st, cn);
@@ -1269,7 +1314,7 @@ impl RdmEp {
 
     /// A piece left (or failed).
     fn on_sent(&self, st: &mut State, wc: &ibv_wc) {
-        let Some(w) = st.wrs.remove(&wc.wr_id) else {
+        let Some(w) = st.wrs.take(wc.wr_id) else {
             return;
         };
         if let (Some(r), IBV_WC_SUCCESS) = (&w.back, wc.status) {
@@ -1279,7 +1324,7 @@ impl RdmEp {
         if let (Some(k), IBV_WC_SUCCESS) = (w.pull, wc.status) {
             return self.read_done(st, k);
         }
-        if let Some(s) = st.sends.get_mut(&w.send) {
+        if let Some(s) = st.sends.get_mut(w.send) {
             s.pieces -= 1;
         }
         if wc.status != IBV_WC_SUCCESS {
@@ -1489,7 +1534,28 @@ impl EndpointOps for RdmEp {
             );
             return Err(Error::MsgSize);
         }
-        let body = IoVec::from_slice(op.iov).ok_or(Error::Inval)?;
+        if op.iov.len() > IoVec::CAP {
+            return Err(Error::Inval);
+        }
+        let body = || IoVec::from_slice(op.iov).unwrap_or_default();
+        let fence = op.flags & FI_FENCE != 0;
+        let tx = TxCtx::of(op);
+        if len <= PIECE
+            && (inject || len <= Self::rndv_limit())
+            && op.flags & FI_DELIVERY_COMPLETE == 0
+            && !fence
+        {
+            // One eager piece with nothing to wait for: posted at once
+            // when its connection can take it (`rdm/direct.rs`).
+            let mut g = self.lock();
+            let st = &mut *g;
+            let peer = self.admit(st, op.dest, &tx)?;
+            if Self::post_now(st, peer, op, len, &tx) {
+                return Ok(());
+            }
+            let out = Outgoing::message(op, Body::App(body()), len, false, false);
+            return self.queue_message(st, peer, out, tx, Vec::new(), op, inject);
+        }
         // Large: an announcement the receiver reads by (`rdm/rndv.rs`),
         // which completes on its `Delivered`.
         let (body, mrs) = match (!inject)
@@ -1497,37 +1563,14 @@ impl EndpointOps for RdmEp {
             .flatten()
         {
             Some((desc, holds)) => (Body::Rts(desc), holds),
-            None => (Body::App(body), Vec::new()),
+            None => (Body::App(body()), Vec::new()),
         };
-        let rts = matches!(body, Body::Rts(_));
+        let ack = matches!(body, Body::Rts(_)) || op.flags & FI_DELIVERY_COMPLETE != 0;
         let mut g = self.lock();
         let st = &mut *g;
-        let out = Outgoing {
-            id: 0,
-            seq: 0,
-            tag: op.tag,
-            data: op.data,
-            body,
-            len,
-            off: 0,
-            rma: None,
-            frame: None,
-            ack: rts || op.flags & FI_DELIVERY_COMPLETE != 0,
-            fence: op.flags & FI_FENCE != 0,
-        };
-        let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of(op), mrs)?;
-        if inject {
-            // The caller's buffer is its own again on return: what has not
-            // left yet is copied.
-            if let Some(o) = st
-                .conns
-                .get_mut(&cn)
-                .and_then(|c| c.queue.iter_mut().find(|o| o.id == id))
-            {
-                o.body = Body::Copy(copy_of(op.iov));
-            }
-        }
-        Ok(())
+        let peer = self.admit(st, op.dest, &tx)?;
+        let out = Outgoing::message(op, body, len, ack, fence);
+        self.queue_message(st, peer, out, tx, mrs, op, inject)
     }
 
     /// RMA (`rdm/rma.rs`): checked here (shape, inject size, one remote

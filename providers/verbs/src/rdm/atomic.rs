@@ -168,7 +168,7 @@ impl RdmEp {
         let (cn, id) = self.enqueue(st, op.dest, out, TxCtx::of_atomic(op), Vec::new())?;
         st.next_atomic = n.wrapping_add(1);
         let peer = st.conns.get(&cn).map(|c| c.peer).ok_or(Error::OpBadState)?;
-        if let Some(s) = st.sends.get_mut(&id) {
+        if let Some(s) = st.sends.get_mut(id) {
             s.waiting = Some(n);
         }
         st.atomics.insert(
@@ -257,7 +257,7 @@ impl RdmEp {
         let Some(w) = st.atomics.remove(&h.seq) else {
             return Ok(());
         };
-        if let Some(s) = st.sends.get_mut(&w.send) {
+        if let Some(s) = st.sends.get_mut(w.send) {
             s.waiting = None;
         }
         match refused {

@@ -63,7 +63,7 @@ impl RdmEp {
             .conns
             .iter()
             .filter(|(_, c)| c.peer == peer && c.peer_nonce != 0 && c.peer_nonce != nonce)
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .collect();
         if stale.is_empty() {
             return;
@@ -99,7 +99,7 @@ impl RdmEp {
         let (Some(me), true) = (me, self.shares(intro)) else {
             return Some(None);
         };
-        let Some(&cur) = st.tx_conn.get(&peer) else {
+        let Some(cur) = st.tx_conn.get(&peer) else {
             return Some(None);
         };
         let Some(c) = st.conns.get(&cur) else {
@@ -140,7 +140,7 @@ impl RdmEp {
         replaced: Option<u32>,
     ) {
         let Some(old) = replaced.filter(|o| st.conns.contains_key(o)) else {
-            st.tx_conn.entry(peer).or_insert(cn);
+            st.tx_conn.insert_if_none(peer, cn);
             return;
         };
         Self::move_queue(st, old, cn);
@@ -202,7 +202,7 @@ impl RdmEp {
                 dest.next_seq = dest.next_seq.wrapping_add(1);
                 if let Some(send) = st.acks.remove(&(from, o.seq)) {
                     st.acks.insert((to, seq), send);
-                    if let Some(s) = st.sends.get_mut(&send) {
+                    if let Some(s) = st.sends.get_mut(send) {
                         s.ack = Some((to, seq));
                     }
                 }
@@ -231,9 +231,7 @@ impl RdmEp {
         if c.phase != Phase::Up {
             st.pending -= 1;
         }
-        if st.tx_conn.get(&c.peer) == Some(&cn) {
-            st.tx_conn.remove(&c.peer);
-        }
+        st.tx_conn.remove_if(&c.peer, cn);
         st.paused.retain(|(p, _)| *p != cn);
         st.queued -= c.queue.len();
         for o in &c.queue {

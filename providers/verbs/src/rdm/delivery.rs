@@ -79,7 +79,7 @@ impl RdmEp {
             .acks
             .remove(&(cn, h.seq))
             .ok_or("an acknowledgement of no message waiting for one")?;
-        if let Some(s) = st.sends.get_mut(&id) {
+        if let Some(s) = st.sends.get_mut(id) {
             s.ack = None;
         }
         match h.data {

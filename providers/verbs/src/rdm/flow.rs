@@ -88,7 +88,7 @@ impl RdmEp {
             .conns
             .iter()
             .filter(|(_, c)| !c.parked.is_empty())
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .collect();
         let mut left = false;
         for cn in conns {

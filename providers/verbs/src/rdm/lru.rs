@@ -68,9 +68,9 @@ impl RdmEp {
             let victim = st
                 .conns
                 .iter()
-                .filter(|(k, _)| Self::idle(st, **k))
+                .filter(|(k, _)| Self::idle(st, *k))
                 .min_by_key(|(_, c)| c.used)
-                .map(|(k, _)| *k);
+                .map(|(k, _)| k);
             let Some(cn) = victim else {
                 st.over_bound = true;
                 return;
@@ -100,7 +100,7 @@ impl RdmEp {
             && c.closing.is_none()
             && c.queue.is_empty()
             && c.parked.is_empty()
-            && !st.wrs.values().any(|w| w.conn == cn)
+            && !st.wrs.iter().any(|(_, w)| w.conn == cn)
             && !st.acks.keys().any(|k| k.0 == cn)
             && !st.pulls.keys().any(|k| k.0 == cn)
             && !st.announced.keys().any(|k| k.0 == cn)
@@ -178,9 +178,7 @@ impl RdmEp {
         if up {
             let _ = c.id.disconnect();
         }
-        if st.tx_conn.get(&peer) == Some(&cn) {
-            st.tx_conn.remove(&peer);
-        }
+        st.tx_conn.remove_if(&peer, cn);
         oxifabric::prov_log!(
             NAME,
             FI_LOG_INFO,

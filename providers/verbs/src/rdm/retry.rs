@@ -77,13 +77,12 @@ impl RdmEp {
             return self.conn_failed(st, cn, f);
         };
         let at = at.max(Instant::now() + at_least);
-        let n = st.next_conn;
-        st.next_conn += 1;
+        let n = st.conns.next_key();
         st.by_id.insert(id.addr(), n);
         st.conns
             .insert(n, Conn::new(id, None, Phase::Paused, peer, 0));
         st.pending += 1;
-        let was_tx = st.tx_conn.get(&peer) == Some(&cn);
+        let was_tx = st.tx_conn.get(&peer) == Some(cn);
         // Nothing was posted on it: its sends move over as they are.
         Self::move_queue(st, cn, n);
         Self::drop_attempt(st, cn);

@@ -304,7 +304,6 @@ impl RdmEp {
             conns,
             tx_free,
             wrs,
-            next_wr,
             ..
         } = &mut *st;
         let Some(p) = pulls.get_mut(&key) else { return };
@@ -317,8 +316,7 @@ impl RdmEp {
             let (addr, rkey, left) = remote_at(&p.remote, p.off);
             let seg = CHUNK.min(left).min(p.n - p.off);
             let (v, k) = keyed_window(&p.dest, &p.keys, p.off, seg);
-            let wr = *next_wr;
-            *next_wr += 1;
+            let wr = wrs.next_id();
             if let Err(e) =
                 c.id.post_send(wr, Op::Read { addr, rkey }, &v, &k[..v.len()], false)
             {
@@ -327,7 +325,7 @@ impl RdmEp {
                 failed = Some(Failure::cause(FI_EIO, "could not post a rendezvous read"));
                 break;
             }
-            wrs.insert(
+            wrs.insert_as(
                 wr,
                 TxWr {
                     slot,
