@@ -465,12 +465,18 @@ impl RdmEp {
     }
 
     /// What we say of ourselves when connecting: notices of peers' RMA
-    /// accesses wanted when our counters count them (`FI_RMA_EVENT`),
+    /// accesses wanted when something of ours counts them (the endpoint
+    /// has `FI_RMA_EVENT`, or counters of remote accesses are bound to it;
+    /// a notice costs the peer a send per access, so not otherwise),
     /// connections shared both ways when we issue no RMA
     /// (`rdm/conns.rs`), and our nonce.
-    fn intro(&self) -> wire::Intro {
+    fn intro(&self, st: &State) -> wire::Intro {
         let mut flags = 0;
-        if self.info.caps & FI_RMA_EVENT != 0 {
+        let sinks = &st.core.sinks;
+        if self.info.caps & FI_RMA_EVENT != 0
+            || sinks.remote_read_cntr.is_some()
+            || sinks.remote_write_cntr.is_some()
+        {
             flags |= wire::NOTICES;
         }
         if self.info.caps & FI_RMA == 0 {
@@ -569,7 +575,7 @@ impl RdmEp {
                 return;
             }
         };
-        if let Err(e) = id.accept(&wire::answer(self.intro())) {
+        if let Err(e) = id.accept(&wire::answer(self.intro(st))) {
             verbs_err("rdma_accept", e);
             return;
         }
@@ -616,7 +622,7 @@ impl RdmEp {
             }
             RDMA_CM_EVENT_ROUTE_RESOLVED => {
                 let hello = Self::addr(st)
-                    .map(|a| wire::hello(&a, self.intro()))
+                    .map(|a| wire::hello(&a, self.intro(st)))
                     .unwrap_or_default();
                 let Some(c) = st.conns.get_mut(&cn) else {
                     return;
