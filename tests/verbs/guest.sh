@@ -697,6 +697,13 @@ for check in bounded:server received:server sent:client; do
 done
 grep -q "wait in their receive slots" "$W/flow_check-server.log" && ok flow_parked ||
 	fail flow_parked "the server logged no pieces waiting in their receive slots"
+# FI_OFI_RXM_MSG_RX_SIZE (upstream's rxm variable, rdm/sizes.rs): the same
+# traffic with 16 receive buffers per connection instead of 64. The
+# server's info line names the count, and the flow checks pass as above.
+FI_OFI_RXM_MSG_RX_SIZE=16 FI_VERBS_MAX_UNEXP_SZ=1048576 FI_LOG_LEVEL=info \
+	pair flow_check_rx16 "$OXILIB" 47973 "$FTDEB/flow_check" "${S[@]}"
+grep -q "post 16 receive buffers per connection" "$W/flow_check_rx16-server.log" && ok rx_size_16 ||
+	fail rx_size_16 "the server did not log 16 receive buffers per connection"
 # The control: with the default bound (256 MiB) the same traffic is all
 # held as unexpected, and the memory check must see it (else it proves
 # nothing).

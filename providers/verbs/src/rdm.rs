@@ -54,6 +54,7 @@ mod lru;
 mod retry;
 mod rma;
 mod rndv;
+mod sizes;
 mod table;
 mod txconn;
 mod wire;
@@ -90,11 +91,32 @@ use wire::{Header, HDR};
 pub const RXM_PARAMS_PROV: &str = "ofi_rxm";
 /// Upstream's rxm variables the RDM endpoint reads (`fi_info -e` lists
 /// them under `verbs;ofi_rxm`).
-pub const RXM_PARAMS: &[(&str, fi_param_type, &str)] = &[(
-    "sar_limit",
-    FI_PARAM_SIZE_T,
-    "Messages longer than this many bytes go by rendezvous (RDMA READ by the receiver) on verbs RDM endpoints",
-)];
+pub const RXM_PARAMS: &[(&str, fi_param_type, &str)] = &[
+    (
+        "sar_limit",
+        FI_PARAM_SIZE_T,
+        "Messages longer than this many bytes go by rendezvous (RDMA READ by the receiver) on verbs RDM endpoints",
+    ),
+    (
+        "msg_rx_size",
+        FI_PARAM_SIZE_T,
+        "Receive buffers of 16 KiB posted for each connection of a verbs RDM endpoint (default: 64, from 16 to 1024; fewer buffers, more connections)",
+    ),
+];
+
+/// The value of upstream's rxm variable `FI_OFI_RXM_<NAME>` (one of
+/// [`RXM_PARAMS`]), None when unset.
+fn rxm_param(name: &str) -> Option<usize> {
+    // Defined by the library with the providers' parameters; again here
+    // for the crate's own tests (a second definition is a no-op).
+    for (n, ty, help) in RXM_PARAMS {
+        let _ = oxifabric::param::define(RXM_PARAMS_PROV, n, *ty, help);
+    }
+    match oxifabric::param::get(RXM_PARAMS_PROV, name) {
+        Ok(oxifabric::param::Value::Size(v)) => Some(v),
+        _ => None,
+    }
+}
 
 /// Payload bytes of one piece.
 pub const PIECE: usize = 16 << 10;
@@ -102,14 +124,9 @@ pub const PIECE: usize = 16 << 10;
 const SLOT: usize = HDR + PIECE;
 /// Transmit slots of an endpoint (pieces in flight over all connections).
 const TX_SLOTS: usize = 64;
-/// Receive slots of a connection.
-const RX_SLOTS: usize = 64;
 /// Entries of the endpoint's completion queue, which every queue pair
 /// shares: transmit slots plus each connection's receive slots.
 const CQ_SIZE: usize = 16384;
-/// Connections an endpoint keeps at most (their receives must fit the
-/// completion queue).
-const MAX_CONNS: usize = (CQ_SIZE - TX_SLOTS) / RX_SLOTS;
 /// How long rdma-cm may take over address and route resolution.
 const RESOLVE_MS: i32 = 2000;
 /// Receive work requests: this bit, the connection's number from bit 16,
@@ -498,15 +515,15 @@ impl RdmEp {
     fn setup_qp(&self, id: &mut Id, cn: u32) -> std::result::Result<(RegBuf, usize), VerbsError> {
         let mut cap = QpCap {
             max_send_wr: TX_SLOTS as u32,
-            max_recv_wr: RX_SLOTS as u32,
+            max_recv_wr: sizes::rx_slots() as u32,
             // RMA posts the application's buffers (up to iov_limit).
             max_send_sge: MAX_SGE as u32,
             max_recv_sge: 1,
             max_inline_data: inline_size() as u32,
         };
         id.create_qp(&self.pd, &self.cq, &mut cap)?;
-        let rx = RegBuf::new(&self.pd, RX_SLOTS * SLOT)?;
-        for i in 0..RX_SLOTS {
+        let rx = RegBuf::new(&self.pd, sizes::rx_slots() * SLOT)?;
+        for i in 0..sizes::rx_slots() {
             id.post_recv(rx_wr(cn, i), &[rx.buf(i * SLOT, SLOT)], &[rx.lkey()])?;
         }
         Ok((rx, cap.max_inline_data as usize))
@@ -515,12 +532,13 @@ impl RdmEp {
     /// Starts a connection to the peer listening at `peer`; its sends
     /// queue on it meanwhile.
     fn connect_to(&self, st: &mut State, peer: SocketAddr) -> Result<u32> {
-        if st.conns.len() >= MAX_CONNS {
+        if st.conns.len() >= sizes::max_conns() {
             oxifabric::prov_log!(
                 NAME,
                 FI_LOG_WARN,
                 FI_LOG_EP_CTRL,
-                "connection to {peer}: this endpoint already has {MAX_CONNS} connections"
+                "connection to {peer}: this endpoint already has {} connections",
+                sizes::max_conns()
             );
             return Err(Error::Again);
         }
@@ -556,12 +574,13 @@ impl RdmEp {
         let Some(replaced) = self.settle_crossing(st, &id, peer, intro) else {
             return;
         };
-        if st.conns.len() >= MAX_CONNS {
+        if st.conns.len() >= sizes::max_conns() {
             oxifabric::prov_log!(
                 NAME,
                 FI_LOG_WARN,
                 FI_LOG_EP_CTRL,
-                "connection request from {peer} refused: {MAX_CONNS} connections already"
+                "connection request from {peer} refused: {} connections already",
+                sizes::max_conns()
             );
             let _ = id.reject(&[]);
             return;

@@ -16,9 +16,9 @@
 //!   would pass the bound stays in its slot, which is not posted again;
 //!   every later piece of that connection waits behind it (in arrival
 //!   order, control frames too: one connection's order is never changed).
-//!   Once the connection's 64 slots are all parked, the sender's queue
+//!   Once the connection's slots (64 by default, `rdm/sizes.rs`) are all parked, the sender's queue
 //!   pair gets RNR NAKs and retries (rdma-cm's "forever"), so nothing is
-//!   dropped and memory stays at the bound plus 1 MiB of slots per
+//!   dropped and memory stays at the bound plus the slots (1 MiB by default) of each
 //!   connection, which exist anyway.
 //! - **Resuming.** Each progress call and each posted receive (which may
 //!   take an unexpected message, or be what a parked piece is waiting

@@ -24,16 +24,20 @@
 //! The bound is soft: connecting never waits for a close (no stall); the
 //! endpoint is over its bound while a close is being agreed, or while no
 //! connection is idle (then progress looks again). The hard limit is
-//! [`MAX_CONNS`], what the shared completion queue holds. The default
+//! `sizes::max_conns()`, what the shared completion queue holds. The default
 //! bound leaves room below it for closes in progress; upstream has no
 //! variable for it (neither its verbs nor its rxm), so the test knob
 //! `OXI_VERBS_MAX_CONNS` sets a smaller one.
 
 use super::*;
 
-/// The bound by default: [`MAX_CONNS`] less room for connections being
-/// closed.
-const DEFAULT_BOUND: usize = MAX_CONNS - 32;
+/// The bound by default: what the completion queue holds
+/// (`sizes::max_conns`) less room for connections being closed (32, or
+/// a quarter when it holds few).
+fn default_bound() -> usize {
+    let max = super::sizes::max_conns();
+    (max - 32.min(max / 4)).max(1)
+}
 
 /// The bound (`OXI_VERBS_MAX_CONNS`, at least 1 and at most the
 /// default), read once.
@@ -43,7 +47,7 @@ pub(super) fn bound() -> usize {
         std::env::var("OXI_VERBS_MAX_CONNS")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
-            .map_or(DEFAULT_BOUND, |n| n.clamp(1, DEFAULT_BOUND))
+            .map_or(default_bound(), |n| n.clamp(1, default_bound()))
     })
 }
 

@@ -49,7 +49,6 @@ use crate::info::NAME;
 use crate::mr_cache::Hold;
 use oxifabric::abi::*;
 use oxifabric::ops::{IoBuf, IoVec};
-use oxifabric::param::{self, Value};
 use oxifabric::service::ep_core::Failure;
 use oxifabric::service::rxq::{complete_into, DeferredMatch, MsgInfo, Placement, Posted};
 use std::sync::OnceLock;
@@ -93,17 +92,7 @@ pub(super) struct Pull {
 /// go by rendezvous), read once.
 fn limit_param() -> usize {
     static LIMIT: OnceLock<usize> = OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        // Defined by the library with the providers' parameters; again
-        // here for the crate's own tests (a second definition is a no-op).
-        for (name, ty, help) in super::RXM_PARAMS {
-            let _ = param::define(super::RXM_PARAMS_PROV, name, *ty, help);
-        }
-        match param::get(super::RXM_PARAMS_PROV, "sar_limit") {
-            Ok(Value::Size(v)) => v,
-            _ => DEFAULT_LIMIT,
-        }
-    })
+    *LIMIT.get_or_init(|| super::rxm_param("sar_limit").unwrap_or(DEFAULT_LIMIT))
 }
 
 impl RdmEp {

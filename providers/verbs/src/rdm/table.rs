@@ -146,7 +146,8 @@ impl<T> Table<T> {
 
 /// Connections by number: a [`Table`] whose ids fit the 32 bits a
 /// receive work request's id gives its connection (`rx_wr`), for up to
-/// 4096 connections (an endpoint keeps at most `MAX_CONNS`). Every piece
+/// 4096 connections (an endpoint keeps at most `sizes::max_conns()`,
+/// 1020 with the fewest receive buffers). Every piece
 /// received looks its connection up a few times; with a hash map that
 /// was about a fifth of the receiving side's instructions per piece.
 pub(super) struct ConnTable<T>(Table<T>);
