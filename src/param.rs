@@ -23,6 +23,19 @@ pub struct Param {
     pub help: String,
 }
 
+impl Param {
+    /// The help text `fi_getparams` gives (and `fi_info -e` prints): a
+    /// provider's parameter names its provider first (`sockets: ...`),
+    /// as upstream's do; the core's stand alone.
+    pub fn help_text(&self) -> String {
+        if self.prov == "core" {
+            self.help.clone()
+        } else {
+            format!("{}: {}", self.prov, self.help)
+        }
+    }
+}
+
 /// The name of the environment variable for a provider's parameter.
 pub fn env_name(prov: &str, name: &str) -> String {
     let up = |s: &str| -> String {
@@ -226,6 +239,20 @@ pub fn get(prov: &str, name: &str) -> Result<Value> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_providers_help_names_the_provider_and_the_cores_does_not() {
+        let p = |prov: &str| Param {
+            prov: prov.into(),
+            name: "x".into(),
+            env: env_name(prov, "x"),
+            ty: FI_PARAM_INT,
+            help: "does x".into(),
+        };
+        assert_eq!(p("sockets").help_text(), "sockets: does x");
+        assert_eq!(p("ofi_rxm").help_text(), "ofi_rxm: does x");
+        assert_eq!(p("core").help_text(), "does x");
+    }
+
     use super::*;
 
     #[test]

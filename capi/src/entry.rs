@@ -358,7 +358,7 @@ pub unsafe extern "C" fn fi_getparams(params: *mut *mut fi_param, count: *mut c_
             let e = unsafe { &mut *arr.add(i) };
             e.name = info::c_string(&Some(p.env.clone()));
             e.r#type = p.ty;
-            e.help_string = info::c_string(&Some(p.help.clone()));
+            e.help_string = info::c_string(&Some(p.help_text()));
             e.value = info::c_string(&std::env::var(&p.env).ok());
         }
         // SAFETY: rule 3, both are writable (not NULL, checked above).

@@ -61,7 +61,7 @@ static void params(void)
 		if (!strcmp(p[k].name, "FI_DEMO_NAME")) {
 			seen++;
 			EXPECT(p[k].value && !strcmp(p[k].value, "hello"), "value in fi_getparams");
-			EXPECT(p[k].type == FI_PARAM_STRING && !strcmp(p[k].help_string, "a string"),
+			EXPECT(p[k].type == FI_PARAM_STRING && !strcmp(p[k].help_string, "demo: a string"),
 			       "type and formatted help");
 		}
 	}
