@@ -23,12 +23,15 @@ pub struct Param {
     pub help: String,
 }
 
+/// The provider name the core's own parameters are defined under.
+const CORE: &str = "core";
+
 impl Param {
     /// The help text `fi_getparams` gives (and `fi_info -e` prints): a
     /// provider's parameter names its provider first (`sockets: ...`),
     /// as upstream's do; the core's stand alone.
     pub fn help_text(&self) -> String {
-        if self.prov == "core" {
+        if self.prov == CORE {
             self.help.clone()
         } else {
             format!("{}: {}", self.prov, self.help)
@@ -49,7 +52,7 @@ pub fn env_name(prov: &str, name: &str) -> String {
             })
             .collect()
     };
-    if prov == "core" {
+    if prov == CORE {
         format!("FI_{}", up(name))
     } else {
         format!("FI_{}_{}", up(prov), up(name))
@@ -107,9 +110,9 @@ fn registry() -> &'static Mutex<Vec<Param>> {
             CORE_PARAMS
                 .iter()
                 .map(|(name, ty, help)| Param {
-                    prov: "core".into(),
+                    prov: CORE.into(),
                     name: (*name).into(),
-                    env: env_name("core", name),
+                    env: env_name(CORE, name),
                     ty: *ty,
                     help: (*help).into(),
                 })
@@ -239,6 +242,8 @@ pub fn get(prov: &str, name: &str) -> Result<Value> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_providers_help_names_the_provider_and_the_cores_does_not() {
         let p = |prov: &str| Param {
@@ -252,8 +257,6 @@ mod tests {
         assert_eq!(p("ofi_rxm").help_text(), "ofi_rxm: does x");
         assert_eq!(p("core").help_text(), "does x");
     }
-
-    use super::*;
 
     #[test]
     fn env_names() {

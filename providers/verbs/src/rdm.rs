@@ -289,6 +289,23 @@ struct Sending {
     conn: Option<u32>,
 }
 
+impl Sending {
+    /// An operation just numbered, nothing of it posted yet.
+    #[inline]
+    fn new(tx: Option<TxCtx>, mrs: Vec<Hold>, ack: Option<(u32, u32)>) -> Sending {
+        Sending {
+            tx,
+            waiting: None,
+            pieces: 0,
+            handed: false,
+            failed: false,
+            _mrs: mrs,
+            ack,
+            conn: None,
+        }
+    }
+}
+
 /// Where the next work request of a connection goes: its queue pair and
 /// inline limit, the transmit slot it holds and its work request id.
 #[derive(Clone, Copy)]
@@ -513,17 +530,18 @@ impl RdmEp {
     /// The queue pair of a connection on our completion queue, its
     /// receive slots posted; returns its receive buffer and inline size.
     fn setup_qp(&self, id: &mut Id, cn: u32) -> std::result::Result<(RegBuf, usize), VerbsError> {
+        let slots = sizes::rx_slots();
         let mut cap = QpCap {
             max_send_wr: TX_SLOTS as u32,
-            max_recv_wr: sizes::rx_slots() as u32,
+            max_recv_wr: slots as u32,
             // RMA posts the application's buffers (up to iov_limit).
             max_send_sge: MAX_SGE as u32,
             max_recv_sge: 1,
             max_inline_data: inline_size() as u32,
         };
         id.create_qp(&self.pd, &self.cq, &mut cap)?;
-        let rx = RegBuf::new(&self.pd, sizes::rx_slots() * SLOT)?;
-        for i in 0..sizes::rx_slots() {
+        let rx = RegBuf::new(&self.pd, slots * SLOT)?;
+        for i in 0..slots {
             id.post_recv(rx_wr(cn, i), &[rx.buf(i * SLOT, SLOT)], &[rx.lkey()])?;
         }
         Ok((rx, cap.max_inline_data as usize))
@@ -878,16 +896,8 @@ impl RdmEp {
                             pull: None,
                         },
                     );
-                    let id = o.id;
-                    let done = rma::finished(o, notices);
-                    if let Some(s) = sends.get_mut(id) {
-                        s.pieces += 1;
-                        s.handed = done;
-                        if done {
-                            s.conn = Some(cn);
-                            c.unsettled += 1;
-                        }
-                    }
+                    let (id, done) = (o.id, rma::finished(o, notices));
+                    Self::count_post(&mut c.unsettled, cn, sends, id, done);
                     if done {
                         c.queue.pop_front();
                         *queued -= 1;
@@ -898,6 +908,29 @@ impl RdmEp {
                     verbs_err("ibv_post_send", e);
                     return;
                 }
+            }
+        }
+    }
+
+    /// Counts a work request posted on connection `cn` for send `id`
+    /// (`done`: its last): the send counts it, and a send wholly handed
+    /// over is counted in its connection's `unsettled` until reported
+    /// (what `FI_FENCE` waits for). The queue's pump and `rdm/direct.rs`
+    /// both post.
+    #[inline]
+    fn count_post(
+        unsettled: &mut usize,
+        cn: u32,
+        sends: &mut table::Table<Sending>,
+        id: u64,
+        done: bool,
+    ) {
+        if let Some(s) = sends.get_mut(id) {
+            s.pieces += 1;
+            s.handed = done;
+            if done {
+                s.conn = Some(cn);
+                *unsettled += 1;
             }
         }
     }
@@ -1045,16 +1078,7 @@ impl RdmEp {
             c.next_seq = c.next_seq.wrapping_add(1);
         }
         let ack = out.ack.then_some((cn, out.seq));
-        let id = st.sends.insert(Sending {
-            tx,
-            waiting: None,
-            pieces: 0,
-            handed: false,
-            failed: false,
-            _mrs: mrs,
-            ack,
-            conn: None,
-        });
+        let id = st.sends.insert(Sending::new(tx, mrs, ack));
         out.id = id;
         c.queue.push_back(out);
         st.queued += 1;

@@ -90,17 +90,8 @@ impl RdmEp {
         c.next_seq = c.next_seq.wrapping_add(1);
         *tick += 1;
         c.used = *tick;
-        c.unsettled += 1;
-        let send = sends.insert(Sending {
-            tx: Some(*tx),
-            waiting: None,
-            pieces: 1,
-            handed: true,
-            failed: false,
-            _mrs: Vec::new(),
-            ack: None,
-            conn: Some(cn),
-        });
+        let send = sends.insert(Sending::new(Some(*tx), Vec::new(), None));
+        Self::count_post(&mut c.unsettled, cn, sends, send, true);
         wrs.insert_as(
             wr,
             TxWr {

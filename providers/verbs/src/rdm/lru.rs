@@ -44,10 +44,11 @@ fn default_bound() -> usize {
 pub(super) fn bound() -> usize {
     static B: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *B.get_or_init(|| {
+        let most = default_bound();
         std::env::var("OXI_VERBS_MAX_CONNS")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
-            .map_or(default_bound(), |n| n.clamp(1, default_bound()))
+            .map_or(most, |n| n.clamp(1, most))
     })
 }
 
