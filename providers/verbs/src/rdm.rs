@@ -32,7 +32,9 @@
 //!   unexpected), unless unexpected messages are at their bound: then it
 //!   waits with its piece (`rdm/flow.rs`). While a connection's slots are
 //!   all in use, RC's RNR retry (set to "forever" by rdma-cm's
-//!   parameters) holds its sender.
+//!   parameters) holds its sender. A stream of small messages leaves
+//!   several to a piece's slot once a few work requests are in flight on
+//!   its connection (`rdm/bundle.rs`).
 //! - **Triggered operations and deferred work** (`FI_TRIGGER`) are the
 //!   engine's (`service::trigger`): it holds them on their counter and
 //!   posts them through this endpoint's ordinary calls when due, and the
@@ -46,6 +48,7 @@
 //!   (`rdm/retry.rs`), its sends waiting meanwhile.
 
 mod atomic;
+mod bundle;
 mod conns;
 mod delivery;
 mod direct;
@@ -184,9 +187,16 @@ struct Conn {
     /// Operations wholly handed to it and not reported yet: what an
     /// `FI_FENCE` waits for.
     unsettled: usize,
-    /// Receive slots (and their pieces' lengths) left unposted until
-    /// unexpected messages have room (`rdm/flow.rs`), oldest first.
-    parked: VecDeque<(usize, usize)>,
+    /// Receive slots left unposted until unexpected messages have room
+    /// (`rdm/flow.rs`), oldest first: each slot, where in it the pieces
+    /// not taken yet start (a bundle may park part way, `rdm/bundle.rs`)
+    /// and the length of what it received.
+    parked: VecDeque<(usize, usize, usize)>,
+    /// Work requests the queue's pump and `rdm/direct.rs` posted on it
+    /// that have not completed (`rdm/bundle.rs` waits on it).
+    inflight: usize,
+    /// Small messages have gone in a bundle on it (said once at info level).
+    bundled: bool,
 }
 
 impl Conn {
@@ -208,6 +218,8 @@ impl Conn {
             used: 0,
             unsettled: 0,
             parked: VecDeque::new(),
+            inflight: 0,
+            bundled: false,
         }
     }
 }
@@ -336,6 +348,24 @@ struct TxWr {
     back: Option<rma::ReadBack>,
     /// A rendezvous read of this announced message (`rdm/rndv.rs`).
     pull: Option<Key>,
+    /// The sends after `send` whose messages went in the same bundle
+    /// (`rdm/bundle.rs`).
+    more: Vec<u64>,
+}
+
+impl TxWr {
+    /// A piece of send `send` on connection `conn` from transmit slot
+    /// `slot`: no read back, no rendezvous, no bundle.
+    fn new(slot: usize, send: u64, conn: u32) -> TxWr {
+        TxWr {
+            slot,
+            send,
+            conn,
+            back: None,
+            pull: None,
+            more: Vec::new(),
+        }
+    }
 }
 
 struct State {
@@ -796,10 +826,12 @@ impl RdmEp {
         for wr in dead {
             if let Some(w) = st.wrs.take(wr) {
                 st.tx_free.push(w.slot);
-                if let Some(s) = st.sends.get_mut(w.send) {
-                    s.pieces -= 1;
+                for id in std::iter::once(w.send).chain(w.more) {
+                    if let Some(s) = st.sends.get_mut(id) {
+                        s.pieces -= 1;
+                    }
+                    hit.push(id);
                 }
-                hit.push(w.send);
             }
         }
         hit
@@ -869,6 +901,11 @@ impl RdmEp {
                 }
                 o.fence = false;
             }
+            let small = bundle::takes(o);
+            if small && c.inflight >= bundle::AHEAD {
+                // Bundled once one completes (`rdm/bundle.rs`).
+                return;
+            }
             let Some(slot) = tx_free.pop() else { return };
             let wr = wrs.next_id();
             let p = Post {
@@ -878,6 +915,39 @@ impl RdmEp {
                 slot,
                 wr,
                 notices,
+            };
+            let n = if small { bundle::count(&c.queue) } else { 1 };
+            if n > 1 {
+                if let Err(e) = bundle::post(&p, &c.queue, n) {
+                    tx_free.push(slot);
+                    verbs_err("ibv_post_send", e);
+                    return;
+                }
+                let more: Vec<u64> = c.queue.drain(1..n).map(|o| o.id).collect();
+                let Some(first) = c.queue.pop_front() else {
+                    return;
+                };
+                *queued -= n;
+                c.inflight += 1;
+                if !c.bundled {
+                    c.bundled = true;
+                    bundle::first(c.peer, n);
+                }
+                for &id in std::iter::once(&first.id).chain(&more) {
+                    Self::count_post(&mut c.unsettled, cn, sends, id, true);
+                }
+                wrs.insert_as(
+                    wr,
+                    TxWr {
+                        more,
+                        ..TxWr::new(slot, first.id, cn)
+                    },
+                );
+                continue;
+            }
+            let Some(o) = c.queue.front_mut() else {
+                tx_free.push(slot);
+                return;
             };
             let posted = if o.rma.is_some() {
                 rma::step(&p, o)
@@ -889,13 +959,11 @@ impl RdmEp {
                     wrs.insert_as(
                         wr,
                         TxWr {
-                            slot,
-                            send: o.id,
-                            conn: cn,
                             back,
-                            pull: None,
+                            ..TxWr::new(slot, o.id, cn)
                         },
                     );
+                    c.inflight += 1;
                     let (id, done) = (o.id, rma::finished(o, notices));
                     Self::count_post(&mut c.unsettled, cn, sends, id, done);
                     if done {
@@ -1217,22 +1285,30 @@ impl RdmEp {
         c.used = tick;
         // The device wrote at most the slot.
         let len = (wc.byte_len as usize).min(SLOT);
-        if !c.parked.is_empty() || self.take_piece(st, cn, slot, len, false) == flow::Taken::Parked
-        {
-            Self::park(st, cn, slot, len);
-        }
+        let at = if c.parked.is_empty() {
+            match self.take_piece(st, cn, slot, 0, len, false) {
+                flow::Taken::Done => return,
+                flow::Taken::Parked(at) => at,
+            }
+        } else {
+            0
+        };
+        Self::park(st, cn, slot, at, len);
     }
 
-    /// Handles the piece of `len` bytes in receive slot `slot` of
-    /// connection `cn` and posts the slot again, unless it is a message
-    /// piece that must wait for room (`rdm/flow.rs`): then nothing is
-    /// done. `failing`: the connection is going, the piece is taken
-    /// whatever the bound and the slot is not posted again.
+    /// Handles the pieces in receive slot `slot` of connection `cn` from
+    /// byte `from` to `len` (one piece, or a bundle's, `rdm/bundle.rs`) in
+    /// order, and posts the slot again, unless a message piece must wait
+    /// for room (`rdm/flow.rs`): then the pieces from that one on are left
+    /// (`Parked` says where they start). `failing`: the connection is
+    /// going, the pieces are taken whatever the bound and the slot is not
+    /// posted again.
     fn take_piece(
         &self,
         st: &mut State,
         cn: u32,
         slot: usize,
+        from: usize,
         len: usize,
         failing: bool,
     ) -> flow::Taken {
@@ -1244,47 +1320,58 @@ impl RdmEp {
         };
         let whole = rx.buf(slot * SLOT, SLOT);
         let lkey = rx.lkey();
-        let piece = whole.slice(0, len);
-        let (h, body) = match Header::decode(piece.as_slice()) {
-            Ok(x) => x,
-            Err(why) => {
+        let mut at = from;
+        loop {
+            let rest = whole.slice(at, len.saturating_sub(at));
+            let (h, body, used) = match Header::decode_next(rest.as_slice()) {
+                Ok(x) => x,
+                Err(why) => {
+                    self.refuse(st, cn, why);
+                    return flow::Taken::Done;
+                }
+            };
+            if matches!(h.op, wire::Op::First | wire::Op::Rts)
+                && h.len > self.info.ep.max_msg_size as u64
+            {
+                self.refuse(st, cn, "a message longer than max_msg_size");
+                return flow::Taken::Done;
+            }
+            let msg = MsgInfo {
+                src: Self::source_of(st, cn),
+                tag: h.tag,
+                data: h.data,
+            };
+            if !failing && !Self::has_room(st, cn, &h, body.len(), &msg) {
+                return flow::Taken::Parked(at);
+            }
+            let from = match h.op {
+                wire::Op::Eager | wire::Op::First | wire::Op::Rts => {
+                    Self::number_unnamed(st, cn, msg.src)
+                }
+                _ => 0,
+            };
+            let bad = match h.op {
+                wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
+                wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
+                wire::Op::Delivered => Self::delivered(st, cn, &h).err(),
+                wire::Op::Rts => self.on_rts(st, cn, &h, body, msg, from),
+                wire::Op::Bye => self.on_bye(st, cn, h.seq).err(),
+                _ => self.deliver(st, cn, &h, body, msg, from),
+            };
+            if let Some(why) = bad {
                 self.refuse(st, cn, why);
                 return flow::Taken::Done;
             }
-        };
-        if matches!(h.op, wire::Op::First | wire::Op::Rts)
-            && h.len > self.info.ep.max_msg_size as u64
-        {
-            self.refuse(st, cn, "a message longer than max_msg_size");
-            return flow::Taken::Done;
-        }
-        let msg = MsgInfo {
-            src: Self::source_of(st, cn),
-            tag: h.tag,
-            data: h.data,
-        };
-        if !failing && !Self::has_room(st, cn, &h, body.len(), &msg) {
-            return flow::Taken::Parked;
-        }
-        let from = match h.op {
-            wire::Op::Eager | wire::Op::First | wire::Op::Rts => {
-                Self::number_unnamed(st, cn, msg.src)
+            self.acknowledge(st, cn, &h);
+            if st.conns.get(&cn).is_none() {
+                // Gone, and its receive slots with it.
+                return flow::Taken::Done;
             }
-            _ => 0,
-        };
-        let bad = match h.op {
-            wire::Op::Atomic => self.serve_atomic(st, cn, &h, body, msg.src).err(),
-            wire::Op::AtomicDone => Self::atomic_answered(st, cn, &h, body).err(),
-            wire::Op::Delivered => Self::delivered(st, cn, &h).err(),
-            wire::Op::Rts => self.on_rts(st, cn, &h, body, msg, from),
-            wire::Op::Bye => self.on_bye(st, cn, h.seq).err(),
-            _ => self.deliver(st, cn, &h, body, msg, from),
-        };
-        if let Some(why) = bad {
-            self.refuse(st, cn, why);
-            return flow::Taken::Done;
+            at += used;
+            if at >= len {
+                break;
+            }
         }
-        self.acknowledge(st, cn, &h);
         let Some(c) = st.conns.get(&cn) else {
             return flow::Taken::Done;
         };
@@ -1373,17 +1460,27 @@ impl RdmEp {
         if let (Some(k), IBV_WC_SUCCESS) = (w.pull, wc.status) {
             return self.read_done(st, k);
         }
-        if let Some(s) = st.sends.get_mut(w.send) {
-            s.pieces -= 1;
+        if let (None, Some(c)) = (w.pull, st.conns.get_mut(&w.conn)) {
+            c.inflight = c.inflight.saturating_sub(1);
+        }
+        let sends = std::iter::once(w.send).chain(w.more.iter().copied());
+        for id in sends.clone() {
+            if let Some(s) = st.sends.get_mut(id) {
+                s.pieces -= 1;
+            }
         }
         if wc.status != IBV_WC_SUCCESS {
             let peer = st.conns.get(&w.conn).map(|c| c.peer);
             let f = wc_failure(wc.status, peer, "send");
-            Self::fail_send(st, w.send, f);
+            for id in sends {
+                Self::fail_send(st, id, f);
+            }
             self.conn_failed(st, w.conn, f);
             return;
         }
-        Self::settle(st, w.send);
+        for id in sends {
+            Self::settle(st, id);
+        }
     }
 
     fn poll_cq(&self, st: &mut State) {

@@ -19,10 +19,12 @@
 //!   connection's order: no connection yet, one not up or being closed,
 //!   sends already waiting on it, no free transmit slot, a send that
 //!   waits for an acknowledgement or a fence (the caller checks those),
-//!   or a post the device refuses (the queue retries it, as before).
+//!   or a post the device refuses (the queue retries it, as before), and
+//!   a small message of a stream, which waits to be bundled
+//!   (`rdm/bundle.rs`).
 
 use super::wire::{self, Header, HDR};
-use super::{verbs_err, Phase, RdmEp, Sending, State, TxWr, PIECE, SLOT};
+use super::{bundle, verbs_err, Phase, RdmEp, Sending, State, TxWr, PIECE, SLOT};
 use crate::ibv::owned::Op;
 use oxifabric::ops::SendOp;
 use oxifabric::service::ep_core::TxCtx;
@@ -58,6 +60,10 @@ impl RdmEp {
         if c.phase != Phase::Up || !c.queue.is_empty() || c.closing.is_some() {
             return false;
         }
+        if c.inflight >= bundle::AHEAD && len <= bundle::BUNDLED_MAX {
+            // A stream: this one waits to be bundled (`rdm/bundle.rs`).
+            return false;
+        }
         let Some(&slot) = tx_free.last() else {
             return false;
         };
@@ -87,21 +93,13 @@ impl RdmEp {
             return false;
         }
         tx_free.pop();
+        c.inflight += 1;
         c.next_seq = c.next_seq.wrapping_add(1);
         *tick += 1;
         c.used = *tick;
         let send = sends.insert(Sending::new(Some(*tx), Vec::new(), None));
         Self::count_post(&mut c.unsettled, cn, sends, send, true);
-        wrs.insert_as(
-            wr,
-            TxWr {
-                slot,
-                send,
-                conn: cn,
-                back: None,
-                pull: None,
-            },
-        );
+        wrs.insert_as(wr, TxWr::new(slot, send, cn));
         true
     }
 }

@@ -38,8 +38,10 @@ use oxifabric::service::rxq::MsgInfo;
 pub(super) enum Taken {
     /// Handled (or refused, which closed its connection).
     Done,
-    /// Left in its slot until there is room.
-    Parked,
+    /// Left in its slot until there is room, with the pieces after it
+    /// in the same slot: where it starts (0 but in a bundle,
+    /// `rdm/bundle.rs`).
+    Parked(usize),
 }
 
 impl RdmEp {
@@ -57,9 +59,9 @@ impl RdmEp {
         }
     }
 
-    /// Leaves the piece in receive slot `slot` (of `len` bytes) of
-    /// connection `cn` parked, behind those parked before it.
-    pub(super) fn park(st: &mut State, cn: u32, slot: usize, len: usize) {
+    /// Leaves the pieces in receive slot `slot` of connection `cn` from
+    /// byte `at` to `len` parked, behind those parked before them.
+    pub(super) fn park(st: &mut State, cn: u32, slot: usize, at: usize, len: usize) {
         let Some(c) = st.conns.get_mut(&cn) else {
             return;
         };
@@ -74,7 +76,7 @@ impl RdmEp {
                 c.peer
             );
         }
-        c.parked.push_back((slot, len));
+        c.parked.push_back((slot, at, len));
         st.parked_any = true;
     }
 
@@ -106,12 +108,12 @@ impl RdmEp {
             };
             // Out of the queue while it is handled: a piece that is
             // refused closes the connection, which must not see it again.
-            let Some((slot, len)) = c.parked.pop_front() else {
+            let Some((slot, at, len)) = c.parked.pop_front() else {
                 return false;
             };
-            if self.take_piece(st, cn, slot, len, false) == Taken::Parked {
+            if let Taken::Parked(at) = self.take_piece(st, cn, slot, at, len, false) {
                 if let Some(c) = st.conns.get_mut(&cn) {
-                    c.parked.push_front((slot, len));
+                    c.parked.push_front((slot, at, len));
                 }
                 return true;
             }
@@ -124,8 +126,8 @@ impl RdmEp {
         let Some(c) = st.conns.get_mut(&cn) else {
             return;
         };
-        for (slot, len) in std::mem::take(&mut c.parked) {
-            self.take_piece(st, cn, slot, len, true);
+        for (slot, at, len) in std::mem::take(&mut c.parked) {
+            self.take_piece(st, cn, slot, at, len, true);
         }
     }
 }

@@ -314,16 +314,11 @@ impl RdmEp {
                 failed = Some(Failure::cause(FI_EIO, "could not post a rendezvous read"));
                 break;
             }
-            wrs.insert_as(
-                wr,
-                TxWr {
-                    slot,
-                    send: u64::MAX,
-                    conn: cn,
-                    back: None,
-                    pull: Some(key),
-                },
-            );
+            let read = TxWr {
+                pull: Some(key),
+                ..TxWr::new(slot, u64::MAX, cn)
+            };
+            wrs.insert_as(wr, read);
             p.off += seg;
             p.reading += 1;
         }

@@ -9,8 +9,9 @@
 use oxifabric::addr;
 use std::net::SocketAddr;
 
-/// Version of the header and of the connection request's data.
-pub const VERSION: u8 = 1;
+/// Version of the header and of the connection request's data (2: small
+/// messages may share a work request, [`Header::decode_next`]).
+pub const VERSION: u8 = 2;
 
 /// Bytes of the header in front of every piece.
 pub const HDR: usize = 32;
@@ -147,6 +148,9 @@ const HAS_TAG: u8 = 1;
 const HAS_DATA: u8 = 2;
 /// The flag of [`Header::ack`].
 const ACK: u8 = 4;
+/// Another piece follows this one's body in the same receive
+/// (`rdm/bundle.rs`): set on every whole message of a bundle but its last.
+const FOLLOWED: u8 = 8;
 
 /// A piece's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,11 +183,54 @@ impl Header {
         b
     }
 
+    /// The header's bytes for a whole message in a bundle
+    /// (`rdm/bundle.rs`): `followed` when another follows its body.
+    pub fn encode_in_bundle(&self, followed: bool) -> [u8; HDR] {
+        let mut b = self.encode();
+        if followed {
+            b[2] |= FOLLOWED;
+        }
+        b
+    }
+
+    /// The first piece in `bytes` (a receive's bytes from where the
+    /// pieces before it ended): its header, its body and how many bytes
+    /// it takes, or why it is refused. A piece marked as followed is a
+    /// whole message (`Eager`, no acknowledgement asked) whose body is its
+    /// `len` bytes, and bytes must be left after it; any other piece is
+    /// the rest of the receive ([`Header::decode`]).
+    pub fn decode_next(bytes: &[u8]) -> Result<(Header, &[u8], usize), &'static str> {
+        let Some((h, rest)) = bytes
+            .split_first_chunk::<HDR>()
+            .filter(|(h, _)| h[2] & FOLLOWED != 0)
+        else {
+            return Self::decode(bytes).map(|(h, body)| (h, body, bytes.len()));
+        };
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&h[24..32]);
+        let body = usize::try_from(u64::from_le_bytes(len))
+            .ok()
+            .and_then(|n| rest.get(..n))
+            .filter(|body| body.len() < rest.len())
+            .ok_or("a bundled message past its receive, or the last of it marked followed")?;
+        let hdr = Self::parse(h, body.len() as u64, FOLLOWED)?;
+        if hdr.op != Op::Eager || hdr.ack {
+            return Err("a bundled piece that is not a whole message");
+        }
+        Ok((hdr, body, HDR + body.len()))
+    }
+
     /// A received piece's header and body, or why it is refused.
     pub fn decode(piece: &[u8]) -> Result<(Header, &[u8]), &'static str> {
         let (h, body) = piece
             .split_first_chunk::<HDR>()
             .ok_or("a piece shorter than its header")?;
+        Ok((Self::parse(h, body.len() as u64, 0)?, body))
+    }
+
+    /// The header `h` of a piece whose body has `body_len` bytes, or why
+    /// it is refused; `more_flags` are flags allowed besides the usual.
+    fn parse(h: &[u8; HDR], body_len: u64, more_flags: u8) -> Result<Header, &'static str> {
         if h[0] != VERSION {
             return Err("a header of another version");
         }
@@ -200,7 +247,7 @@ impl Header {
             10 => Op::Bye,
             _ => return Err("an unknown operation"),
         };
-        if h[2] & !(HAS_TAG | HAS_DATA | ACK) != 0 || h[3] != 0 {
+        if h[2] & !(HAS_TAG | HAS_DATA | ACK | more_flags) != 0 || h[3] != 0 {
             return Err("unknown header flags");
         }
         let u64_at = |i: usize| {
@@ -218,7 +265,6 @@ impl Header {
             len: u64_at(24),
             ack: h[2] & ACK != 0,
         };
-        let body_len = body.len() as u64;
         let fits = match op {
             Op::Eager | Op::More => hdr.len == body_len,
             Op::First => hdr.len > body_len,
@@ -248,7 +294,7 @@ impl Header {
         if !fits {
             return Err("a length that does not match the piece");
         }
-        Ok((hdr, body))
+        Ok(hdr)
     }
 }
 
@@ -371,6 +417,71 @@ mod tests {
         let mut p = first.encode().to_vec();
         p.extend_from_slice(b"ab");
         assert_eq!(Header::decode(&p).map(|x| x.1), Ok(&b"ab"[..]));
+    }
+
+    #[test]
+    fn bundled_pieces_are_taken_one_by_one_and_checked() {
+        let h = |seq, len| Header {
+            op: Op::Eager,
+            seq,
+            tag: Some(9),
+            data: None,
+            len,
+            ack: false,
+        };
+        let mut b = h(1, 2).encode_in_bundle(true).to_vec();
+        b.extend_from_slice(b"ab");
+        b.extend_from_slice(&h(2, 3).encode_in_bundle(false));
+        b.extend_from_slice(b"cde");
+        let (first, body, used) = Header::decode_next(&b).unwrap();
+        assert_eq!((first, body, used), (h(1, 2), &b"ab"[..], HDR + 2));
+        let (second, body, used) = Header::decode_next(&b[used..]).unwrap();
+        assert_eq!((second, body, used), (h(2, 3), &b"cde"[..], HDR + 3));
+        // A lone piece decodes as before, and takes the whole receive.
+        let mut one = h(3, 1).encode().to_vec();
+        one.push(b'x');
+        assert_eq!(Header::decode_next(&one).map(|x| x.2), Ok(HDR + 1));
+
+        let followed = |hd: Header, body: &[u8], tail: &[u8]| {
+            let mut v = hd.encode_in_bundle(true).to_vec();
+            v.extend_from_slice(body);
+            v.extend_from_slice(tail);
+            Header::decode_next(&v).map(|x| x.2)
+        };
+        assert!(
+            followed(h(1, 2), b"ab", b"").is_err(),
+            "the last one marked followed"
+        );
+        assert!(
+            followed(h(1, 5), b"ab", b"c").is_err(),
+            "a length past the receive"
+        );
+        assert!(
+            followed(h(1, u64::MAX), b"ab", b"c").is_err(),
+            "a length that wraps"
+        );
+        let ack = Header {
+            ack: true,
+            ..h(1, 2)
+        };
+        assert!(followed(ack, b"ab", b"c").is_err(), "an acknowledged one");
+        let first = Header {
+            op: Op::First,
+            ..h(1, 2)
+        };
+        assert!(
+            followed(first, b"ab", b"c").is_err(),
+            "a piece of a longer message"
+        );
+        let bye = Header {
+            op: Op::Bye,
+            seq: BYE_ASK,
+            tag: None,
+            data: None,
+            len: 0,
+            ack: false,
+        };
+        assert!(followed(bye, b"", b"c").is_err(), "a frame");
     }
 
     #[test]
