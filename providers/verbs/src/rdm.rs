@@ -27,10 +27,12 @@
 //!   to that size is one eager piece; a longer one is a first piece that
 //!   announces its length and more pieces that follow in order
 //!   (segmented eager: two copies, no registration of the application's
-//!   buffers, hence no `FI_MR_LOCAL`). A receive slot is reposted as soon
-//!   as its piece is copied out (into the matched receive, or held as
-//!   unexpected), unless unexpected messages are at their bound: then it
-//!   waits with its piece (`rdm/flow.rs`). While a connection's slots are
+//!   buffers, hence no `FI_MR_LOCAL`). A receive slot is posted again
+//!   once its piece is copied out (into the matched receive, or held as
+//!   unexpected), at the start of the next progress pass so that the
+//!   application sees the receive first (`rdm/repost.rs`), unless
+//!   unexpected messages are at their bound: then it waits with its piece
+//!   (`rdm/flow.rs`). While a connection's slots are
 //!   all in use, RC's RNR retry (set to "forever" by rdma-cm's
 //!   parameters) holds its sender. A stream of small messages leaves
 //!   several to a piece's slot once a few work requests are in flight on
@@ -54,6 +56,7 @@ mod delivery;
 mod direct;
 mod flow;
 mod lru;
+mod repost;
 mod retry;
 mod rma;
 mod rndv;
@@ -197,6 +200,9 @@ struct Conn {
     inflight: usize,
     /// Small messages have gone in a bundle on it (said once at info level).
     bundled: bool,
+    /// Receive slots to post again at the next progress pass
+    /// (`rdm/repost.rs`).
+    owed: Vec<usize>,
 }
 
 impl Conn {
@@ -220,6 +226,7 @@ impl Conn {
             parked: VecDeque::new(),
             inflight: 0,
             bundled: false,
+            owed: Vec::new(),
         }
     }
 }
@@ -413,6 +420,8 @@ struct State {
     over_bound: bool,
     /// Some connection has parked pieces (`rdm/flow.rs`).
     parked_any: bool,
+    /// Connections that owe receive slots (`rdm/repost.rs`; may repeat).
+    owing: Vec<u32>,
     /// Peers the AV did not name when their messages arrived (by their
     /// listening address): a receive posted after an insert names their
     /// unexpected messages ([`RdmEp::name_unnamed`]).
@@ -519,6 +528,7 @@ impl RdmEp {
                 tick: 0,
                 over_bound: false,
                 parked_any: false,
+                owing: Vec::new(),
                 unnamed: Unnamed::default(),
             }),
         }))
@@ -1319,7 +1329,6 @@ impl RdmEp {
             return flow::Taken::Done;
         };
         let whole = rx.buf(slot * SLOT, SLOT);
-        let lkey = rx.lkey();
         let mut at = from;
         loop {
             let rest = whole.slice(at, len.saturating_sub(at));
@@ -1372,19 +1381,8 @@ impl RdmEp {
                 break;
             }
         }
-        let Some(c) = st.conns.get(&cn) else {
-            return flow::Taken::Done;
-        };
-        if failing {
-            return flow::Taken::Done;
-        }
-        if let Err(e) = c.id.post_recv(rx_wr(cn, slot), &[whole], &[lkey]) {
-            verbs_err("ibv_post_recv", e);
-            self.conn_failed(
-                st,
-                cn,
-                Failure::cause(FI_EIO, "could not repost a receive buffer"),
-            );
+        if !failing {
+            self.give_back(st, cn, slot);
         }
         flow::Taken::Done
     }
@@ -1512,6 +1510,7 @@ impl RdmEp {
         if !st.core.enabled {
             return;
         }
+        self.repost_owed(st);
         let due = self.waits.due(&mut st.polls, st.pending > 0);
         if due.read {
             while let Some(ev) = self.chan.next() {
