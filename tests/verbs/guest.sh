@@ -696,8 +696,17 @@ flow_steps() { # RUN PREFIX: flow_check's three steps in pair RUN's logs, as PRE
 			fail "$2_${check%%:*}" "$(grep -h "^FAIL" "$W/$1"-*.log | head -1)"
 	done
 }
+# The RNR NAK timer (FI_VERBS_MIN_RNR_TIMER, default 12: 0.64 ms, set at
+# ESTABLISHED): while the server's slots are all parked the client's
+# queue pair is refused again and again; rxe counts the NAKs it receives.
+# rdma-cm's own 0 (655 ms) gave 5 in this run, the 0.64 ms timer hundreds.
+naks() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_rnr_err 2>/dev/null || echo 0; }
+naks_before=$(naks)
 FI_VERBS_MAX_UNEXP_SZ=1048576 FI_LOG_LEVEL=info pair flow_check "$OXILIB" 47970 "$FTDEB/flow_check" "${S[@]}"
 flow_steps flow_check flow
+naks_seen=$(($(naks) - naks_before))
+[ "$naks_seen" -ge 50 ] && ok rnr_timer ||
+	fail rnr_timer "the client's queue pair received $naks_seen RNR NAKs while the server's slots were parked (a 655 ms timer gives under 10)"
 grep -q "wait in their receive slots" "$W/flow_check-server.log" && ok flow_parked ||
 	fail flow_parked "the server logged no pieces waiting in their receive slots"
 # FI_OFI_RXM_MSG_RX_SIZE (upstream's rxm variable, rdm/sizes.rs): the same

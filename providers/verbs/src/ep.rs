@@ -492,6 +492,9 @@ impl VerbsEp {
                     Vec::new()
                 };
                 st.conn = Conn::Up;
+                if let Some(id) = &st.id {
+                    crate::info::set_rnr_timer(id);
+                }
                 st.peer = st.id.as_ref().and_then(Id::peer_addr).or(peer);
                 st.core.cm_event(FI_CONNECTED as u32, data);
             }

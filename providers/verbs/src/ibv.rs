@@ -514,6 +514,30 @@ pub struct ibv_qp_cap {
     pub max_inline_data: u32,
 }
 
+/// `struct ibv_qp_attr`, as `ibv_modify_qp` reads it: only
+/// `min_rnr_timer` is ever set (its mask bit tells the library to read
+/// that field alone); the rest is the C struct's other fields, zeroed.
+#[repr(C, align(4))]
+pub struct ibv_qp_attr {
+    _before: [u8; 128],
+    pub min_rnr_timer: u8,
+    _after: [u8; 15],
+}
+
+impl ibv_qp_attr {
+    /// Zeroed but for `min_rnr_timer`.
+    pub fn min_rnr_timer(t: u8) -> ibv_qp_attr {
+        ibv_qp_attr {
+            _before: [0; 128],
+            min_rnr_timer: t,
+            _after: [0; 15],
+        }
+    }
+}
+
+/// `IBV_QP_MIN_RNR_TIMER` (`enum ibv_qp_attr_mask`).
+pub const IBV_QP_MIN_RNR_TIMER: c_int = 1 << 15;
+
 /// `struct ibv_qp_init_attr`.
 #[repr(C)]
 pub struct ibv_qp_init_attr {
@@ -701,6 +725,7 @@ const _: () = assert!(size_of::<rdma_conn_param>() == 24);
 const _: () = assert!(offset_of!(ibv_qp, qp_num) == 52);
 const _: () = assert!(offset_of!(rdma_cm_event, param) == 24);
 const _: () = assert!(size_of::<ibv_srq_init_attr>() == 24);
+const _: () = assert!(size_of::<ibv_qp_attr>() == 144);
 const _: () = assert!(offset_of!(ibv_srq, handle) == 24);
 
 /// Every mirrored struct's size and every field's offset, as
@@ -1001,6 +1026,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
         ),
     ]);
     heads!(v, ibv_comp_channel { context, fd });
+    fields!(v, ibv_qp_attr { min_rnr_timer });
     fields!(
         v,
         ibv_srq_attr {
@@ -1065,6 +1091,7 @@ pub fn constants() -> Vec<(&'static str, i64)> {
         IBV_ACCESS_REMOTE_ATOMIC,
         IBV_SEND_INLINE,
         IBV_SEND_FENCE,
+        IBV_QP_MIN_RNR_TIMER,
         IBV_WC_WITH_IMM,
         IBV_WC_RECV_RDMA_WITH_IMM,
         IBV_WC_RDMA_READ,
@@ -1112,6 +1139,7 @@ type GetDevices = unsafe extern "C" fn(*mut c_int) -> *mut *mut ibv_context;
 type FreeDevices = unsafe extern "C" fn(*mut *mut ibv_context);
 type MigrateId = unsafe extern "C" fn(*mut rdma_cm_id, *mut rdma_event_channel) -> c_int;
 type Reject = unsafe extern "C" fn(*mut rdma_cm_id, *const c_void, u8) -> c_int;
+type ModifyQp = unsafe extern "C" fn(*mut ibv_qp, *mut ibv_qp_attr, c_int) -> c_int;
 type CreateSrq = unsafe extern "C" fn(*mut ibv_pd, *mut ibv_srq_init_attr) -> *mut ibv_srq;
 type DestroySrq = unsafe extern "C" fn(*mut ibv_srq) -> c_int;
 
@@ -1186,6 +1214,7 @@ pub struct Lib {
     ack_cq_events: AckCqEvents,
     create_srq: CreateSrq,
     destroy_srq: DestroySrq,
+    modify_qp: ModifyQp,
     cm: CmLib,
 }
 
@@ -1274,6 +1303,7 @@ impl Lib {
             ack_cq_events: func!(AckCqEvents, "ibv_ack_cq_events"),
             create_srq: func!(CreateSrq, "ibv_create_srq"),
             destroy_srq: func!(DestroySrq, "ibv_destroy_srq"),
+            modify_qp: func!(ModifyQp, "ibv_modify_qp"),
             // Fields are evaluated in order: librdmacm is opened only once
             // libibverbs proved complete, so the first complaint names the
             // first thing missing.

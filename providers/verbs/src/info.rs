@@ -41,6 +41,8 @@ pub const CM_DATA_SIZE: usize = 55;
 const DEF_TX_SIZE: usize = 384;
 const DEF_RX_SIZE: usize = 384;
 const DEF_INLINE: usize = 256;
+/// 0.64 ms in IB's RNR timer code (upstream's default).
+const DEF_MIN_RNR_TIMER: usize = 12;
 
 /// The provider's parameters, as `fi_info -e` lists them
 /// (`FI_VERBS_<NAME>`).
@@ -74,6 +76,11 @@ pub const PARAMS: &[(&str, fi_param_type, &str)] = &[
         "max_unexp_sz",
         FI_PARAM_SIZE_T,
         "RDM endpoints: bytes held for messages that arrived before their receive, each message counting 288 bytes on top of its payload; beyond it pieces wait in their receive slots and senders in RNR retries (default 268435456)",
+    ),
+    (
+        "min_rnr_timer",
+        FI_PARAM_INT,
+        "Set min_rnr_timer QP attribute (0 - 31): the RNR NAK timer code connected queue pairs give peers whose send found no posted receive; default 12 (0.64 ms; rdma-cm's 0 means 655 ms)",
     ),
     (
         "gid_idx",
@@ -112,6 +119,29 @@ pub fn param_int(name: &str, def: usize, max: usize) -> usize {
 /// The inline (inject) size endpoints ask their queue pairs for.
 pub fn inline_size() -> usize {
     param_int("inline_size", DEF_INLINE, 1 << 16)
+}
+
+/// `FI_VERBS_MIN_RNR_TIMER`, read once.
+fn min_rnr_timer() -> u8 {
+    static V: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *V.get_or_init(|| param_int("min_rnr_timer", DEF_MIN_RNR_TIMER, 31) as u8)
+}
+
+/// Gives the queue pair of a connection just established its RNR NAK
+/// timer (`FI_VERBS_MIN_RNR_TIMER`), as upstream's verbs provider does
+/// at the same point: rdma-cm leaves the longest (655 ms), which a sender
+/// facing a receiver without a posted receive would wait each time.
+/// A device that refuses it (iWARP has no such timer) keeps its own,
+/// with an info line.
+pub fn set_rnr_timer(id: &crate::ibv::owned::Id) {
+    if let Err(e) = id.set_min_rnr_timer(min_rnr_timer()) {
+        oxifabric::prov_log!(
+            NAME,
+            FI_LOG_INFO,
+            FI_LOG_EP_CTRL,
+            "the connection keeps its device's RNR timer: {e}"
+        );
+    }
 }
 
 /// `FI_VERBS_MAX_UNEXP_SZ`: the bound on an RDM endpoint's unexpected

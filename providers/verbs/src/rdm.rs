@@ -732,6 +732,7 @@ impl RdmEp {
                 }
                 if c.phase != Phase::Up {
                     c.phase = Phase::Up;
+                    crate::info::set_rnr_timer(&c.id);
                     let peer = c.peer;
                     st.pending -= 1;
                     Self::reached(st, peer);

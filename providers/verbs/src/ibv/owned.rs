@@ -850,6 +850,20 @@ impl Id {
         })
     }
 
+    /// Sets the queue pair's RNR NAK timer (`ibv_modify_qp` of
+    /// `min_rnr_timer`, IB's 5-bit code): how long a peer whose send found
+    /// no posted receive here waits before it sends again. rdma-cm leaves
+    /// 0, which codes the longest wait, 655 ms.
+    pub fn set_min_rnr_timer(&self, code: u8) -> Result<(), VerbsError> {
+        let qp = self.qp()?;
+        let mut attr = ibv_qp_attr::min_rnr_timer(code);
+        // SAFETY: qp is live (self.qp); attr is a whole ibv_qp_attr
+        // (size checked against C) of which the mask names one field.
+        check("ibv_modify_qp", unsafe {
+            (self.lib.modify_qp)(qp, &mut attr, IBV_QP_MIN_RNR_TIMER)
+        })
+    }
+
     /// `rdma_disconnect`.
     pub fn disconnect(&self) -> Result<(), VerbsError> {
         // SAFETY: id live.
