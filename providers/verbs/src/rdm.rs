@@ -913,7 +913,7 @@ impl RdmEp {
                 o.fence = false;
             }
             let small = bundle::takes(o);
-            if small && c.inflight >= bundle::AHEAD {
+            if small && bundle::waits(c.inflight, o.len) {
                 // Bundled once one completes (`rdm/bundle.rs`).
                 return;
             }
@@ -934,24 +934,22 @@ impl RdmEp {
                     verbs_err("ibv_post_send", e);
                     return;
                 }
-                let more: Vec<u64> = c.queue.drain(1..n).map(|o| o.id).collect();
-                let Some(first) = c.queue.pop_front() else {
-                    return;
-                };
+                let mut more: Vec<u64> = c.queue.drain(..n).map(|o| o.id).collect();
+                let first = more.remove(0);
                 *queued -= n;
                 c.inflight += 1;
                 if !c.bundled {
                     c.bundled = true;
                     bundle::first(c.peer, n);
                 }
-                for &id in std::iter::once(&first.id).chain(&more) {
+                for &id in std::iter::once(&first).chain(&more) {
                     Self::count_post(&mut c.unsettled, cn, sends, id, true);
                 }
                 wrs.insert_as(
                     wr,
                     TxWr {
                         more,
-                        ..TxWr::new(slot, first.id, cn)
+                        ..TxWr::new(slot, first, cn)
                     },
                 );
                 continue;
@@ -1308,9 +1306,10 @@ impl RdmEp {
     }
 
     /// Handles the pieces in receive slot `slot` of connection `cn` from
-    /// byte `from` to `len` (one piece, or a bundle's, `rdm/bundle.rs`) in
-    /// order, and posts the slot again, unless a message piece must wait
-    /// for room (`rdm/flow.rs`): then the pieces from that one on are left
+    /// byte `start` to `len` (one piece, or a bundle's, `rdm/bundle.rs`)
+    /// in order, and gives the slot back to be posted again
+    /// (`rdm/repost.rs`), unless a message piece must wait for room
+    /// (`rdm/flow.rs`): then the pieces from that one on are left
     /// (`Parked` says where they start). `failing`: the connection is
     /// going, the pieces are taken whatever the bound and the slot is not
     /// posted again.
@@ -1319,7 +1318,7 @@ impl RdmEp {
         st: &mut State,
         cn: u32,
         slot: usize,
-        from: usize,
+        start: usize,
         len: usize,
         failing: bool,
     ) -> flow::Taken {
@@ -1330,7 +1329,7 @@ impl RdmEp {
             return flow::Taken::Done;
         };
         let whole = rx.buf(slot * SLOT, SLOT);
-        let mut at = from;
+        let mut at = start;
         loop {
             let rest = whole.slice(at, len.saturating_sub(at));
             let (h, body, used) = match Header::decode_next(rest.as_slice()) {

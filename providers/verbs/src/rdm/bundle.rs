@@ -38,6 +38,12 @@ pub(super) const AHEAD: usize = 4;
 /// Largest message that is bundled (and waits for it).
 pub(super) const BUNDLED_MAX: usize = 4096;
 
+/// Whether a message of `len` bytes on a connection with `inflight` work
+/// requests in flight waits to be bundled rather than posted now.
+pub(super) fn waits(inflight: usize, len: usize) -> bool {
+    inflight >= AHEAD && len <= BUNDLED_MAX
+}
+
 /// Whether queued operation `o` may go in a bundle: a whole message of
 /// at most [`BUNDLED_MAX`] bytes, nothing of it sent, waiting for no
 /// acknowledgement or fence.
@@ -71,14 +77,7 @@ pub(super) fn post(p: &Post<'_>, queue: &VecDeque<Outgoing>, n: usize) -> Result
     let b = p.txbuf.buf(p.slot * SLOT, total);
     let mut at = 0;
     for (i, o) in queue.iter().take(n).enumerate() {
-        let h = Header {
-            op: super::wire::Op::Eager,
-            seq: o.seq,
-            tag: o.tag,
-            data: o.data,
-            len: o.len as u64,
-            ack: false,
-        };
+        let h = Header::eager(o.seq, o.tag, o.data, o.len);
         b.write_at(at, &h.encode_in_bundle(i + 1 < n));
         gather(&o.body, 0, o.len, b.slice(at + HDR, o.len));
         at += HDR + o.len;

@@ -23,7 +23,7 @@
 //!   a small message of a stream, which waits to be bundled
 //!   (`rdm/bundle.rs`).
 
-use super::wire::{self, Header, HDR};
+use super::wire::{Header, HDR};
 use super::{bundle, verbs_err, Phase, RdmEp, Sending, State, TxWr, PIECE, SLOT};
 use crate::ibv::owned::Op;
 use oxifabric::ops::SendOp;
@@ -60,21 +60,14 @@ impl RdmEp {
         if c.phase != Phase::Up || !c.queue.is_empty() || c.closing.is_some() {
             return false;
         }
-        if c.inflight >= bundle::AHEAD && len <= bundle::BUNDLED_MAX {
+        if bundle::waits(c.inflight, len) {
             // A stream: this one waits to be bundled (`rdm/bundle.rs`).
             return false;
         }
         let Some(&slot) = tx_free.last() else {
             return false;
         };
-        let h = Header {
-            op: wire::Op::Eager,
-            seq: c.next_seq,
-            tag: op.tag,
-            data: op.data,
-            len: len as u64,
-            ack: false,
-        };
+        let h = Header::eager(c.next_seq, op.tag, op.data, len);
         let b = txbuf.buf(slot * SLOT, HDR + len);
         b.write_at(0, &h.encode());
         let mut at = HDR;

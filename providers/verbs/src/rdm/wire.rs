@@ -167,6 +167,19 @@ pub struct Header {
 }
 
 impl Header {
+    /// The header of a whole message of `len` bytes that asks for no
+    /// acknowledgement.
+    pub fn eager(seq: u32, tag: Option<u64>, data: Option<u64>, len: usize) -> Header {
+        Header {
+            op: Op::Eager,
+            seq,
+            tag,
+            data,
+            len: len as u64,
+            ack: false,
+        }
+    }
+
     /// The header's bytes (little-endian):
     /// version, op, flags, 0, seq (u32), tag, data, len (u64 each).
     pub fn encode(&self) -> [u8; HDR] {
