@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, Weak};
+use std::sync::Weak;
 
 /// One successful completion; which fields the application sees depends on
 /// the CQ format.
@@ -58,7 +58,7 @@ pub struct CompletionQueue {
     pub size: usize,
     pub wait_obj: fi_wait_obj,
     pub wait_cond: fi_cq_wait_cond,
-    queue: Mutex<VecDeque<Entry>>,
+    queue: crate::service::quicklock::QuickLock<VecDeque<Entry>>,
     /// Entries queued, readable without the lock (see `is_full`).
     queued: AtomicUsize,
     signal: Signal,
@@ -102,29 +102,40 @@ impl CompletionQueue {
             size,
             wait_obj: attr.wait_obj,
             wait_cond: attr.wait_cond,
-            queue: Mutex::new(VecDeque::with_capacity(size.min(1 << 16))),
+            queue: crate::service::quicklock::QuickLock::new(VecDeque::with_capacity(
+                size.min(1 << 16),
+            )),
             queued: AtomicUsize::new(0),
-            signal: Signal::new().map_err(|e| Error::os(FI_EMFILE, &e))?,
+            signal: Signal::lazy().map_err(|e| Error::os(FI_EMFILE, &e))?,
             interrupted: AtomicBool::new(false),
             sources: Sources::default(),
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Entry>> {
-        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> crate::service::quicklock::QuickGuard<'_, VecDeque<Entry>> {
+        self.queue.lock()
     }
 
     /// Queues a completion (provider side).
     pub fn push(&self, c: Completion) {
-        self.lock().push_back(Entry::Ok(c));
-        self.queued.fetch_add(1, Ordering::Relaxed);
-        self.signal.set();
+        self.queue_entry(Entry::Ok(c));
     }
 
     /// Queues an error completion (provider side).
     pub fn push_err(&self, e: CqError) {
-        self.lock().push_back(Entry::Err(Box::new(e)));
-        self.queued.fetch_add(1, Ordering::Relaxed);
+        self.queue_entry(Entry::Err(Box::new(e)));
+    }
+
+    /// Queues `e`, counts it and sets the signal. The count is written
+    /// under the lock (a plain store of the queue's length: every change
+    /// of it is made there), so it costs no locked instruction; it is
+    /// written before the signal is set (see `nothing_queued`).
+    fn queue_entry(&self, e: Entry) {
+        {
+            let mut q = self.lock();
+            q.push_back(e);
+            self.queued.store(q.len(), Ordering::Relaxed);
+        }
         self.signal.set();
     }
 
@@ -198,7 +209,6 @@ impl CompletionQueue {
                 Some(Entry::Ok(c)) => {
                     out(n, c);
                     q.pop_front();
-                    self.queued.fetch_sub(1, Ordering::Relaxed);
                     n += 1;
                 }
                 Some(Entry::Err(_)) => {
@@ -210,6 +220,7 @@ impl CompletionQueue {
                 None => break,
             }
         }
+        self.queued.store(q.len(), Ordering::Relaxed);
         if q.is_empty() {
             self.signal.clear();
         }
@@ -229,7 +240,7 @@ impl CompletionQueue {
                 let Some(Entry::Err(e)) = q.pop_front() else {
                     unreachable!()
                 };
-                self.queued.fetch_sub(1, Ordering::Relaxed);
+                self.queued.store(q.len(), Ordering::Relaxed);
                 if q.is_empty() {
                     self.signal.clear();
                 }
@@ -268,6 +279,7 @@ impl CompletionQueue {
         mut out: impl FnMut(usize, &Completion),
     ) -> Result<usize> {
         let dl = deadline(timeout_ms);
+        self.wake_signal();
         let want = if self.wait_cond == FI_CQ_COND_THRESHOLD {
             threshold.clamp(1, max.max(1))
         } else {
@@ -291,6 +303,12 @@ impl CompletionQueue {
             .unwrap_or(Err(Error::Again))
     }
 
+    /// Makes the (lazy) signal exact before anyone waits on it: set when
+    /// something is queued, looked at under the lock pushes take.
+    fn wake_signal(&self) {
+        self.signal.go_live(|| !self.lock().is_empty());
+    }
+
     /// `fi_cq_signal`: makes a blocked (or the next) `sread` return `Again`.
     pub fn interrupt(&self) {
         self.interrupted.store(true, Ordering::Release);
@@ -299,6 +317,7 @@ impl CompletionQueue {
 
     /// The descriptor for `FI_GETWAIT`: readable while entries are queued.
     pub fn wait_fd(&self) -> std::os::fd::RawFd {
+        self.wake_signal();
         self.signal.fd()
     }
 
@@ -374,6 +393,32 @@ mod tests {
         assert_eq!(q.sread(4, 2, 0, |_, _| {}), Err(Error::Again));
         q.push(Completion::default());
         assert_eq!(q.sread(4, 2, 1000, |_, _| {}), Ok(2));
+    }
+
+    /// The queue's signal records nothing until its descriptor is asked
+    /// for; then the descriptor must say what is queued, including an
+    /// entry pushed while it was being handed out.
+    #[test]
+    fn descriptor_handed_out_late_says_what_is_queued() {
+        use crate::service::signal::poll_readable;
+        let q = cq(FI_CQ_COND_NONE);
+        q.push(Completion::default());
+        assert!(poll_readable(&[q.wait_fd()], deadline(0)), "queued before");
+        assert_eq!(q.read(8, |_, _| {}), Ok(1));
+        assert!(!poll_readable(&[q.wait_fd()], deadline(0)), "drained");
+        q.push(Completion::default());
+        assert!(poll_readable(&[q.wait_fd()], deadline(0)), "queued after");
+        for round in 0..500 {
+            let q = std::sync::Arc::new(cq(FI_CQ_COND_NONE));
+            let q2 = q.clone();
+            let t = std::thread::spawn(move || q2.push(Completion::default()));
+            let fd = q.wait_fd();
+            t.join().unwrap();
+            assert!(
+                poll_readable(&[fd], deadline(0)),
+                "round {round}: a push racing the first wait_fd was lost"
+            );
+        }
     }
 
     #[test]

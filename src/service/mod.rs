@@ -25,6 +25,7 @@ pub mod keyhash;
 pub mod mr;
 pub mod op_copy;
 pub mod progress;
+pub mod quicklock;
 pub mod random;
 pub mod reassembly;
 pub mod rma;

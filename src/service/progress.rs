@@ -145,7 +145,7 @@ const SWEEP_EVERY: Duration = Duration::from_millis(4);
 /// on one queue made 500k empty reads a second).
 #[derive(Default)]
 pub struct Sources {
-    inner: Mutex<Inner>,
+    inner: crate::service::quicklock::QuickLock<Inner>,
     /// The nested set, once there are more than [`NEST_ABOVE`] sources.
     nest: OnceLock<Epoll>,
     kicked: AtomicBool,
@@ -213,8 +213,8 @@ impl Inner {
 }
 
 impl Sources {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> crate::service::quicklock::QuickGuard<'_, Inner> {
+        self.inner.lock()
     }
 
     /// Adds a source; dropped ones are forgotten lazily.

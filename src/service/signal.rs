@@ -5,7 +5,10 @@
 
 use std::ops::ControlFlow;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicUsize,
+    Ordering::{Relaxed, SeqCst},
+};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,6 +17,14 @@ const WAKE_SLICE: Duration = Duration::from_millis(100);
 
 /// A level-triggered signal: `set` wakes waiters and makes the fd readable
 /// until `clear`.
+///
+/// A lazy signal ([`Signal::lazy`], a completion queue's) records nothing
+/// until its descriptor is first asked for: before that nobody can be
+/// waiting on it (its owner's blocking waits go through the descriptor),
+/// so `set` and `clear` are two plain loads instead of a locked exchange
+/// each, which a busy-polling reader would pay twice per completion. Its
+/// owner makes it exact with [`Signal::go_live`], saying under its own
+/// lock whether something is pending.
 ///
 /// Setting and clearing are on every completion's path, so they cost an
 /// atomic store and nothing else while nobody can be waiting: the
@@ -24,6 +35,8 @@ const WAKE_SLICE: Duration = Duration::from_millis(100);
 /// consistent), so either side sees the other and no wake-up is lost.
 #[derive(Debug)]
 pub struct Signal {
+    /// See [`Signal::lazy`].
+    lazy: bool,
     flag: AtomicBool,
     waiters: AtomicUsize,
     fd_live: AtomicBool,
@@ -37,12 +50,22 @@ pub struct Signal {
 impl Signal {
     /// Creates an unset signal. Fails only when the process is out of fds.
     pub fn new() -> std::io::Result<Signal> {
+        Self::make(false)
+    }
+
+    /// Creates an unset lazy signal (see the type's documentation).
+    pub fn lazy() -> std::io::Result<Signal> {
+        Self::make(true)
+    }
+
+    fn make(lazy: bool) -> std::io::Result<Signal> {
         // SAFETY: eventfd has no pointer arguments; the fd is owned below.
         let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
         Ok(Signal {
+            lazy,
             flag: AtomicBool::new(false),
             waiters: AtomicUsize::new(0),
             fd_live: AtomicBool::new(false),
@@ -79,6 +102,9 @@ impl Signal {
 
     /// Sets the signal and wakes every waiter.
     pub fn set(&self) {
+        if self.asleep() {
+            return;
+        }
         let was_set = self.flag.swap(true, SeqCst);
         let live = self.fd_live.load(SeqCst);
         if was_set && !live {
@@ -100,7 +126,7 @@ impl Signal {
         // A busy-polling reader clears an already clear signal on every
         // empty read: a load costs less than the swap's locked exchange,
         // and, inlined, less than a call.
-        if self.flag.load(SeqCst) {
+        if !self.asleep() && self.flag.load(SeqCst) {
             self.clear_set();
         }
     }
@@ -113,13 +139,49 @@ impl Signal {
         }
     }
 
+    /// A lazy signal whose descriptor nobody asked for yet: nothing to
+    /// record. Relaxed: the owner's lock orders a set that reads `false`
+    /// here before [`Signal::go_live`]'s look at what is pending (see
+    /// there).
+    #[inline]
+    fn asleep(&self) -> bool {
+        self.lazy && !self.fd_live.load(Relaxed)
+    }
+
+    /// Makes a lazy signal exact from now on, set if `pending` says so.
+    /// The owner answers `pending` under the lock it queues under before
+    /// it sets the signal. A set that still found the signal asleep took
+    /// that lock before `pending` did (had it come after, it would have
+    /// seen `fd_live`, stored before `pending` runs), so `pending` sees
+    /// its item; a set that found it awake is exact. The flag is only
+    /// raised here, never lowered, so a set between `pending`'s look and
+    /// the raise is kept too.
+    pub fn go_live(&self, pending: impl FnOnce() -> bool) {
+        // The first caller marks it live, then looks (without our lock:
+        // the owner's read path clears us while it holds its own lock, so
+        // `pending` must not run under ours). A second caller may return
+        // before the first has raised the flag: the raise reconciles the
+        // descriptor, which wakes whoever polls it by then.
+        if self.fd_live.load(SeqCst) || self.fd_live.swap(true, SeqCst) {
+            return;
+        }
+        if pending() {
+            self.flag.store(true, SeqCst);
+        }
+        let mut g = self.lock();
+        self.reconcile(&mut g);
+    }
+
     /// Whether the signal is set.
     pub fn is_set(&self) -> bool {
         self.flag.load(SeqCst)
     }
 
     /// Waits until set or until `deadline` (None: forever). True if set.
+    /// Not for lazy signals, which record nothing for it (their owners
+    /// wait through the descriptor, [`Signal::wait_for`]).
     pub fn wait_until(&self, deadline: Option<Instant>) -> bool {
+        debug_assert!(!self.lazy, "wait_until on a lazy signal");
         let mut g = self.lock();
         self.waiters.fetch_add(1, SeqCst);
         let set = loop {
@@ -176,8 +238,15 @@ impl Signal {
 
     /// The eventfd, readable while the signal is set. From the first call
     /// on, every set and clear keeps it up to date.
+    /// A lazy signal not yet live goes live set: the caller did not say
+    /// what is pending, and a spurious wake-up costs a look, a lost one a
+    /// hang ([`Signal::go_live`] is the exact way).
     pub fn fd(&self) -> RawFd {
         if !self.fd_live.load(SeqCst) {
+            if self.lazy {
+                self.go_live(|| true);
+                return self.fd.as_raw_fd();
+            }
             let mut g = self.lock();
             self.fd_live.store(true, SeqCst);
             self.reconcile(&mut g);
@@ -283,6 +352,27 @@ mod tests {
         });
         s.set();
         assert_eq!(t.join().unwrap(), Some(true), "the set was missed");
+    }
+
+    #[test]
+    fn lazy_signal_records_nothing_until_live_then_is_exact() {
+        let s = Signal::lazy().unwrap();
+        s.set();
+        assert!(!s.is_set(), "asleep: a set records nothing");
+        s.go_live(|| false);
+        assert!(!poll_readable(&[s.fd()], deadline(0)), "nothing pending");
+        s.set();
+        assert!(poll_readable(&[s.fd()], deadline(0)));
+        s.clear();
+        assert!(!poll_readable(&[s.fd()], deadline(0)));
+        let s = Signal::lazy().unwrap();
+        s.go_live(|| true);
+        assert!(poll_readable(&[s.fd()], deadline(0)), "pending at go_live");
+        let s = Signal::lazy().unwrap();
+        assert!(
+            poll_readable(&[s.fd()], deadline(0)),
+            "a descriptor asked for without go_live starts readable"
+        );
     }
 
     #[test]

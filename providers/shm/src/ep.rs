@@ -13,9 +13,10 @@ use oxifabric::service::ep_core::{self, EpCore};
 use oxifabric::service::epoll::Epoll;
 use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::{Progress, Ready};
+use oxifabric::service::quicklock::{QuickGuard, QuickLock};
 use oxifabric::service::rxq::{self, RxQueues};
 use std::os::fd::RawFd;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 
 pub(crate) use crate::path::addr_for_name;
 pub(crate) use crate::path::ATOMIC_LIMIT;
@@ -51,7 +52,7 @@ pub struct ShmEp {
     info: Info,
     mr: Arc<MrTable>,
     _domain: Arc<ShmDomain>,
-    st: Mutex<State>,
+    st: QuickLock<State>,
     /// Idle progress calls return before the lock.
     quick: Arc<Quick>,
 }
@@ -71,7 +72,7 @@ impl ShmEp {
             info: info.clone(),
             mr,
             _domain: domain,
-            st: Mutex::new(State {
+            st: QuickLock::new(State {
                 core: EpCore::new(info, crate::provider::NAME),
                 rxq: RxQueues::default(),
                 path: None,
@@ -83,8 +84,8 @@ impl ShmEp {
         }))
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> QuickGuard<'_, State> {
+        self.st.lock()
     }
 
     fn progress_locked(&self, st: &mut State) {
@@ -140,7 +141,7 @@ impl Progress for ShmEp {
         if self.quick.skip() {
             return;
         }
-        if let Ok(mut st) = self.st.try_lock() {
+        if let Some(mut st) = self.st.try_lock() {
             self.progress_locked(&mut st);
         }
     }

@@ -62,6 +62,7 @@ use oxifabric::service::addr_format::decode as sockaddr;
 use oxifabric::service::ep_core::{self, EpCore, Failure, TxCtx};
 use oxifabric::service::mr::MemRegion;
 use oxifabric::service::progress::Progress;
+use oxifabric::service::quicklock::{QuickGuard, QuickLock};
 use oxifabric::service::rxq::{
     self, complete_into, Deferred, DeferredMatch, MsgInfo, Placement, RxQueues, Unexpected,
     Unnamed, ENTRY_COST,
@@ -174,7 +175,7 @@ pub struct SockEp {
     info: Info,
     domain: Arc<SockDomain>,
     epoll: Epoll,
-    st: Mutex<EpState>,
+    st: QuickLock<EpState>,
     /// The application's own progress calls: the auto-progress thread
     /// stays out of its way while it polls.
     app_polls: oxifabric::service::progress::AppPolls,
@@ -277,7 +278,7 @@ impl SockEp {
             epoll,
             app_polls: Default::default(),
             conn_timeout: retry::conn_timeout(),
-            st: Mutex::new(EpState {
+            st: QuickLock::new(EpState {
                 core: EpCore::new(info, PROV),
                 rxq: RxQueues {
                     unexpected_limit: attrs::limits().unexp,
@@ -362,8 +363,8 @@ impl SockEp {
         Ok(at)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, EpState> {
-        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> QuickGuard<'_, EpState> {
+        self.st.lock()
     }
 
     /// The address to bind: the entry's source address, else any port on

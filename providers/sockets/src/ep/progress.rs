@@ -858,7 +858,7 @@ impl SockEp {
         if io && self.quick.skip() {
             return;
         }
-        let Ok(mut st) = self.st.try_lock() else {
+        let Some(mut st) = self.st.try_lock() else {
             return;
         };
         self.app_pass(&mut st, io, direct);
@@ -945,7 +945,7 @@ impl Progress for SockEp {
         // data the application is about to read stays readable: a spin
         // on the core the application's sends need (16% of a core while
         // a peer streamed 1 MiB RMA writes).
-        let Ok(mut st) = self.st.try_lock() else {
+        let Some(mut st) = self.st.try_lock() else {
             return false;
         };
         st.app_pass = false;
