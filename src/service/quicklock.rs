@@ -23,6 +23,7 @@
 //! their poison.
 
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -101,7 +102,10 @@ impl<T> QuickLock<T> {
         self.state
             .compare_exchange(FREE, HELD, Ordering::Acquire, Ordering::Relaxed)
             .ok()
-            .map(|_| QuickGuard { lock: self })
+            .map(|_| QuickGuard {
+                lock: self,
+                _as: PhantomData,
+            })
     }
 
     /// The value, through exclusive access to the lock itself.
@@ -154,8 +158,14 @@ fn futex_wake(word: &AtomicU32) {
 }
 
 /// The lock held: the value, until dropped.
+///
+/// Sendable (the release is an atomic store, fine from any thread) and
+/// shareable only as a `&mut T` is: the marker keeps a guard of a `T`
+/// that is `Send` but not `Sync` from being shared between threads, which
+/// the reference to the lock alone would allow.
 pub struct QuickGuard<'a, T> {
     lock: &'a QuickLock<T>,
+    _as: PhantomData<&'a mut T>,
 }
 
 impl<T> Deref for QuickGuard<'_, T> {
