@@ -13,7 +13,7 @@
 //! The price: without a fence between that store and that load, the load
 //! may be answered before the store is seen, and a thread that starts to
 //! sleep in that instant (it saw the lock held) is not woken. So sleepers
-//! sleep at most [`NAP`] at a time and look again: a lost wake-up, which
+//! sleep at most 1 ms at a time and look again: a lost wake-up, which
 //! needs a holder letting go within nanoseconds of a waiter going to
 //! sleep, costs that waiter at most one nap. A waiter spins briefly
 //! before it sleeps at all (the locks here are held for short passes).
