@@ -108,11 +108,6 @@ impl<T> QuickLock<T> {
             })
     }
 
-    /// The value, through exclusive access to the lock itself.
-    pub fn get_mut(&mut self) -> &mut T {
-        self.value.get_mut()
-    }
-
     #[inline]
     fn unlock(&self) {
         self.state.store(FREE, Ordering::Release);
@@ -188,15 +183,6 @@ impl<T> Drop for QuickGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
         self.lock.unlock();
-    }
-}
-
-impl<T: std::fmt::Debug> std::fmt::Debug for QuickLock<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.try_lock() {
-            Some(g) => f.debug_struct("QuickLock").field("value", &*g).finish(),
-            None => f.write_str("QuickLock { <held> }"),
-        }
     }
 }
 
