@@ -63,10 +63,6 @@ const LIVENESS_MAX: Duration = Duration::from_millis(64);
 /// `Transport::send`); a process killed with all its memory tears that
 /// down between the two, which can take a while for a large one.
 const DEAD_WORD_ASK_MS: u64 = 1000;
-/// A peer a message came from this recently (milliseconds) was alive
-/// then: sends to it and the periodic look skip looking at its liveness
-/// (a system call per look).
-const HEARD_MS: u64 = 10;
 /// The first and the longest pause between attempts to reach a peer whose
 /// listener does not exist yet.
 const RETRY_FIRST: Duration = Duration::from_millis(1);
@@ -377,8 +373,11 @@ struct Claim {
     id: EndpointId,
     /// Set once connected, when cross-memory attach to it works.
     cma_pid: Option<libc::pid_t>,
-    /// When a message from it last arrived ([`coarse_ms`]): it was alive
-    /// then, so its liveness need not be looked at for a while.
+    /// The liveness look under way ([`Transport::looks`]) when a message
+    /// from it last arrived: heard since the last look, it was alive a
+    /// moment ago, and that look may skip the system call. A number, not
+    /// a time: reading even the coarse clock on every drain cost about 24
+    /// instructions per message.
     heard: u64,
 }
 
@@ -392,6 +391,8 @@ pub struct Transport {
     pending: Vec<Pending>,
     /// Who each claimer id in our ring was given to.
     claimers: HashMap<u32, Claim, KeyedU64>,
+    /// Liveness looks made so far, plus one: the number of the one to come.
+    looks: u64,
     next_liveness: Instant,
     /// When progress next looks for incoming connections while none is
     /// under way (an `accept` costs a system call; progress runs on every
@@ -444,6 +445,7 @@ impl Transport {
             peers: HashMap::default(),
             pending: Vec::new(),
             claimers: HashMap::default(),
+            looks: 1,
             next_liveness: Instant::now(),
             next_accept: Instant::now(),
             calls: 0,
@@ -702,6 +704,17 @@ impl Transport {
         }
     }
 
+    /// A peer's entry from a first send on: its connection starts now.
+    fn connecting(handshake_timeout: Duration) -> PeerEntry {
+        let now = Instant::now();
+        PeerEntry::new(State::Connecting {
+            deadline: now + handshake_timeout,
+            retry_at: now,
+            pause: RETRY_FIRST,
+            in_flight: false,
+        })
+    }
+
     /// Sends `payload` with `meta` (its `sender` is set here) to `to`
     /// without blocking. `Delivered` when it is in the peer's ring;
     /// `Queued` when it waits for the handshake or for room (an event
@@ -714,31 +727,22 @@ impl Transport {
             return Err(Error::MsgSize);
         }
         let max_queued = self.cfg.max_queued;
-        if self.cfg.ids_reused
-            && matches!(
-                self.peers.get(&to.0),
-                Some(PeerEntry {
-                    state: State::Gone,
-                    ..
-                })
-            )
-        {
-            // Maybe another endpoint under that id by now: try anew.
-            self.peers.remove(&to.0);
-        }
+        // One lookup on this path, which every send takes (`entry` would
+        // cost more: it makes room for an insertion first).
         let entry = match self.peers.get_mut(&to.0) {
-            Some(e) => e,
+            Some(e) => {
+                if self.cfg.ids_reused && matches!(e.state, State::Gone) {
+                    // Maybe another endpoint under that id by now: try anew.
+                    *e = Self::connecting(self.cfg.handshake_timeout);
+                    self.maybe_connecting = true;
+                }
+                e
+            }
             None => {
-                let now = Instant::now();
                 self.maybe_connecting = true;
                 self.peers
                     .entry(to.0)
-                    .or_insert(PeerEntry::new(State::Connecting {
-                        deadline: now + self.cfg.handshake_timeout,
-                        retry_at: now,
-                        pause: RETRY_FIRST,
-                        in_flight: false,
-                    }))
+                    .or_insert(Self::connecting(self.cfg.handshake_timeout))
             }
         };
         let mut meta = meta;
@@ -1127,15 +1131,15 @@ impl Transport {
     /// Reports connected peers that died or closed, once each, after the
     /// messages they published before.
     fn watch_liveness(&mut self, sink: &mut impl FnMut(Event<'_>)) {
-        // Peers that sent us something a moment ago were alive then: when
-        // all were, the look (a system call) waits for the next time.
-        let now = coarse_ms();
+        // Peers that sent us something since the last look (at most
+        // LIVENESS_MAX ago) were alive then: when all were, the look (a
+        // system call) waits for the next time.
+        let look = self.looks;
+        self.looks += 1;
         let claimers = &self.claimers;
         let heard = |e: &PeerEntry| {
-            let h = e.claimers.iter().filter_map(|c| claimers.get(c));
-            h.map(|k| k.heard)
-                .max()
-                .is_some_and(|h| now.saturating_sub(h) <= HEARD_MS)
+            let mut h = e.claimers.iter().filter_map(|c| claimers.get(c));
+            h.any(|k| k.heard == look)
         };
         let all_heard = self.peers.values().all(|e| match &e.state {
             State::Up { .. } => heard(e),
@@ -1249,8 +1253,7 @@ impl Transport {
     /// Hands over what our ring holds (at most one ring's worth); how
     /// many cells went back to the senders.
     fn drain(&mut self, sink: &mut impl FnMut(Event<'_>)) -> usize {
-        // Read once per drain that finds something.
-        let mut tick = None;
+        let look = self.looks;
         for n in 0..self.cfg.cells {
             let claimers = &mut self.claimers;
             let areas = Areas(&self.peers);
@@ -1258,7 +1261,7 @@ impl Transport {
                 .rx
                 .poll(|r, payload| match claimers.get_mut(&r.meta.sender) {
                     Some(k) => {
-                        k.heard = *tick.get_or_insert_with(coarse_ms);
+                        k.heard = look;
                         sink(Event::Received {
                             from: Addr(k.id),
                             cma_pid: k.cma_pid,
