@@ -53,6 +53,7 @@ use oxifabric::service::atomic::AtomicKind;
 use oxifabric::service::cq::Completion;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
 use oxifabric::service::progress::Progress;
+use oxifabric::service::quicklock::{QuickGuard, QuickLock};
 use oxifabric::service::rxq::{rx_flags, Posted};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
@@ -211,7 +212,7 @@ pub struct VerbsEp {
     chan: Arc<Channel>,
     /// The CM channel's and the completion channel's descriptors.
     waits: Watch,
-    st: Mutex<State>,
+    st: QuickLock<State>,
     /// Made on a connection request's id (`fi_accept` applies).
     requested: bool,
 }
@@ -310,7 +311,7 @@ impl VerbsEp {
             lkeys: d.lkeys.clone(),
             chan,
             waits,
-            st: Mutex::new(State {
+            st: QuickLock::new(State {
                 core: EpCore::new(info, NAME),
                 id: Some(id),
                 cq: None,
@@ -330,8 +331,8 @@ impl VerbsEp {
         }))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> QuickGuard<'_, State> {
+        self.st.lock()
     }
 
     /// Resolves the address `dest` on the id, waiting for the answer.
@@ -717,7 +718,7 @@ impl VerbsEp {
 impl Progress for VerbsEp {
     #[inline]
     fn progress(&self) {
-        if let Ok(mut st) = self.st.try_lock() {
+        if let Some(mut st) = self.st.try_lock() {
             self.progress_locked(&mut st);
         }
     }

@@ -84,13 +84,14 @@ use oxifabric::ops::{
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
 use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::Progress;
+use oxifabric::service::quicklock::{QuickGuard, QuickLock};
 use oxifabric::service::reassembly::Reassembly;
 use oxifabric::service::rma::{check_rma, injected, remote_complete};
 use oxifabric::service::rxq::{self, MsgInfo, RxQueues, Unnamed};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::fd::RawFd;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 use wire::{Header, HDR};
 
 /// The provider name of upstream's rxm variables (`FI_OFI_RXM_*`).
@@ -445,7 +446,7 @@ pub struct RdmEp {
     waits: Watch,
     /// This endpoint's incarnation (`wire::Intro::nonce`).
     nonce: u64,
-    st: Mutex<State>,
+    st: QuickLock<State>,
 }
 
 fn verbs_err(what: &str, e: VerbsError) -> Error {
@@ -500,7 +501,7 @@ impl RdmEp {
             waits,
             // Never 0 ("not said"); a restarted process draws another.
             nonce: oxifabric::service::random::random_u64(),
-            st: Mutex::new(State {
+            st: QuickLock::new(State {
                 core: EpCore::new(info, NAME),
                 rxq: RxQueues {
                     unexpected_limit: crate::info::max_unexp(),
@@ -534,8 +535,8 @@ impl RdmEp {
         }))
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> QuickGuard<'_, State> {
+        self.st.lock()
     }
 
     /// What we say of ourselves when connecting: notices of peers' RMA
@@ -1192,11 +1193,23 @@ impl RdmEp {
     }
 
     /// After slots were freed: the other connections' queues move on.
+    /// The checks are inline and the work out of line: every progress
+    /// call makes them and almost never has work (under the guest's
+    /// emulated CPU each instruction of an empty poll counts).
+    #[inline]
     fn after_pump(&self, st: &mut State) {
-        self.pulls_waiting(st);
-        if st.queued == 0 || st.tx_free.is_empty() {
-            return;
+        if !st.pulls.is_empty() {
+            self.pulls_waiting(st);
         }
+        if st.queued != 0 && !st.tx_free.is_empty() {
+            self.pump_queued(st);
+        }
+    }
+
+    /// [`Self::after_pump`]'s work: every connection with a queue and
+    /// room pumps it.
+    #[inline(never)]
+    fn pump_queued(&self, st: &mut State) {
         let ready: Vec<u32> = st
             .conns
             .iter()
@@ -1545,7 +1558,7 @@ fn rx_wr(cn: u32, slot: usize) -> u64 {
 
 impl Progress for RdmEp {
     fn progress(&self) {
-        if let Ok(mut st) = self.st.try_lock() {
+        if let Some(mut st) = self.st.try_lock() {
             self.progress_locked(&mut st);
         }
     }

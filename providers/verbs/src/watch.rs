@@ -59,8 +59,10 @@ impl Watch {
     /// with the channels; `busy`: something is being connected.
     pub fn due(&self, polls: &mut u32, busy: bool) -> Due {
         *polls += 1;
-        let sleeper =
-            self.pinned.load(Ordering::Relaxed) || self.want.swap(false, Ordering::Relaxed);
+        // A plain load first: the swap is a locked instruction, and a
+        // busy-polling reader makes this look on every call.
+        let sleeper = self.pinned.load(Ordering::Relaxed)
+            || (self.want.load(Ordering::Relaxed) && self.want.swap(false, Ordering::Relaxed));
         let mut read = sleeper || busy;
         if !read && *polls >= FD_CHECK_EVERY {
             *polls = 0;

@@ -81,11 +81,18 @@ impl RdmEp {
     }
 
     /// Hands on parked pieces, oldest first on each connection, while
-    /// there is room for them.
+    /// there is room for them. The check is inline and the work out of
+    /// line: every progress call makes it.
+    #[inline]
     pub(super) fn resume_parked(&self, st: &mut State) {
-        if !st.parked_any {
-            return;
+        if st.parked_any {
+            self.resume_parked_now(st);
         }
+    }
+
+    /// [`Self::resume_parked`]'s work.
+    #[inline(never)]
+    fn resume_parked_now(&self, st: &mut State) {
         let conns: Vec<u32> = st
             .conns
             .iter()
