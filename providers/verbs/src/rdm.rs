@@ -378,6 +378,12 @@ impl TxWr {
 
 struct State {
     core: EpCore,
+    /// The last destination [`RdmEp::admit`] looked up in the AV: its
+    /// `fi_addr_t`, the AV's generation before the lookup, and the peer's
+    /// listening address. A ping-pong or a stream sends to one peer over
+    /// and over, and each AV lookup takes its read lock (two locked
+    /// instructions); every insert and remove changes the generation.
+    last_dest: Option<(fi_addr_t, u64, SocketAddr)>,
     rxq: RxQueues<Key>,
     partial: Reassembly<Key>,
     listen: Option<Id>,
@@ -503,6 +509,7 @@ impl RdmEp {
             nonce: oxifabric::service::random::random_u64(),
             st: QuickLock::new(State {
                 core: EpCore::new(info, NAME),
+                last_dest: None,
                 rxq: RxQueues {
                     unexpected_limit: crate::info::max_unexp(),
                     ..RxQueues::default()
@@ -1079,6 +1086,14 @@ impl RdmEp {
             return Err(Error::Again);
         }
         let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
+        // Read before the lookup: a change after it makes the next use
+        // look again.
+        let generation = av.generation();
+        if let Some((d, g, peer)) = st.last_dest {
+            if d == dest && g == generation {
+                return Ok(peer);
+            }
+        }
         let Some(peer) = av.sockaddr(dest) else {
             oxifabric::prov_log!(
                 NAME,
@@ -1088,6 +1103,7 @@ impl RdmEp {
             );
             return Err(Error::Inval);
         };
+        st.last_dest = Some((dest, generation, peer));
         Ok(peer)
     }
 
