@@ -34,6 +34,34 @@ struct Table {
     by_addr: HashMap<Vec<u8>, fi_addr_t>,
 }
 
+/// One answer an endpoint got from its AV, kept until the AV changes:
+/// the last key looked up and what it gave, with the AV's generation
+/// ([`AddressVector::generation`]) read before the lookup, so that a
+/// change during the lookup makes the next use look again. For lookups
+/// an endpoint repeats on every operation (a ping-pong's destination, a
+/// connection's `FI_SOURCE` name): each lookup takes the AV's read lock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AvMemo<K, V> {
+    last: Option<(u64, K, V)>,
+}
+
+impl<K: Copy + PartialEq, V: Copy> AvMemo<K, V> {
+    /// What `look` gives for `key` in `av`, from the memo while the AV has
+    /// not changed since it was looked up.
+    #[inline]
+    pub fn get(&mut self, av: &AddressVector, key: K, look: impl FnOnce(&AddressVector) -> V) -> V {
+        let generation = av.generation();
+        if let Some((g, k, v)) = self.last {
+            if g == generation && k == key {
+                return v;
+            }
+        }
+        let v = look(av);
+        self.last = Some((generation, key, v));
+        v
+    }
+}
+
 /// An address vector.
 pub struct AddressVector {
     pub av_type: fi_av_type,
@@ -349,6 +377,27 @@ mod tests {
 
     fn sa(s: &str) -> Vec<u8> {
         crate::addr::to_sockaddr(&s.parse().unwrap())
+    }
+
+    #[test]
+    fn memo_answers_until_the_av_changes() {
+        let av = AddressVector::new(FI_AV_TABLE, 0, 4, 0).unwrap();
+        let a = av.insert(&sa("127.0.0.1:10")).unwrap();
+        let mut memo = AvMemo::default();
+        let mut looks = 0;
+        let mut get = |memo: &mut AvMemo<fi_addr_t, Option<SocketAddr>>, key| {
+            memo.get(&av, key, |av| {
+                looks += 1;
+                av.sockaddr(key)
+            })
+        };
+        assert_eq!(get(&mut memo, a), Some("127.0.0.1:10".parse().unwrap()));
+        assert_eq!(get(&mut memo, a), Some("127.0.0.1:10".parse().unwrap()));
+        av.remove(a).unwrap();
+        assert_eq!(get(&mut memo, a), None, "a removal is seen");
+        let b = av.insert(&sa("127.0.0.1:11")).unwrap();
+        assert_eq!(get(&mut memo, b), Some("127.0.0.1:11".parse().unwrap()));
+        assert_eq!(looks, 3, "one look per AV change or new key");
     }
 
     #[test]

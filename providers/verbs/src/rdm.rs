@@ -81,6 +81,7 @@ use oxifabric::info::Info;
 use oxifabric::ops::{
     internal, iov_len, Binding, EndpointOps, IoVec, OptValue, RecvOp, RmaOp, SendOp,
 };
+use oxifabric::service::av::AvMemo;
 use oxifabric::service::ep_core::{self, EpCore, Failure, Sinks, TxCtx};
 use oxifabric::service::mr::MrTable;
 use oxifabric::service::progress::Progress;
@@ -172,9 +173,9 @@ struct Conn {
     next_seq: u32,
     /// Largest piece (with header) the queue pair sends inline.
     inline: usize,
-    /// The peer's `fi_addr_t` for `FI_SOURCE`, and the AV generation it
-    /// was looked up in.
-    src: Option<(u64, fi_addr_t)>,
+    /// The peer's `fi_addr_t` for `FI_SOURCE`, kept while the AV does not
+    /// change.
+    src: AvMemo<(), fi_addr_t>,
     /// The peer wants a notice after each RMA access into its memory
     /// (`wire::NOTICES`: it counts them, `FI_RMA_EVENT`).
     notices: bool,
@@ -217,7 +218,7 @@ impl Conn {
             queue: VecDeque::new(),
             next_seq: 0,
             inline,
-            src: None,
+            src: AvMemo::default(),
             notices: false,
             ours: !matches!(phase, Phase::Accepting),
             peer_nonce: 0,
@@ -378,12 +379,10 @@ impl TxWr {
 
 struct State {
     core: EpCore,
-    /// The last destination [`RdmEp::admit`] looked up in the AV: its
-    /// `fi_addr_t`, the AV's generation before the lookup, and the peer's
-    /// listening address. A ping-pong or a stream sends to one peer over
-    /// and over, and each AV lookup takes its read lock (two locked
-    /// instructions); every insert and remove changes the generation.
-    last_dest: Option<(fi_addr_t, u64, SocketAddr)>,
+    /// The last destination [`RdmEp::admit`] looked up in the AV and the
+    /// peer's listening address it gave: a ping-pong or a stream sends to
+    /// one peer over and over.
+    last_dest: AvMemo<fi_addr_t, Option<SocketAddr>>,
     rxq: RxQueues<Key>,
     partial: Reassembly<Key>,
     listen: Option<Id>,
@@ -509,7 +508,7 @@ impl RdmEp {
             nonce: oxifabric::service::random::random_u64(),
             st: QuickLock::new(State {
                 core: EpCore::new(info, NAME),
-                last_dest: None,
+                last_dest: AvMemo::default(),
                 rxq: RxQueues {
                     unexpected_limit: crate::info::max_unexp(),
                     ..RxQueues::default()
@@ -1086,15 +1085,7 @@ impl RdmEp {
             return Err(Error::Again);
         }
         let av = st.core.av.as_ref().ok_or(Error::NoAv)?;
-        // Read before the lookup: a change after it makes the next use
-        // look again.
-        let generation = av.generation();
-        if let Some((d, g, peer)) = st.last_dest {
-            if d == dest && g == generation {
-                return Ok(peer);
-            }
-        }
-        let Some(peer) = av.sockaddr(dest) else {
+        let Some(peer) = st.last_dest.get(av, dest, |av| av.sockaddr(dest)) else {
             oxifabric::prov_log!(
                 NAME,
                 FI_LOG_WARN,
@@ -1103,7 +1094,6 @@ impl RdmEp {
             );
             return Err(Error::Inval);
         };
-        st.last_dest = Some((dest, generation, peer));
         Ok(peer)
     }
 
@@ -1242,18 +1232,11 @@ impl RdmEp {
         let Some(av) = st.core.av.as_ref() else {
             return FI_ADDR_NOTAVAIL;
         };
-        let g = av.generation();
         let Some(c) = st.conns.get_mut(&cn) else {
             return FI_ADDR_NOTAVAIL;
         };
-        match c.src {
-            Some((cg, s)) if cg == g => s,
-            _ => {
-                let s = av.reverse(&c.peer);
-                c.src = Some((g, s));
-                s
-            }
-        }
+        let peer = c.peer;
+        c.src.get(av, (), |av| av.reverse(&peer))
     }
 
     /// The number a message on connection `cn` whose source is `src`
